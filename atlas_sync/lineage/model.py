@@ -1,0 +1,477 @@
+"""The lineage model: what every reader produces and the renderer consumes.
+
+A :class:`LineageGraph` holds datasets (with ordered columns), processes (with inputs, outputs,
+attributes and an optional operator tree), column edges (direct and indirect dependencies, each with
+an OpenLineage/Doris kind) and problems. ``to_document()`` gives the JSON document of the design
+doc (``tables``, ``columns``, ``statements``, ``datasets``, ``processes``, ``problems``);
+``from_document()`` reads it back (the ``graph`` reader).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from atlas_sync.errors import InputError
+
+DependencyKind = Literal[
+    "IDENTITY",
+    "TRANSFORMATION",
+    "AGGREGATION",
+    "JOIN",
+    "FILTER",
+    "GROUP_BY",
+    "SORT",
+    "WINDOW",
+    "CONDITIONAL",
+]
+DIRECT_KINDS: frozenset[str] = frozenset({"IDENTITY", "TRANSFORMATION", "AGGREGATION"})
+INDIRECT_KINDS: frozenset[str] = frozenset({"JOIN", "FILTER", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"})
+ALL_KINDS: tuple[str, ...] = (
+    "IDENTITY",
+    "TRANSFORMATION",
+    "AGGREGATION",
+    "JOIN",
+    "FILTER",
+    "GROUP_BY",
+    "SORT",
+    "WINDOW",
+    "CONDITIONAL",
+)
+
+# Dataset kinds readers use. Free text is allowed for plugins; these are the ones profiles know.
+DATASET_KINDS = ("table", "view", "file", "intermediate", "local", "topic", "query")
+# Process kinds: one per job, one per SQL statement, or one per Spark plan operator (pico).
+PROCESS_KINDS = ("job", "statement", "operator")
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+
+
+def quote_part(part: str) -> str:
+    """Quote one part of a dotted name when it is not a plain identifier (design doc rule)."""
+    if part == "*" or _PLAIN.match(part):
+        return part
+    return '"' + part.replace('"', '""') + '"'
+
+
+def dotted(*parts: str) -> str:
+    """Join name parts with dots, quoting any part that is not a plain identifier."""
+    return ".".join(quote_part(p) for p in parts if p != "")
+
+
+def split_dotted(name: str) -> list[str]:
+    """Inverse of :func:`dotted`: split on dots outside double quotes."""
+    parts: list[str] = []
+    buf: list[str] = []
+    i, n = 0, len(name)
+    quoted = False
+    while i < n:
+        ch = name[i]
+        if quoted:
+            if ch == '"':
+                if i + 1 < n and name[i + 1] == '"':
+                    buf.append('"')
+                    i += 2
+                    continue
+                quoted = False
+            else:
+                buf.append(ch)
+        elif ch == '"':
+            quoted = True
+        elif ch == ".":
+            parts.append("".join(buf))
+            buf = []
+        else:
+            buf.append(ch)
+        i += 1
+    parts.append("".join(buf))
+    return parts
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Column(_Model):
+    name: str
+    type: str | None = None
+    description: str | None = None
+
+
+class Dataset(_Model):
+    """A table, view, file or intermediate result. ``id`` is unique within a graph."""
+
+    id: str
+    namespace: str = ""
+    name: str
+    kind: str = "table"
+    columns: list[Column] = Field(default_factory=list)
+    facets: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _columns_from_names(cls, v: Any) -> Any:
+        if isinstance(v, list):
+            return [{"name": c} if isinstance(c, str) else c for c in v]
+        return v
+
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def has_column(self, name: str) -> bool:
+        return any(c.name == name for c in self.columns)
+
+
+class Process(_Model):
+    """A job, a statement or (pico profile) one Spark plan operator."""
+
+    id: str
+    name: str
+    kind: str = "job"
+    inputs: list[str] = Field(default_factory=list)
+    outputs: list[str] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    # Operator trees (Spark plans): the operator name ("Project", "Filter", ...), the seed's level
+    # expression ("1_0", "2_0", ...), and parent/children process ids.
+    operator: str | None = None
+    level: str | None = None
+    parent: str | None = None
+    children: list[str] = Field(default_factory=list)
+
+
+class ColumnRef(_Model):
+    """A column of a dataset; ``column=None`` stands for the whole dataset (``db.t.*``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dataset: str
+    column: str | None = None
+
+    def __str__(self) -> str:
+        return self.dataset + "." + (quote_part(self.column) if self.column is not None else "*")
+
+
+class ColumnEdge(_Model):
+    """A dependency of ``target`` on ``source``: direct (IDENTITY/TRANSFORMATION/AGGREGATION) or
+    indirect (JOIN/FILTER/GROUP_BY/SORT/WINDOW/CONDITIONAL, often aimed at the whole target)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: ColumnRef
+    target: ColumnRef
+    kind: DependencyKind
+    expression: str | None = None
+    process: str | None = None
+
+    @property
+    def is_direct(self) -> bool:
+        return self.kind in DIRECT_KINDS
+
+
+class Problem(_Model):
+    """Something a reader could not resolve. Warnings keep the graph usable; errors block publishing."""
+
+    message: str
+    severity: Literal["warning", "error"] = "warning"
+    code: str | None = None
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    statement: int | None = None
+
+    def __str__(self) -> str:
+        loc = ":".join(
+            str(x)
+            for x in (
+                self.file,
+                f"statement {self.statement}" if self.statement is not None else None,
+                f"line {self.line}" if self.line is not None else None,
+            )
+            if x is not None
+        )
+        return f"{loc}: {self.message}" if loc else self.message
+
+
+class LineageGraph(_Model):
+    """The lineage read from one input (or merged from several)."""
+
+    datasets: list[Dataset] = Field(default_factory=list)
+    processes: list[Process] = Field(default_factory=list)
+    edges: list[ColumnEdge] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+    # Per-statement documents (multi-statement SQL); free-form dicts in the document's shape.
+    statements: list[dict[str, Any]] = Field(default_factory=list)
+    # The job scope a reader suggests (Spark app name, OpenLineage job, file stem, ...).
+    job: str | None = None
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> LineageGraph:
+        for label, items in (("dataset", self.datasets), ("process", self.processes)):
+            seen: set[str] = set()
+            for item in items:
+                if item.id in seen:
+                    raise ValueError(f"duplicate {label} id {item.id!r}")
+                seen.add(item.id)
+        return self
+
+    # ----------------------------------------------------------------- lookups and building
+    def dataset(self, dataset_id: str) -> Dataset | None:
+        for d in self.datasets:
+            if d.id == dataset_id:
+                return d
+        return None
+
+    def process(self, process_id: str) -> Process | None:
+        for p in self.processes:
+            if p.id == process_id:
+                return p
+        return None
+
+    def add_dataset(self, dataset: Dataset) -> Dataset:
+        """Add a dataset, or merge its columns into the one with the same id; returns the stored one."""
+        existing = self.dataset(dataset.id)
+        if existing is None:
+            self.datasets.append(dataset)
+            return dataset
+        for col in dataset.columns:
+            if not existing.has_column(col.name):
+                existing.columns.append(col)
+        return existing
+
+    def add_process(self, process: Process) -> Process:
+        if self.process(process.id) is not None:
+            raise ValueError(f"duplicate process id {process.id!r}")
+        self.processes.append(process)
+        return process
+
+    def add_edge(self, edge: ColumnEdge) -> None:
+        if edge not in self.edges:
+            self.edges.append(edge)
+
+    def problem(self, message: str, **kw: Any) -> None:
+        self.problems.append(Problem(message=message, **kw))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(p.severity == "error" for p in self.problems)
+
+    def check(self) -> list[str]:
+        """Dangling references (process inputs/outputs, edge ends, edge process). Empty when sound."""
+        ids = {d.id for d in self.datasets}
+        pids = {p.id for p in self.processes}
+        out: list[str] = []
+        for p in self.processes:
+            for ref in (*p.inputs, *p.outputs):
+                if ref not in ids:
+                    out.append(f"process {p.id!r} refers to unknown dataset {ref!r}")
+        for e in self.edges:
+            for ref in (e.source, e.target):
+                if ref.dataset not in ids:
+                    out.append(
+                        f"column edge {e.source} -> {e.target} refers to unknown dataset {ref.dataset!r}"
+                    )
+            if e.process is not None and e.process not in pids:
+                out.append(f"column edge {e.source} -> {e.target} refers to unknown process {e.process!r}")
+        return out
+
+    def merge(self, other: LineageGraph) -> LineageGraph:
+        """A new graph with both graphs' content (datasets merged by id; process ids must differ)."""
+        g = self.model_copy(deep=True)
+        for d in other.datasets:
+            g.add_dataset(d.model_copy(deep=True))
+        for p in other.processes:
+            g.add_process(p.model_copy(deep=True))
+        for e in other.edges:
+            g.add_edge(e)
+        g.problems.extend(other.problems)
+        g.statements.extend(other.statements)
+        g.job = g.job or other.job
+        return g
+
+    # ----------------------------------------------------------------- the summary document
+    def end_to_end_tables(self) -> dict[str, list[str]]:
+        """Tables read and written end to end: intermediate results (written, then read) collapsed."""
+        written = [o for p in self.processes for o in p.outputs]
+        read = [i for p in self.processes for i in p.inputs]
+        written_set, read_set = set(written), set(read)
+        intermediate = {d.id for d in self.datasets if d.kind == "intermediate"}
+        r = _ordered(x for x in read if x not in written_set and x not in intermediate)
+        w = _ordered(x for x in written if x not in read_set and x not in intermediate)
+        # A table both read and written by one job (INSERT INTO t SELECT FROM t) is both.
+        for p in self.processes:
+            for o in p.outputs:
+                if o in p.inputs and o not in intermediate:
+                    if o not in r:
+                        r.append(o)
+                    if o not in w:
+                        w.append(o)
+        if not self.processes:
+            r = [d.id for d in self.datasets if d.kind not in ("intermediate",)]
+        return {"read": r, "write": w}
+
+    def end_to_end_edges(self) -> list[ColumnEdge]:
+        """Column edges from end-to-end sources to end-to-end targets, composed through intermediates.
+
+        Composition keeps the strongest direct kind (AGGREGATION > TRANSFORMATION > IDENTITY); a path
+        through an indirect dependency stays indirect with the first indirect kind met.
+        """
+        tables = self.end_to_end_tables()
+        sources, targets = set(tables["read"]), set(tables["write"])
+        by_target: dict[ColumnRef, list[ColumnEdge]] = {}
+        for e in self.edges:
+            by_target.setdefault(e.target, []).append(e)
+        result: list[ColumnEdge] = []
+        seen: set[tuple[ColumnRef, ColumnRef, str]] = set()
+
+        def walk(
+            target: ColumnRef, node: ColumnRef, kind: str, expr: str | None, depth: int, stack: set[ColumnRef]
+        ) -> None:
+            for e in by_target.get(node, []) + (
+                by_target.get(ColumnRef(dataset=node.dataset, column=None), [])
+                if node.column is not None
+                else []
+            ):
+                k = _compose(kind, e.kind)
+                x = e.expression if depth == 0 else expr
+                if e.source.dataset in sources:
+                    key = (e.source, target, k)
+                    if key not in seen:
+                        seen.add(key)
+                        result.append(ColumnEdge(source=e.source, target=target, kind=k, expression=x))  # type: ignore[arg-type]
+                elif e.source not in stack and depth < 64:
+                    walk(target, e.source, k, x, depth + 1, stack | {e.source})
+
+        for t in sorted({e.target for e in self.edges if e.target.dataset in targets}, key=str):
+            walk(t, t, "IDENTITY", None, 0, {t})
+        return result
+
+    def to_document(self) -> dict[str, Any]:
+        """The JSON document of the design doc."""
+        return {
+            "tables": self.end_to_end_tables(),
+            "columns": [_edge_doc(e) for e in self.end_to_end_edges()],
+            "statements": self.statements,
+            "datasets": [
+                d.model_dump(exclude_defaults=True) | {"id": d.id, "name": d.name} for d in self.datasets
+            ],
+            "processes": [
+                p.model_dump(exclude_defaults=True) | {"id": p.id, "name": p.name} for p in self.processes
+            ],
+            "edges": [_edge_doc(e) for e in self.edges],
+            "problems": [p.model_dump(exclude_none=True) for p in self.problems],
+            **({"job": self.job} if self.job else {}),
+        }
+
+    @classmethod
+    def from_document(cls, doc: Any, *, file: str | None = None) -> LineageGraph:
+        """Read the document back. ``edges`` (all edges) wins over ``columns`` (end-to-end summary)."""
+        if not isinstance(doc, dict):
+            raise InputError("a lineage document must be a JSON object", file=file, path="$")
+        try:
+            datasets = [Dataset.model_validate(d) for d in doc.get("datasets") or []]
+            processes = [Process.model_validate(p) for p in doc.get("processes") or []]
+            problems = [Problem.model_validate(p) for p in doc.get("problems") or []]
+        except ValueError as exc:
+            raise InputError(_first_error(exc), file=file) from None
+        ids = [d.id for d in datasets]
+        raw_edges = doc.get("edges") if doc.get("edges") is not None else doc.get("columns") or []
+        edges: list[ColumnEdge] = []
+        for i, e in enumerate(raw_edges):
+            where = f"$.{'edges' if doc.get('edges') is not None else 'columns'}[{i}]"
+            if not isinstance(e, dict) or "source" not in e or "target" not in e:
+                raise InputError("a column edge needs 'source' and 'target'", file=file, path=where)
+            kind = e.get("kind", "IDENTITY")
+            if kind not in ALL_KINDS:
+                raise InputError(
+                    f"unknown dependency kind {kind!r} (one of {', '.join(ALL_KINDS)})", file=file, path=where
+                )
+            try:
+                edges.append(
+                    ColumnEdge(
+                        source=parse_column_ref(e["source"], ids),
+                        target=parse_column_ref(e["target"], ids),
+                        kind=kind,
+                        expression=e.get("expression"),
+                        process=e.get("process"),
+                    )
+                )
+            except ValueError as exc:
+                raise InputError(str(exc), file=file, path=where) from None
+        try:
+            g = cls(
+                datasets=datasets,
+                processes=processes,
+                edges=edges,
+                problems=problems,
+                statements=list(doc.get("statements") or []),
+                job=doc.get("job"),
+            )
+        except ValueError as exc:
+            raise InputError(_first_error(exc), file=file) from None
+        dangling = g.check()
+        if dangling:
+            raise InputError(dangling[0], file=file)
+        return g
+
+
+def parse_column_ref(value: Any, dataset_ids: Iterable[str]) -> ColumnRef:
+    """Resolve ``db.t.col`` / ``db.t.*`` (or ``{"dataset":..,"column":..}``) against known dataset ids.
+
+    The longest dataset id that prefixes the name wins, so ``a.b.c`` with datasets ``a`` and ``a.b``
+    is column ``c`` of ``a.b``.
+    """
+    if isinstance(value, dict):
+        return ColumnRef.model_validate(value)
+    if not isinstance(value, str):
+        raise ValueError(f"a column reference must be a string, not {type(value).__name__}")
+    best: str | None = None
+    for ds in dataset_ids:
+        if value.startswith(ds + ".") and (best is None or len(ds) > len(best)):
+            best = ds
+    if best is None:
+        raise ValueError(f"column {value!r} does not belong to any dataset of the document")
+    rest = value[len(best) + 1 :]
+    if rest == "*":
+        return ColumnRef(dataset=best, column=None)
+    parts = split_dotted(rest)
+    return ColumnRef(dataset=best, column=".".join(parts))
+
+
+_RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+
+
+def _compose(outer: str, inner: str) -> str:
+    if outer in INDIRECT_KINDS:
+        return outer
+    if inner in INDIRECT_KINDS:
+        return inner
+    return outer if _RANK[outer] >= _RANK[inner] else inner
+
+
+def _edge_doc(e: ColumnEdge) -> dict[str, Any]:
+    d: dict[str, Any] = {"source": str(e.source), "target": str(e.target), "kind": e.kind}
+    if e.expression is not None:
+        d["expression"] = e.expression
+    if e.process is not None:
+        d["process"] = e.process
+    return d
+
+
+def _ordered(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            loc = ".".join(str(x) for x in first.get("loc", ()))
+            return f"{loc}: {first.get('msg')}" if loc else str(first.get("msg"))
+        except Exception:  # noqa: BLE001 - fall back to the plain message
+            pass
+    return str(exc).splitlines()[0]

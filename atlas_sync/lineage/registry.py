@@ -1,0 +1,106 @@
+"""Reader registry: built-in readers plus plugins from the ``atlas_sync.readers`` entry-point group.
+
+A reader has a ``name``, the file ``extensions`` it accepts, a one-line ``description``, an optional
+``sniff(path, head)`` used by ``--from auto``, and ``read(paths, **options) -> LineageGraph``.
+Readers raise :class:`atlas_sync.errors.InputError` for bad input (naming file and place) and record
+what they could not resolve as ``graph.problems``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+from atlas_sync.errors import InputError
+from atlas_sync.lineage.model import LineageGraph
+
+
+@runtime_checkable
+class Reader(Protocol):
+    name: str
+    extensions: tuple[str, ...]
+    description: str
+
+    def read(self, paths: Sequence[str], **options: Any) -> LineageGraph: ...
+
+
+# name -> "module:attribute" of the built-in readers; imported lazily so one reader's import cost
+# (sqlglot, pyhocon) is not paid by the others.
+BUILTIN: dict[str, str] = {
+    "graph": "atlas_sync.lineage.readers.graph:READER",
+    "spark-plan": "atlas_sync.lineage.readers.spark_plan:TEXT_READER",
+    "spark-json": "atlas_sync.lineage.readers.spark_plan:JSON_READER",
+    "sql": "atlas_sync.lineage.readers.sql:READER",
+    "query-log": "atlas_sync.lineage.readers.query_log:READER",
+    "hive-lineage": "atlas_sync.lineage.readers.hive_lineage:READER",
+    "openlineage": "atlas_sync.lineage.readers.openlineage:READER",
+    "seatunnel": "atlas_sync.lineage.readers.seatunnel:SEATUNNEL_READER",
+    "whaletunnel": "atlas_sync.lineage.readers.seatunnel:WHALETUNNEL_READER",
+}
+
+
+def _load(spec: str) -> Reader:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+def available() -> dict[str, Reader]:
+    """Every reader that can be loaded, built-ins first, then plugins (a plugin may not shadow a built-in)."""
+    out: dict[str, Reader] = {}
+    for name, spec in BUILTIN.items():
+        try:
+            out[name] = _load(spec)
+        except (ImportError, AttributeError):
+            continue  # not built yet / optional dependency missing
+    for ep in entry_points(group="atlas_sync.readers"):
+        if ep.name in out:
+            continue
+        try:
+            reader = ep.load()
+        except Exception:  # noqa: BLE001 - a broken plugin must not break the CLI
+            continue
+        out[ep.name] = reader() if isinstance(reader, type) else reader
+    return out
+
+
+def get(name: str) -> Reader:
+    readers = available()
+    if name not in readers:
+        raise InputError(
+            f"unknown reader {name!r}",
+            hint="available readers: "
+            + ", ".join(sorted(readers))
+            + " (see `atlas-sync lineage --list-readers`)",
+        )
+    return readers[name]
+
+
+def detect(path: str) -> Reader:
+    """Pick a reader for ``--from auto``: a reader's ``sniff`` first, then the file extension."""
+    readers = available()
+    head = b""
+    if path != "-":
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+    for reader in readers.values():
+        sniff = getattr(reader, "sniff", None)
+        if sniff is not None and sniff(path, head):
+            return reader
+    lower = path.lower()
+    for reader in readers.values():
+        if any(lower.endswith(ext) for ext in reader.extensions):
+            return reader
+    raise InputError(
+        "cannot tell which reader fits this file", file=path, hint="name one with --from (see --list-readers)"
+    )
+
+
+def read(name: str, paths: Sequence[str], **options: Any) -> LineageGraph:
+    """Read ``paths`` with the reader ``name`` (``auto`` picks one per the first file)."""
+    reader = detect(paths[0]) if name == "auto" else get(name)
+    return reader.read(paths, **options)
