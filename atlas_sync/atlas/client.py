@@ -1,0 +1,744 @@
+"""The Atlas REST client every atlas-sync command uses.
+
+All requests go through one ``requests.Session`` with explicit timeouts, retries (see
+:class:`RetryPolicy`), error mapping (:mod:`atlas_sync.atlas.errors`) and per-kind counters
+(:attr:`AtlasClient.stats`). The same code talks to a real Atlas, to ``atlas-sync emulator serve``
+over HTTP, or to the embedded emulator mounted as a transport adapter (no socket).
+
+Why not ``apache_atlas.client.base_client.AtlasClient``: its ``call_api`` sends without a timeout,
+raises one exception type with the body pasted into the message, coerces every answer into its model
+classes (slow for thousands of entities) and has no batching or paging; so this client calls through
+its own session and uses plain dicts in Atlas's JSON shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+import requests
+from requests.auth import AuthBase, HTTPBasicAuth
+
+from atlas_sync.atlas.errors import (
+    AtlasError,
+    AuthError,
+    ConflictError,
+    NotFoundError,
+    TransportError,
+    error_class_for,
+)
+from atlas_sync.atlas.mutation import (
+    MutationResult,
+    order_for_batching,
+    rewrite_placeholders,
+    split_batches,
+)
+from atlas_sync.atlas.retry import RetryPolicy
+from atlas_sync.atlas.stats import ClientStats
+from atlas_sync.errors import ConfigError
+
+if TYPE_CHECKING:
+    from atlas_sync.config import Settings
+
+log = logging.getLogger("atlas_sync.atlas")
+
+API = "/api/atlas"
+EMBEDDED_URL = "http://atlas-emulator.invalid"
+
+# GET/DELETE with many guid= / attr_N: params: Jetty's request buffer is 16192 bytes (contract §0),
+# about 350 guids; stay well below in both count and encoded query length.
+MAX_IDS_PER_GET = 300
+MAX_QUERY_BYTES = 12_000
+MAX_PURGE = 1000  # atlas.purge.api.max.request.size on newer Atlas
+MAX_SEARCH_LIMIT = 10_000  # atlas.search.maxlimit; larger limits silently become 100
+TYPEDEF_LISTS = (
+    "enumDefs",
+    "structDefs",
+    "classificationDefs",
+    "entityDefs",
+    "relationshipDefs",
+    "businessMetadataDefs",
+)
+
+
+class BasicAuth(HTTPBasicAuth):
+    """HTTP basic auth whose repr never shows the password."""
+
+    def __repr__(self) -> str:
+        return f"BasicAuth(username={self.username!r}, password='**********')"
+
+
+def _secret(value: Any) -> str:
+    """The plain text of a str or pydantic SecretStr."""
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter() if getter else value)
+
+
+def normalize_base_url(url: str) -> str:
+    """``http://host:21000`` from ``http://host:21000/``, ``.../api/atlas`` or ``.../api/atlas/v2``.
+
+    Credentials in the URL are refused: they would end up in shell history and logs.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"Atlas URL {url!r} is not an http(s) URL",
+            hint="give it like https://atlas.example.com:21000 (ATLAS_URL or --url)",
+        )
+    if parts.password is not None:
+        raise ConfigError(
+            "the Atlas URL contains a password",
+            hint="remove it from the URL and set ATLAS_PASSWORD or ATLAS_PASSWORD_FILE instead",
+        )
+    path = parts.path.rstrip("/")
+    for suffix in ("/api/atlas/v2", "/api/atlas"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, path, "", ""))
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _chunks_by_query(
+    params: Sequence[tuple[str, str]], max_count: int = MAX_IDS_PER_GET, max_bytes: int = MAX_QUERY_BYTES
+) -> Iterator[list[tuple[str, str]]]:
+    """Split repeated query params into chunks bounded by count and encoded length."""
+    chunk: list[tuple[str, str]] = []
+    size = 0
+    for key, value in params:
+        n = len(urlencode([(key, value)])) + 1
+        if chunk and (len(chunk) >= max_count or size + n > max_bytes):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append((key, value))
+        size += n
+    if chunk:
+        yield chunk
+
+
+def _parse_error_body(resp: requests.Response) -> tuple[str | None, str | None, Any]:
+    """(errorCode, errorMessage, parsed body) from any of Atlas's error body shapes (contract §0, §8)."""
+    text = resp.text or ""
+    try:
+        body = resp.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        if "errorCode" in body or "errorMessage" in body:
+            return body.get("errorCode"), body.get("errorMessage"), body
+        for key in ("error", "msgDesc", "message"):
+            if key in body:
+                return None, str(body[key]), body
+        return None, text[:300], body
+    content_type = resp.headers.get("Content-Type", "")
+    if "html" in content_type or text.lstrip().startswith("<"):
+        return None, None, None  # Jetty's error page: the status says it all
+    return None, text.strip()[:300] or None, None
+
+
+class AtlasClient:
+    """Client of the Apache Atlas REST API v2 (and of the embedded emulator).
+
+    ``base_url`` is the Atlas server (``https://host:21000``); ``auth`` a ``(user, password)`` pair
+    (password may be a ``SecretStr``), a ``requests`` auth object (e.g. Kerberos), or None.
+    ``verify`` is True (system CAs), a CA bundle path, or False (insecure; warns).
+    ``timeout`` is ``(connect, read)`` seconds. Thread-safe for concurrent calls.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        auth: tuple[str, Any] | AuthBase | None = None,
+        verify: bool | str = True,
+        timeout: tuple[float, float] = (10, 60),
+        retry: RetryPolicy | None = None,
+        session: requests.Session | None = None,
+        batch_size: int = 500,
+        max_batch_bytes: int = 4_000_000,
+    ) -> None:
+        self.base_url = normalize_base_url(base_url)
+        self.username: str | None = None
+        self._auth: AuthBase | None
+        if isinstance(auth, tuple):
+            self.username = auth[0]
+            self._auth = BasicAuth(auth[0], _secret(auth[1]))
+        else:
+            self._auth = auth
+        if verify is False:
+            log.warning("TLS certificate verification is OFF for %s (insecure mode)", self.base_url)
+            import urllib3
+
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+        self.verify = verify
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.session = session or requests.Session()
+        self.batch_size = batch_size
+        self.max_batch_bytes = max_batch_bytes
+        self.stats = ClientStats()
+        self.emulator: Any = None  # the Emulator when embedded
+        self.target = f"Atlas at {self.base_url}" + (f" (user {self.username})" if self.username else "")
+
+    def __repr__(self) -> str:
+        return f"AtlasClient({self.target!r})"
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def embedded(
+        cls,
+        data_dir: str | Path | None = ".atlas-sync",
+        *,
+        emulator: Any = None,
+        **kwargs: Any,
+    ) -> AtlasClient:
+        """A client of the embedded emulator, mounted in-process (no socket).
+
+        State lives in ``<data_dir>/atlas.db`` (created if missing); ``data_dir=None`` keeps it in
+        memory. Pass ``emulator=`` to share an existing :class:`~atlas_sync.emulator.Emulator`.
+        """
+        from atlas_sync.emulator import Emulator, EmulatorAdapter  # lazy: the emulator is optional here
+
+        where = "in memory"
+        if emulator is None:
+            db_path: Path | None = None
+            if data_dir is not None:
+                Path(data_dir).mkdir(parents=True, exist_ok=True)
+                db_path = Path(data_dir) / "atlas.db"
+                where = str(db_path)
+            emulator = Emulator(db_path)
+        session = requests.Session()
+        session.mount(EMBEDDED_URL, EmulatorAdapter(emulator))
+        kwargs.setdefault("auth", ("admin", "admin"))
+        client = cls(EMBEDDED_URL, session=session, **kwargs)
+        client.emulator = emulator
+        client.target = f"embedded emulator ({where})"
+        return client
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, prompt: Any = None) -> AtlasClient:
+        """The client the settings describe: embedded emulator when ``settings.url`` is None.
+
+        ``prompt`` (a callable ``prompt(text) -> str``) is used to ask for a missing password; without
+        it a missing password for a real Atlas is a :class:`ConfigError` with a hint.
+        """
+        common: dict[str, Any] = {
+            "timeout": (settings.connect_timeout, settings.read_timeout),
+            "retry": RetryPolicy(max_attempts=settings.retries + 1, max_total=settings.max_retry_seconds),
+            "batch_size": settings.batch_size,
+            "max_batch_bytes": settings.max_batch_bytes,
+        }
+        if settings.url is None:
+            return cls.embedded(settings.data_dir, **common)
+        auth: tuple[str, Any] | AuthBase | None
+        if settings.kerberos:
+            auth = kerberos_auth()
+        else:
+            auth = (settings.username, settings.resolve_password(prompt=prompt))
+        verify: bool | str = True
+        if settings.insecure:
+            verify = False
+        elif settings.ca_bundle:
+            verify = str(settings.ca_bundle)
+        client = cls(settings.url, auth=auth, verify=verify, **common)
+        if settings.kerberos:
+            client.target = f"Atlas at {client.base_url} (Kerberos)"
+        return client
+
+    # ------------------------------------------------------------------ transport
+
+    def _call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        *,
+        params: Sequence[tuple[str, str]] | None = None,
+        body: Any = None,
+        idempotent: bool = True,
+        not_found_ok: bool = False,
+    ) -> Any:
+        """One API call with retries; returns the parsed JSON (None for an empty body).
+
+        With ``not_found_ok`` a 404 returns None instead of raising.
+        """
+        url = self.base_url + API + path
+        data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        policy = self.retry
+        started = time.monotonic()
+        attempt = 0
+        ambiguous = False  # an earlier attempt may have been applied (lost response / timeout / 5xx)
+        while True:
+            attempt += 1
+            t0 = time.monotonic()
+            self.stats.record(kind, requests=1, bytes_sent=len(data or b""), retries=1 if attempt > 1 else 0)
+            try:
+                resp = self.session.request(
+                    method,
+                    url,
+                    params=list(params) if params else None,
+                    data=data,
+                    headers=headers,
+                    auth=self._auth,
+                    timeout=self.timeout,
+                    verify=self.verify,
+                )
+            except requests.exceptions.SSLError as exc:
+                self.stats.record(kind, errors=1, seconds=time.monotonic() - t0)
+                raise TransportError(
+                    f"TLS handshake with {self.base_url} failed: {_short(exc)}",
+                    method=method,
+                    path=API + path,
+                    hint="give the server's CA with --ca-bundle / ATLAS_CA_BUNDLE "
+                    "(or, for a throwaway test server only, --insecure)",
+                ) from None
+            except (
+                requests.exceptions.ConnectionError,
+                requests.exceptions.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
+                elapsed = time.monotonic() - t0
+                self.stats.record(kind, seconds=elapsed)
+                # A connect failure never reached the server; anything later may have been applied.
+                sent = not isinstance(exc, requests.exceptions.ConnectTimeout) and not _refused(exc)
+                wait = policy.next_wait(attempt, started) if (idempotent or not sent) else None
+                if wait is None:
+                    self.stats.record(kind, errors=1)
+                    raise self._transport_error(method, path, exc, attempt) from None
+                ambiguous = ambiguous or sent
+                log.info(
+                    "%s %s%s failed (%s); retry %d in %.1f s",
+                    method,
+                    API,
+                    path,
+                    _short(exc),
+                    attempt,
+                    wait,
+                )
+                self._sleep(kind, wait)
+                continue
+            content = resp.content or b""
+            self.stats.record(kind, bytes_received=len(content), seconds=time.monotonic() - t0)
+            status = resp.status_code
+            log.debug(
+                "%s %s%s -> %d (%.0f ms, %d B sent, %d B received)",
+                method,
+                API,
+                path,
+                status,
+                (time.monotonic() - t0) * 1000,
+                len(data or b""),
+                len(content),
+            )
+            if status < 400:
+                if not content.strip():
+                    return None
+                try:
+                    return resp.json()
+                except ValueError:
+                    return resp.text
+            if status == 404 and not_found_ok:
+                return None
+            if status in policy.statuses and idempotent:
+                wait = policy.next_wait(attempt, started, resp.headers.get("Retry-After"))
+                if wait is not None:
+                    ambiguous = ambiguous or status != 429
+                    log.info("%s %s%s -> %d; retry %d in %.1f s", method, API, path, status, attempt, wait)
+                    self._sleep(kind, wait)
+                    continue
+            self.stats.record(kind, errors=1)
+            err = self._http_error(method, path, resp, attempt)
+            err.retried_after_ambiguous = ambiguous  # type: ignore[attr-defined]
+            raise err
+
+    def _sleep(self, kind: str, seconds: float) -> None:
+        self.stats.record(kind, seconds=seconds)
+        if seconds > 0:
+            self.retry.sleep(seconds)
+
+    def _transport_error(self, method: str, path: str, exc: Exception, attempts: int) -> TransportError:
+        what = "timed out" if isinstance(exc, requests.exceptions.Timeout) else "could not connect"
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            what = f"got no answer within {self.timeout[1]:g} s"
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        hint = (
+            "check that Atlas is running and the URL is right (`atlas-sync status`); unset ATLAS_URL "
+            "to use the embedded emulator instead"
+        )
+        if isinstance(exc, requests.exceptions.ReadTimeout):
+            hint = "Atlas is slow to answer: raise --timeout, or lower --batch-size"
+        return TransportError(
+            f"{method} {API}{path}: {what} to {self.base_url}{tries} ({_short(exc)})",
+            method=method,
+            path=API + path,
+            hint=hint,
+        )
+
+    def _http_error(self, method: str, path: str, resp: requests.Response, attempts: int) -> AtlasError:
+        status = resp.status_code
+        code, message, body = _parse_error_body(resp)
+        cls = error_class_for(status)
+        hint: str | None = None
+        if status in (401, 419):
+            who = f"user {self.username!r}" if self.username else "no credentials"
+            message = message or "authentication failed"
+            hint = (
+                f"Atlas at {self.base_url} refused {who}; set the user with --user / ATLAS_USERNAME and the "
+                "password with ATLAS_PASSWORD, ATLAS_PASSWORD_FILE or --password-file"
+            )
+        elif status == 403:
+            hint = f"user {self.username!r} lacks the Atlas privilege for this; ask an Atlas admin"
+        elif status == 429 or (status >= 500 and code is None):
+            tries = f" (tried {attempts} times)" if attempts > 1 else ""
+            hint = f"the server kept failing{tries}; check the Atlas server log, then run again"
+        text = f"{method} {API}{path} failed: HTTP {status}"
+        if code:
+            text += f" {code}"
+        if message:
+            text += f": {message}"
+        return cls(
+            text,
+            status=status,
+            error_code=code,
+            error_message=message,
+            method=method,
+            path=API + path,
+            hint=hint,
+            body=body,
+        )
+
+    # ------------------------------------------------------------------ admin
+
+    def status(self) -> str:
+        """Atlas's service state (``ACTIVE``, ``PASSIVE``, ...); needs no credentials."""
+        body = self._call("admin", "GET", "/admin/status")
+        return str((body or {}).get("Status", "UNKNOWN")) if isinstance(body, dict) else "UNKNOWN"
+
+    def version(self) -> dict[str, Any]:
+        """``{"Version": ..., "Revision": ..., "Name": ..., "Description": ...}`` (authenticated)."""
+        return self._call("admin", "GET", "/admin/version") or {}
+
+    # ------------------------------------------------------------------ typedefs
+
+    def get_typedefs(
+        self, type_: str | None = None, name: str | None = None, supertype: str | None = None
+    ) -> dict[str, Any]:
+        """``AtlasTypesDef`` (six lists), filtered by category ``type_``, exact ``name``, ``supertype``."""
+        params = [(k, v) for k, v in (("type", type_), ("name", name), ("supertype", supertype)) if v]
+        return self._call("typedef_read", "GET", "/v2/types/typedefs", params=params) or {}
+
+    def get_typedef_headers(self) -> list[dict[str, Any]]:
+        """``[{guid, name, category, serviceType?}]`` of every type."""
+        return self._call("typedef_read", "GET", "/v2/types/typedefs/headers") or []
+
+    def get_typedef_by_name(self, name: str) -> dict[str, Any] | None:
+        """One def of any category, or None if no type has this name."""
+        return self._call(
+            "typedef_read", "GET", f"/v2/types/typedef/name/{quote(name, safe='')}", not_found_ok=True
+        )
+
+    def create_typedefs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST new types (all-or-nothing; an existing one is a :class:`ConflictError`).
+
+        If a retry hits 409 because the first attempt was applied but its answer lost, the created
+        defs are read back and returned as if the first answer had arrived.
+        """
+        try:
+            return self._call("typedef_write", "POST", "/v2/types/typedefs", body=body) or {}
+        except ConflictError as exc:
+            if not getattr(exc, "retried_after_ambiguous", False):
+                raise
+            out: dict[str, Any] = {key: [] for key in TYPEDEF_LISTS}
+            for key in TYPEDEF_LISTS:
+                for d in body.get(key) or []:
+                    found = self.get_typedef_by_name(d.get("name", ""))
+                    if found is None:
+                        raise
+                    out[key].append(found)
+            return out
+
+    def update_typedefs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """PUT changed types (every existing attribute must be listed; new ones optional)."""
+        return self._call("typedef_write", "PUT", "/v2/types/typedefs", body=body) or {}
+
+    def delete_typedefs(self, body: dict[str, Any]) -> None:
+        """DELETE the types named in ``body``; mutually referencing types may go together."""
+        self._call("typedef_write", "DELETE", "/v2/types/typedefs", body=body)
+
+    def delete_typedef_by_name(self, name: str) -> None:
+        """DELETE one type by name."""
+        self._call("typedef_write", "DELETE", f"/v2/types/typedef/name/{quote(name, safe='')}")
+
+    # ------------------------------------------------------------------ entity writes
+
+    def upsert_entities(
+        self,
+        entities: Sequence[dict[str, Any]],
+        *,
+        batch_size: int | None = None,
+        max_bytes: int | None = None,
+    ) -> MutationResult:
+        """Create or update entities (POST ``/v2/entity/bulk``) in batches.
+
+        Give new entities negative placeholder guids (``"-1"``) and reference them by those; Atlas
+        matches each entity by qualifiedName, so a repeat is an update (or a skipped no-op).
+        Batches hold at most ``batch_size`` entities and about ``max_bytes`` of JSON; entities are
+        reordered (stably) only if one references a placeholder defined after it; references to
+        placeholders created by an earlier batch are rewritten to the real guids. On failure the
+        raised :class:`AtlasError` has ``.partial``: the merged result of the batches already applied.
+        """
+        result = MutationResult()
+        if not entities:
+            return result
+        batch_size = batch_size or self.batch_size
+        max_bytes = max_bytes or self.max_batch_bytes
+        ordered = order_for_batching(entities)
+        batches = list(split_batches(ordered, batch_size, max_bytes))
+        for n, batch in enumerate(batches, 1):
+            payload = [rewrite_placeholders(e, result.guid_assignments) for e in batch]
+            try:
+                response = self._call("entity_write", "POST", "/v2/entity/bulk", body={"entities": payload})
+            except AtlasError as exc:
+                exc.partial = result
+                if len(batches) > 1:
+                    applied = f"batch {n} of {len(batches)} failed; {n - 1} earlier batches were applied"
+                    exc.hint = f"{exc.hint}; {applied}" if exc.hint else applied
+                raise
+            result.requests += 1
+            result.merge(response)
+        return result
+
+    def delete_entities(self, guids: Iterable[str]) -> MutationResult:
+        """Soft-delete entities by guid (DELETE ``/v2/entity/bulk``), chunked; unknown guids are ignored."""
+        result = MutationResult()
+        params = [("guid", g) for g in dict.fromkeys(guids)]
+        for chunk in _chunks_by_query(params):
+            response = self._call("entity_delete", "DELETE", "/v2/entity/bulk", params=chunk)
+            result.requests += 1
+            result.merge(response)
+        return result
+
+    def purge_entities(self, guids: Iterable[str]) -> MutationResult:
+        """Purge (hard-delete) soft-deleted entities (PUT ``/admin/purge``) in chunks of <= 1000.
+
+        ACTIVE and unknown guids are ignored by Atlas.
+        """
+        result = MutationResult()
+        unique = list(dict.fromkeys(guids))
+        for i in range(0, len(unique), MAX_PURGE):
+            response = self._call("purge", "PUT", "/admin/purge", body=unique[i : i + MAX_PURGE])
+            result.requests += 1
+            result.merge(response)
+        return result
+
+    # ------------------------------------------------------------------ entity reads
+
+    def _read_flags(self, min_ext_info: bool, ignore_relationships: bool) -> list[tuple[str, str]]:
+        return [("minExtInfo", _bool(min_ext_info)), ("ignoreRelationships", _bool(ignore_relationships))]
+
+    def get_entity_with_ext_info(
+        self, guid: str, *, min_ext_info: bool = False, ignore_relationships: bool = False
+    ) -> dict[str, Any] | None:
+        """``{"entity": ..., "referredEntities": ...}`` by guid (DELETED included), or None."""
+        return self._call(
+            "entity_read",
+            "GET",
+            f"/v2/entity/guid/{quote(guid, safe='')}",
+            params=self._read_flags(min_ext_info, ignore_relationships),
+            not_found_ok=True,
+        )
+
+    def get_entity(
+        self, guid: str, *, min_ext_info: bool = False, ignore_relationships: bool = False
+    ) -> dict[str, Any] | None:
+        """The entity (the ``entity`` member of Atlas's answer) by guid, or None if unknown.
+
+        Soft-deleted entities are returned, with ``status`` DELETED.
+        """
+        body = self.get_entity_with_ext_info(
+            guid, min_ext_info=min_ext_info, ignore_relationships=ignore_relationships
+        )
+        return body.get("entity") if body else None
+
+    def get_entity_by_unique(
+        self,
+        type_name: str,
+        qualified_name: str,
+        *,
+        attribute: str = "qualifiedName",
+        min_ext_info: bool = False,
+        ignore_relationships: bool = False,
+    ) -> dict[str, Any] | None:
+        """The ACTIVE entity of ``type_name`` (or a subtype) with this unique attribute, or None."""
+        params = [(f"attr:{attribute}", qualified_name)] + self._read_flags(
+            min_ext_info, ignore_relationships
+        )
+        body = self._call(
+            "entity_read",
+            "GET",
+            f"/v2/entity/uniqueAttribute/type/{quote(type_name, safe='')}",
+            params=params,
+            not_found_ok=True,
+        )
+        return body.get("entity") if body else None
+
+    def get_entities(
+        self, guids: Iterable[str], *, min_ext_info: bool = False, ignore_relationships: bool = False
+    ) -> list[dict[str, Any]]:
+        """Entities by guid (bulk GET, ~300 per request); unknown guids are skipped.
+
+        Atlas fails a whole bulk GET when one guid is unknown; such a chunk is re-read one by one.
+        """
+        flags = self._read_flags(min_ext_info, ignore_relationships)
+        out: list[dict[str, Any]] = []
+        params = [("guid", g) for g in dict.fromkeys(guids)]
+        for chunk in _chunks_by_query(params):
+            try:
+                body = self._call("entity_read", "GET", "/v2/entity/bulk", params=chunk + flags)
+            except NotFoundError:
+                for _, guid in chunk:
+                    entity = self.get_entity(
+                        guid, min_ext_info=min_ext_info, ignore_relationships=ignore_relationships
+                    )
+                    if entity is not None:
+                        out.append(entity)
+                continue
+            out.extend((body or {}).get("entities") or [])
+        return out
+
+    def get_entities_by_unique(
+        self,
+        type_name: str,
+        qualified_names: Iterable[str],
+        *,
+        attribute: str = "qualifiedName",
+        min_ext_info: bool = False,
+        ignore_relationships: bool = False,
+    ) -> list[dict[str, Any]]:
+        """ACTIVE entities by unique attribute (bulk GET, ~300 per request); missing ones are skipped."""
+        flags = self._read_flags(min_ext_info, ignore_relationships)
+        path = f"/v2/entity/bulk/uniqueAttribute/type/{quote(type_name, safe='')}"
+        out: list[dict[str, Any]] = []
+        names = list(dict.fromkeys(qualified_names))
+        params = [(f"attr_{i}:{attribute}", qn) for i, qn in enumerate(names)]
+        for chunk in _chunks_by_query(params):
+            # attr_N indexes only group values; renumber from 0 in each request.
+            renumbered = [(f"attr_{i}:{attribute}", value) for i, (_, value) in enumerate(chunk)]
+            body = self._call("entity_read", "GET", path, params=renumbered + flags, not_found_ok=True)
+            out.extend((body or {}).get("entities") or [])
+        return out
+
+    # ------------------------------------------------------------------ search
+
+    def search_basic(
+        self,
+        type_name: str,
+        *,
+        query: str | None = None,
+        entity_filters: dict[str, Any] | None = None,
+        exclude_deleted: bool = True,
+        attributes: Sequence[str] | None = None,
+        page_size: int = 1000,
+        include_subtypes: bool = True,
+        sort_by: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Entity headers from POST ``/v2/search/basic``, paging with ``offset`` until a short page.
+
+        ``entity_filters`` is Atlas's FilterCriteria, e.g. ``{"attributeName": "qualifiedName",
+        "operator": "endsWith", "attributeValue": "@demo"}`` (operator spellings: ``=``, ``startsWith``,
+        ``endsWith``, ...; Atlas 2.4 silently drops unknown ones). Deleted entities are excluded unless
+        ``exclude_deleted=False`` (Atlas's own default is to include them).
+        """
+        limit = max(1, min(page_size, MAX_SEARCH_LIMIT))
+        body: dict[str, Any] = {
+            "typeName": type_name,
+            "excludeDeletedEntities": exclude_deleted,
+            "includeSubTypes": include_subtypes,
+            "limit": limit,
+            "offset": 0,
+        }
+        if query:
+            body["query"] = query
+        if entity_filters:
+            body["entityFilters"] = entity_filters
+        if attributes:
+            body["attributes"] = list(attributes)
+        if sort_by:
+            body["sortBy"] = sort_by
+            body["sortOrder"] = "ASCENDING"
+        offset = 0
+        while True:
+            body["offset"] = offset
+            page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
+            entities = page.get("entities") or []
+            yield from entities
+            if len(entities) < limit:
+                return
+            offset += len(entities)
+
+    # ------------------------------------------------------------------ lineage
+
+    def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> dict[str, Any]:
+        """``AtlasLineageInfo`` of an entity: ``guidEntityMap`` and ``relations`` (depth 0 = unlimited)."""
+        params = [("direction", direction.upper()), ("depth", str(int(depth)))]
+        return self._call("lineage", "GET", f"/v2/lineage/{quote(guid, safe='')}", params=params) or {}
+
+    def lineage_by_unique(
+        self, type_name: str, qualified_name: str, direction: str = "BOTH", depth: int = 3
+    ) -> dict[str, Any]:
+        """Lineage of the ACTIVE entity of ``type_name`` with this qualifiedName."""
+        params = [
+            ("attr:qualifiedName", qualified_name),
+            ("direction", direction.upper()),
+            ("depth", str(int(depth))),
+        ]
+        path = f"/v2/lineage/uniqueAttribute/type/{quote(type_name, safe='')}"
+        return self._call("lineage", "GET", path, params=params) or {}
+
+
+def kerberos_auth() -> AuthBase:
+    """SPNEGO auth from requests-kerberos (optional dependency, imported only when asked for)."""
+    try:
+        from requests_kerberos import OPTIONAL, HTTPKerberosAuth
+    except ImportError:
+        raise ConfigError(
+            "Kerberos authentication needs the requests-kerberos package",
+            hint="pip install requests-kerberos (and have a ticket: kinit)",
+        ) from None
+    auth: AuthBase = HTTPKerberosAuth(mutual_authentication=OPTIONAL)
+    return auth
+
+
+def _refused(exc: Exception) -> bool:
+    """True when the connection was never established (nothing reached the server)."""
+    text = str(exc)
+    return any(s in text for s in ("Connection refused", "Failed to establish", "Name or service not known"))
+
+
+def _short(exc: BaseException) -> str:
+    """The innermost reason of a requests/urllib3 exception, without URLs' query strings."""
+    reason: BaseException = exc
+    for _ in range(4):
+        inner = reason.args[0] if reason.args and isinstance(reason.args[0], BaseException) else None
+        inner = inner or getattr(reason, "reason", None)
+        if not isinstance(inner, BaseException):
+            break
+        reason = inner
+    text = str(reason) or type(reason).__name__
+    return text.split("?", 1)[0][:200] if "url:" in text else text[:200]
+
+
+__all__ = ["AtlasClient", "AuthError", "BasicAuth", "kerberos_auth", "normalize_base_url"]
