@@ -1,0 +1,288 @@
+"""The Python API: the same operations as the CLI.
+
+>>> from atlas_sync.api import Publisher
+>>> from atlas_sync.atlas import AtlasClient
+>>> pub = Publisher(AtlasClient.embedded(None), profile="lineage", domain="demo")  # doctest: +SKIP
+>>> graph = pub.read("sql", ["etl.sql"], dialect="spark")                          # doctest: +SKIP
+>>> print(pub.plan(graph).summary())                                               # doctest: +SKIP
+>>> pub.sync(graph)                                                                # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas_sync.errors import AtlasSyncError
+from atlas_sync.lineage import registry
+from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile.actual import list_scope
+from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.plan import (
+    Plan,
+    PlanOptions,
+    compute_plan,
+    fetch_actual,
+)
+from atlas_sync.render.profile import Profile, load_profile
+from atlas_sync.render.renderer import render
+
+_JOB_RE = re.compile(r"^[^@\s][^@]*$")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SyncResult:
+    plan: Plan
+    applied: ApplyResult | None
+    typedef_writes: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.plan.domain,
+            "job": self.plan.job,
+            "profile": self.plan.profile,
+            "plan": self.plan.counts,
+            "applied": self.applied.to_json() if self.applied else None,
+            "warnings": self.plan.warnings,
+        }
+
+
+@dataclass
+class TeardownResult:
+    domain: str
+    deleted: int = 0
+    purged: int = 0
+    typedefs_deleted: list[str] = field(default_factory=list)
+    requests: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "domain": self.domain,
+            "deleted": self.deleted,
+            "purged": self.purged,
+            "typedefs_deleted": self.typedefs_deleted,
+            "requests": self.requests,
+        }
+
+
+def _check_job(job: str) -> str:
+    if not _JOB_RE.match(job):
+        raise AtlasSyncError(f"invalid job name {job!r}", hint="a job name is non-empty and has no '@'")
+    return job
+
+
+class Publisher:
+    """Publishes lineage graphs to one Atlas domain with one profile.
+
+    ``client`` is an :class:`atlas_sync.atlas.AtlasClient` (a real Atlas or the embedded emulator).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        profile: str | Path | Profile = "lineage",
+        domain: str,
+        batch_size: int = 500,
+        parallel: int = 4,
+        max_delete_percent: float = 50.0,
+    ) -> None:
+        if not domain or "@" in domain:
+            raise AtlasSyncError(
+                f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'"
+            )
+        self.client = client
+        self.profile = profile if isinstance(profile, Profile) else load_profile(profile)
+        self.domain = domain
+        self.batch_size = batch_size
+        self.parallel = parallel
+        self.max_delete_percent = max_delete_percent
+
+    # ------------------------------------------------------------------ reading
+    def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
+        """Read lineage with a reader; the profile's reader options (e.g. Spark ``mode``) are defaults."""
+        opts = {**self.profile.reader_options, **{k: v for k, v in options.items() if v is not None}}
+        return registry.read(reader, paths, **opts)
+
+    # ------------------------------------------------------------------ typedefs
+    def ensure_typedefs(self) -> int:
+        """Register the profile's typedefs if needed; returns the number of write requests made."""
+        from atlas_sync.typedefs import ensure_typedefs, load_bundle
+
+        bundle = load_bundle(*self.profile.typedef_sources)
+        result = ensure_typedefs(self.client, bundle)
+        return int(getattr(result, "writes", 0) or 0)
+
+    # ------------------------------------------------------------------ plan / apply
+    @property
+    def process_types(self) -> set[str]:
+        schema = self.profile.schema
+        return {t for t in self.profile.entity_types() if schema.is_a(t, "Process")}
+
+    def plan(
+        self,
+        graph: LineageGraph,
+        job: str | None = None,
+        *,
+        allow_delete: bool = True,
+        force: bool = False,
+    ) -> Plan:
+        """Diff what ``graph`` should produce for ``job`` against what Atlas holds."""
+        job = _check_job(job or graph.job or "default")
+        desired = render(graph, self.profile, domain=self.domain, job=job)
+        actual = fetch_actual(self.client, desired, self.profile.root_types(), self.process_types, job)
+        plan = compute_plan(
+            desired,
+            actual,
+            profile=self.profile.name,
+            process_types=self.process_types,
+            options=PlanOptions(
+                allow_delete=allow_delete,
+                max_delete_percent=self.max_delete_percent,
+                force=force,
+                input_has_errors=graph.has_errors,
+            ),
+        )
+        self._known = {k: h.guid for k, h in actual.headers.items()}
+        return plan
+
+    def apply(
+        self, plan: Plan, *, purge: bool = False, progress: Progress | None = None, check: bool = True
+    ) -> ApplyResult:
+        """Apply a plan. With ``check`` (always for saved plans), refuse when Atlas changed since planning."""
+        known = getattr(self, "_known", None)
+        if check or known is None:
+            known = self._verify(plan)
+        return apply_plan(
+            self.client,
+            plan,
+            known_guids=known,
+            batch_size=self.batch_size,
+            parallel=self.parallel,
+            purge=purge,
+            progress=progress,
+        )
+
+    def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
+        from atlas_sync.reconcile.actual import fingerprint, to_actual
+
+        if plan.domain != self.domain:
+            raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
+        headers = list_scope(self.client, self.profile.root_types(), plan.domain)
+        by_guid = {h.guid: k for k, h in headers.items()}
+        touched = [i for i in plan.items if i.action != "create"]
+        guids = [headers[i.key].guid for i in touched if i.key in headers]
+        ref_attrs = {k for e in plan.desired.values() for k in e.refs} | {"inputs", "outputs"}
+        current = {
+            (a.type_name, a.qualified_name): a
+            for a in (
+                to_actual(e, by_guid, ref_attrs) for e in (self.client.get_entities(guids) if guids else [])
+            )
+        }
+        stale: list[str] = []
+        for i in plan.items:
+            if i.action == "create":
+                if i.key in headers:
+                    stale.append(f"{i.type_name} {i.qualified_name} now exists")
+            elif fingerprint(current.get(i.key)) != i.fingerprint:
+                stale.append(f"{i.type_name} {i.qualified_name} changed")
+        if stale:
+            raise AtlasSyncError(
+                f"the saved plan no longer matches Atlas ({len(stale)} entities differ, e.g. {stale[0]})",
+                hint="re-run `atlas-sync plan` and apply the new plan",
+            )
+        return {k: h.guid for k, h in headers.items()}
+
+    def sync(
+        self,
+        graph: LineageGraph,
+        job: str | None = None,
+        *,
+        allow_delete: bool = True,
+        force: bool = False,
+        purge: bool = False,
+        ensure_typedefs: bool = True,
+        progress: Progress | None = None,
+    ) -> SyncResult:
+        """Plan and apply: after it, Atlas holds exactly what ``graph`` says for this job."""
+        if graph.has_errors and not (graph.datasets or graph.processes):
+            first = next(p for p in graph.problems if p.severity == "error")
+            raise AtlasSyncError(f"the input has errors and nothing to publish: {first}")
+        writes = self.ensure_typedefs() if ensure_typedefs else 0
+        plan = self.plan(graph, job, allow_delete=allow_delete, force=force)
+        applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None
+        return SyncResult(plan=plan, applied=applied, typedef_writes=writes)
+
+    # ------------------------------------------------------------------ teardown / rebuild
+    def teardown(
+        self, *, purge: bool = False, typedefs: bool = False, progress: Progress | None = None
+    ) -> TeardownResult:
+        """Delete every entity of the domain (processes first, then datasets); optionally purge them and
+        delete the profile's typedefs when nothing else uses them."""
+        result = TeardownResult(domain=self.domain)
+        roots = self._existing_root_types()
+        headers = list_scope(self.client, roots, self.domain)
+        procs = [h.guid for k, h in headers.items() if k[0] in self.process_types]
+        others = [h.guid for k, h in headers.items() if k[0] not in self.process_types]
+        total = len(procs) + len(others)
+        done = 0
+        for guids in (procs, others):
+            for j in range(0, len(guids), self.batch_size):
+                chunk = guids[j : j + self.batch_size]
+                res = self.client.delete_entities(chunk)
+                result.requests += int(getattr(res, "requests", 1) or 1)
+                result.deleted += len(chunk)
+                done += len(chunk)
+                if progress:
+                    progress(done, total)
+        if purge:
+            deleted = self._deleted_in_domain(roots)
+            for j in range(0, len(deleted), 1000):
+                chunk = deleted[j : j + 1000]
+                res = self.client.purge_entities(chunk)
+                result.requests += int(getattr(res, "requests", 1) or 1)
+                result.purged += len(chunk)
+        if typedefs:
+            from atlas_sync.typedefs import delete_typedefs, load_bundle
+
+            bundle = load_bundle(*self.profile.typedef_sources)
+            out = delete_typedefs(self.client, bundle)
+            result.typedefs_deleted = list(getattr(out, "deleted", []) or [])
+        return result
+
+    def _existing_root_types(self) -> list[str]:
+        """Root types that exist on the server (a search on an unknown type is a 400)."""
+        names = {h.get("name") for h in self.client.get_typedef_headers()}
+        return [t for t in self.profile.root_types() if t in names]
+
+    def _deleted_in_domain(self, roots: list[str]) -> list[str]:
+        suffix = "@" + self.domain
+        if not roots:
+            return []
+        out = []
+        for h in self.client.search_basic(
+            ",".join(roots),
+            entity_filters={
+                "attributeName": "qualifiedName",
+                "operator": "endsWith",
+                "attributeValue": suffix,
+            },
+            exclude_deleted=False,
+            attributes=["qualifiedName"],
+        ):
+            qn = (h.get("attributes") or {}).get("qualifiedName", "")
+            if h.get("status") == "DELETED" and isinstance(qn, str) and qn.endswith(suffix):
+                out.append(h["guid"])
+        return out
+
+    def rebuild(
+        self, graph: LineageGraph, job: str | None = None, *, progress: Progress | None = None
+    ) -> SyncResult:
+        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
+        self.teardown(purge=True)
+        return self.sync(graph, job, progress=progress)

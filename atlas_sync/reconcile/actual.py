@@ -1,0 +1,158 @@
+"""What Atlas holds for a sync scope: the profile's entities of one domain.
+
+One paged basic search over the profile's root types (with subtypes) lists the domain; full entities
+are then read in bulk only for what the plan needs (desired entities that exist, and this job's
+entities that may be deleted). DELETED entities are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Key = tuple[str, str]
+
+OWNER_ATTRIBUTE = "atlasSyncJob"
+
+
+class ScopeClient(Protocol):
+    def search_basic(self, type_name: str, **kw: Any) -> Iterable[dict[str, Any]]: ...
+
+    def get_entities(self, guids: list[str], **kw: Any) -> list[dict[str, Any]]: ...
+
+
+@dataclass
+class ActualHeader:
+    guid: str
+    type_name: str
+    qualified_name: str
+    owner: str | None
+
+    @property
+    def key(self) -> Key:
+        return (self.type_name, self.qualified_name)
+
+
+@dataclass
+class ActualEntity:
+    """A full entity as read back, with references resolved to keys and filtered to ACTIVE ones."""
+
+    guid: str
+    type_name: str
+    qualified_name: str
+    owner: str | None
+    attributes: dict[str, Any]
+    refs: dict[str, list[Key] | Key | None]
+    # guids of ACTIVE entities pointing at this one through any relationship (for safe dataset deletes)
+    referrers: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> Key:
+        return (self.type_name, self.qualified_name)
+
+
+@dataclass
+class ActualState:
+    domain: str
+    headers: dict[Key, ActualHeader] = field(default_factory=dict)
+    entities: dict[Key, ActualEntity] = field(default_factory=dict)
+
+    def guid_of(self, key: Key) -> str | None:
+        h = self.headers.get(key)
+        return h.guid if h else None
+
+
+def list_scope(client: ScopeClient, root_types: list[str], domain: str) -> dict[Key, ActualHeader]:
+    """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``."""
+    suffix = "@" + domain
+    out: dict[Key, ActualHeader] = {}
+    if not root_types:
+        return out
+    headers = client.search_basic(
+        ",".join(root_types),
+        entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix},
+        exclude_deleted=True,
+        attributes=["qualifiedName", OWNER_ATTRIBUTE],
+    )
+    for h in headers:
+        if h.get("status", "ACTIVE") != "ACTIVE":
+            continue
+        attrs = h.get("attributes") or {}
+        qn = attrs.get("qualifiedName")
+        if not isinstance(qn, str) or not qn.endswith(suffix):
+            continue  # the index may match loosely: re-check the suffix here
+        owner = attrs.get(OWNER_ATTRIBUTE) or None
+        header = ActualHeader(h["guid"], h["typeName"], qn, owner if isinstance(owner, str) else None)
+        out[header.key] = header
+    return out
+
+
+def _is_active(ref: dict[str, Any]) -> bool:
+    return (
+        ref.get("relationshipStatus", "ACTIVE") == "ACTIVE" and ref.get("entityStatus", "ACTIVE") == "ACTIVE"
+    )
+
+
+def _ref_key(ref: dict[str, Any], by_guid: dict[str, Key]) -> Key | None:
+    g = ref.get("guid")
+    if isinstance(g, str) and g in by_guid:
+        return by_guid[g]
+    qn = (ref.get("uniqueAttributes") or {}).get("qualifiedName") or ref.get("qualifiedName")
+    t = ref.get("typeName")
+    if isinstance(qn, str) and isinstance(t, str):
+        return (t, qn)
+    return None
+
+
+def to_actual(entity: dict[str, Any], by_guid: dict[str, Key], ref_attrs: set[str]) -> ActualEntity:
+    """Normalise an entity as Atlas returns it: ACTIVE relationships only, references as keys."""
+    attrs = dict(entity.get("attributes") or {})
+    rels = entity.get("relationshipAttributes") or {}
+    refs: dict[str, list[Key] | Key | None] = {}
+    referrers: set[str] = set()
+    for name, value in rels.items():
+        if isinstance(value, list):
+            active = [v for v in value if isinstance(v, dict) and _is_active(v)]
+            referrers.update(v["guid"] for v in active if isinstance(v.get("guid"), str))
+            keys = [k for k in (_ref_key(v, by_guid) for v in active) if k is not None]
+            refs[name] = keys
+        elif isinstance(value, dict):
+            if _is_active(value):
+                if isinstance(value.get("guid"), str):
+                    referrers.add(value["guid"])
+                refs[name] = _ref_key(value, by_guid)
+            else:
+                refs[name] = None
+        attrs.pop(name, None)  # attributes.inputs keeps deleted references: the truth is above
+    for name in ref_attrs:
+        if name not in refs and name in attrs:
+            v = attrs.pop(name)
+            if isinstance(v, list):
+                refs[name] = [k for k in (_ref_key(x, by_guid) for x in v if isinstance(x, dict)) if k]
+            elif isinstance(v, dict):
+                refs[name] = _ref_key(v, by_guid)
+    owner = attrs.get(OWNER_ATTRIBUTE)
+    return ActualEntity(
+        guid=entity["guid"],
+        type_name=entity["typeName"],
+        qualified_name=attrs.get("qualifiedName", ""),
+        owner=owner if isinstance(owner, str) and owner else None,
+        attributes=attrs,
+        refs=refs,
+        referrers=referrers,
+    )
+
+
+def fingerprint(entity: ActualEntity | None) -> str:
+    """A stable digest of what the plan compared, so a saved plan can tell whether Atlas moved on."""
+    if entity is None:
+        return "absent"
+    payload = {
+        "guid": entity.guid,
+        "attributes": entity.attributes,
+        "refs": {k: (sorted(v) if isinstance(v, list) else v) for k, v in entity.refs.items()},
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]

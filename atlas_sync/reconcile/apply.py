@@ -1,0 +1,174 @@
+"""Execute a Plan with the fewest requests: creates and updates in dependency order, then deletes.
+
+Small plans go in one bulk request (new entities referenced by placeholder guid). Larger plans go
+tier by tier (datasets, then what references them, ...); the batches of one tier are independent and
+may run in parallel. Deletes follow the writes: processes before datasets.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from atlas_sync.reconcile.actual import Key
+from atlas_sync.reconcile.plan import Plan, PlanItem
+from atlas_sync.render.renderer import DesiredEntity
+
+
+class ApplyClient(Protocol):
+    def upsert_entities(self, entities: list[dict[str, Any]], **kw: Any) -> Any: ...
+
+    def delete_entities(self, guids: list[str]) -> Any: ...
+
+    def purge_entities(self, guids: list[str]) -> Any: ...
+
+
+@dataclass
+class ApplyResult:
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    purged: int = 0
+    requests: int = 0
+    guids: dict[Key, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "purged": self.purged,
+            "requests": self.requests,
+        }
+
+
+Progress = Callable[[int, int], None]
+
+
+class _Batcher:
+    """Builds entity payloads, referring to known entities by guid and to new ones by placeholder."""
+
+    def __init__(self, known: dict[Key, str]) -> None:
+        self.known = dict(known)
+        self._next = 0
+
+    def placeholder(self) -> str:
+        self._next -= 1
+        return str(self._next)
+
+    def payload(
+        self, e: DesiredEntity, guid: str, placeholders: dict[Key, str], create: bool
+    ) -> dict[str, Any]:
+        attrs: dict[str, Any] = dict(e.attributes)
+        if create:
+            attrs.update(e.create_only)
+        rels: dict[str, Any] = {}
+        for name, v in e.refs.items():
+            if isinstance(v, list):
+                value: Any = [self._ref(k, placeholders) for k in v]
+            else:
+                value = self._ref(v, placeholders) if v else None
+            (rels if name in e.rel_attrs else attrs)[name] = value
+        body: dict[str, Any] = {"typeName": e.type_name, "guid": guid, "attributes": attrs}
+        if rels:
+            body["relationshipAttributes"] = rels
+        return body
+
+    def _ref(self, key: Key, placeholders: dict[Key, str]) -> dict[str, Any]:
+        if key in placeholders:
+            return {"guid": placeholders[key], "typeName": key[0]}
+        if key in self.known:
+            return {"guid": self.known[key], "typeName": key[0]}
+        return {"typeName": key[0], "uniqueAttributes": {"qualifiedName": key[1]}}
+
+
+def _assignments(result: Any) -> dict[str, str]:
+    if result is None:
+        return {}
+    ga = getattr(result, "guid_assignments", None)
+    if ga is None and isinstance(result, dict):
+        ga = result.get("guidAssignments")
+    return dict(ga or {})
+
+
+def apply_plan(
+    client: ApplyClient,
+    plan: Plan,
+    *,
+    known_guids: dict[Key, str],
+    batch_size: int = 500,
+    parallel: int = 4,
+    purge: bool = False,
+    progress: Progress | None = None,
+) -> ApplyResult:
+    """Apply ``plan``. ``known_guids`` maps the keys Atlas already holds (unchanged ones included) to guids."""
+    result = ApplyResult()
+    writes = [i for i in plan.items if i.action in ("create", "update")]
+    deletes = [i for i in plan.items if i.action == "delete"]
+    total = len(writes) + len(deletes)
+    done = 0
+    batcher = _Batcher(known_guids)
+    for i in writes:
+        if i.action == "update" and i.guid:
+            batcher.known[i.key] = i.guid
+
+    def run_batch(items: list[PlanItem]) -> tuple[dict[Key, str], int]:
+        placeholders: dict[Key, str] = {}
+        bodies = []
+        for it in items:
+            if it.action == "create":
+                placeholders[it.key] = batcher.placeholder()
+        for it in items:
+            e = plan.desired[it.key]
+            guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
+            bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
+        res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1))
+        ga = _assignments(res)
+        assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
+        return assigned, int(getattr(res, "requests", 1) or 1)
+
+    if writes:
+        if len(writes) <= batch_size:
+            groups = [[writes]]
+        else:
+            by_tier: dict[int, list[PlanItem]] = defaultdict(list)
+            for it in writes:
+                by_tier[it.tier].append(it)
+            groups = [
+                [items[j : j + batch_size] for j in range(0, len(items), batch_size)]
+                for _, items in sorted(by_tier.items())
+            ]
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            for group in groups:
+                outcomes = list(pool.map(run_batch, group)) if len(group) > 1 else [run_batch(group[0])]
+                for batch, (assigned, nreq) in zip(group, outcomes, strict=True):
+                    batcher.known.update(assigned)
+                    result.requests += nreq
+                    for it in batch:
+                        if it.action == "create":
+                            result.created += 1
+                        else:
+                            result.updated += 1
+                    done += len(batch)
+                    if progress:
+                        progress(done, total)
+
+    if deletes:
+        for tier in sorted({d.tier for d in deletes}):
+            guids = [d.guid for d in deletes if d.tier == tier and d.guid]
+            res = client.delete_entities(guids)
+            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.deleted += len(guids)
+            done += len(guids)
+            if progress:
+                progress(done, total)
+        if purge:
+            guids = [d.guid for d in deletes if d.guid]
+            res = client.purge_entities(guids)
+            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.purged += len(guids)
+    result.guids = batcher.known
+    return result

@@ -1,0 +1,398 @@
+"""Desired vs actual -> a Plan: create / update (attribute-level diff) / delete / unchanged per entity.
+
+Ownership: every entity atlas-sync writes carries ``atlasSyncJob`` (the job that created it; for
+datasets shared by several jobs, the first one). A job's sync deletes only entities of its domain
+that it owns and no longer produces; a dataset is kept while anything else still references it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from atlas_sync.errors import AtlasSyncError
+from atlas_sync.reconcile.actual import (
+    ActualEntity,
+    ActualState,
+    Key,
+    ScopeClient,
+    fingerprint,
+    list_scope,
+    to_actual,
+)
+from atlas_sync.render.renderer import DesiredEntity, DesiredState
+
+Action = Literal["create", "update", "delete", "unchanged"]
+PLAN_FORMAT = 1
+
+
+class PlanRefused(AtlasSyncError):
+    """A fail-safe stopped the plan (too many deletes, input with errors, ...)."""
+
+
+@dataclass
+class Change:
+    attribute: str
+    before: Any
+    after: Any
+
+
+@dataclass
+class PlanItem:
+    action: Action
+    type_name: str
+    qualified_name: str
+    guid: str | None = None
+    changes: list[Change] = field(default_factory=list)
+    tier: int = 0
+    fingerprint: str = "absent"
+
+    @property
+    def key(self) -> Key:
+        return (self.type_name, self.qualified_name)
+
+
+@dataclass
+class Plan:
+    domain: str
+    job: str
+    profile: str
+    items: list[PlanItem] = field(default_factory=list)
+    # Entities to send for creates/updates, keyed by "type\tqualifiedName" (kept for apply).
+    desired: dict[Key, DesiredEntity] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    deletes_blocked: str | None = None
+
+    def by_action(self, action: Action) -> list[PlanItem]:
+        return [i for i in self.items if i.action == action]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {a: len(self.by_action(a)) for a in ("create", "update", "delete", "unchanged")}
+
+    @property
+    def has_changes(self) -> bool:
+        c = self.counts
+        return bool(c["create"] or c["update"] or c["delete"])
+
+    def summary(self) -> str:
+        c = self.counts
+        return (
+            f"Plan: {c['create']} to create, {c['update']} to update, {c['delete']} to delete, "
+            f"{c['unchanged']} unchanged."
+        )
+
+    # ------------------------------------------------------------------ plan files
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "domain": self.domain,
+            "job": self.job,
+            "profile": self.profile,
+            "summary": self.counts,
+            "warnings": self.warnings,
+            "deletes_blocked": self.deletes_blocked,
+            "items": [
+                {
+                    "action": i.action,
+                    "typeName": i.type_name,
+                    "qualifiedName": i.qualified_name,
+                    **({"guid": i.guid} if i.guid else {}),
+                    **(
+                        {
+                            "changes": [
+                                {"attribute": c.attribute, "before": c.before, "after": c.after}
+                                for c in i.changes
+                            ]
+                        }
+                        if i.changes
+                        else {}
+                    ),
+                    "tier": i.tier,
+                    "fingerprint": i.fingerprint,
+                }
+                for i in self.items
+            ],
+            "entities": [_desired_json(e) for e in self.desired.values()],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Plan:
+        if not isinstance(doc, dict) or doc.get("format") != PLAN_FORMAT:
+            raise AtlasSyncError(
+                "not an atlas-sync plan file (or from another version)",
+                hint="re-run `atlas-sync plan --out FILE`",
+            )
+        plan = cls(
+            domain=doc["domain"],
+            job=doc["job"],
+            profile=doc["profile"],
+            warnings=list(doc.get("warnings") or []),
+        )
+        plan.deletes_blocked = doc.get("deletes_blocked")
+        for it in doc["items"]:
+            plan.items.append(
+                PlanItem(
+                    action=it["action"],
+                    type_name=it["typeName"],
+                    qualified_name=it["qualifiedName"],
+                    guid=it.get("guid"),
+                    changes=[Change(c["attribute"], c["before"], c["after"]) for c in it.get("changes", [])],
+                    tier=it.get("tier", 0),
+                    fingerprint=it.get("fingerprint", "absent"),
+                )
+            )
+        for e in doc.get("entities", []):
+            d = _desired_from_json(e)
+            plan.desired[d.key] = d
+        return plan
+
+
+def _desired_json(e: DesiredEntity) -> dict[str, Any]:
+    return {
+        "typeName": e.type_name,
+        "qualifiedName": e.qualified_name,
+        "attributes": e.attributes,
+        "refs": {
+            k: (list(map(list, v)) if isinstance(v, list) else (list(v) if v else None))
+            for k, v in e.refs.items()
+        },
+        "relationshipAttributes": sorted(e.rel_attrs),
+        "createOnly": e.create_only,
+        "tier": e.tier,
+    }
+
+
+def _desired_from_json(d: dict[str, Any]) -> DesiredEntity:
+    refs: dict[str, Key | list[Key] | None] = {}
+    for k, v in d.get("refs", {}).items():
+        if v is None:
+            refs[k] = None
+        elif v and isinstance(v[0], list):
+            refs[k] = [(x[0], x[1]) for x in v]
+        elif v == []:
+            refs[k] = []
+        else:
+            refs[k] = (v[0], v[1])
+    return DesiredEntity(
+        type_name=d["typeName"],
+        qualified_name=d["qualifiedName"],
+        attributes=d["attributes"],
+        refs=refs,
+        rel_attrs=set(d.get("relationshipAttributes", [])),
+        create_only=d.get("createOnly", {}),
+        tier=d.get("tier", 0),
+    )
+
+
+# ---------------------------------------------------------------------------------- diff
+def _norm(v: Any) -> Any:
+    """Compare values as Atlas stores them: ints and floats by value, lists as given."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, list):
+        return [_norm(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _norm(x) for k, x in v.items()}
+    return v
+
+
+def _ref_norm(v: Key | list[Key] | None) -> Any:
+    if isinstance(v, list):
+        return sorted(set(v))  # relationship arrays are SETs in our profiles and in Process
+    return v
+
+
+def diff_entity(desired: DesiredEntity, actual: ActualEntity) -> list[Change]:
+    """Attribute-level changes needed to make ``actual`` match ``desired`` (only keys the desired sets)."""
+    changes: list[Change] = []
+    for k, v in desired.attributes.items():
+        before = actual.attributes.get(k)
+        if _norm(before) != _norm(v) and not (before in (None, "") and v in (None, "")):
+            changes.append(Change(k, before, v))
+    for k, v in desired.refs.items():
+        before = actual.refs.get(k, [] if isinstance(v, list) else None)
+        if _ref_norm(before) != _ref_norm(v):
+            changes.append(Change(k, _show_refs(before), _show_refs(v)))
+    return changes
+
+
+def _show_refs(v: Any) -> Any:
+    if isinstance(v, list):
+        return sorted(k[1] for k in v)
+    if isinstance(v, tuple):
+        return v[1]
+    return v
+
+
+@dataclass
+class PlanOptions:
+    allow_delete: bool = True
+    max_delete_percent: float = 50.0
+    force: bool = False
+    input_has_errors: bool = False
+
+
+def fetch_actual(
+    client: ScopeClient, desired: DesiredState, root_types: list[str], process_types: set[str], job: str
+) -> ActualState:
+    """List the domain, then read in bulk the entities the plan must compare or may delete."""
+    state = ActualState(domain=desired.domain)
+    state.headers = list_scope(client, root_types, desired.domain)
+    wanted = [h.guid for key, h in state.headers.items() if key in desired.entities or h.owner == job]
+    by_guid = {h.guid: key for key, h in state.headers.items()}
+    ref_attrs = {k for e in desired.entities.values() for k in e.refs} | {"inputs", "outputs"}
+    if wanted:
+        for ent in client.get_entities(wanted):
+            if ent.get("status", "ACTIVE") != "ACTIVE":
+                continue
+            a = to_actual(ent, by_guid, ref_attrs)
+            state.entities[a.key] = a
+    return state
+
+
+def compute_plan(
+    desired: DesiredState,
+    actual: ActualState,
+    *,
+    profile: str,
+    process_types: set[str],
+    options: PlanOptions | None = None,
+) -> Plan:
+    """The plan that makes Atlas hold ``desired`` for this job, with the fail-safes applied."""
+    opts = options or PlanOptions()
+    plan = Plan(domain=desired.domain, job=desired.job, profile=profile)
+    for e in desired.ordered():
+        a = actual.entities.get(e.key)
+        if a is None and e.key in actual.headers:
+            # Listed but not readable in full (deleted in between): treat as absent.
+            a = None
+        if a is None:
+            plan.items.append(PlanItem("create", e.type_name, e.qualified_name, tier=e.tier))
+            plan.desired[e.key] = e
+            continue
+        changes = diff_entity(e, a)
+        item = PlanItem(
+            "update" if changes else "unchanged",
+            e.type_name,
+            e.qualified_name,
+            guid=a.guid,
+            changes=changes,
+            tier=e.tier,
+            fingerprint=fingerprint(a),
+        )
+        plan.items.append(item)
+        if changes:
+            plan.desired[e.key] = e
+
+    deletes = _deletes(desired, actual, process_types)
+    owned = [h for h in actual.headers.values() if h.owner == desired.job]
+    if deletes:
+        if not opts.allow_delete:
+            plan.deletes_blocked = f"{len(deletes)} deletes skipped (--no-delete)"
+            deletes = []
+        elif opts.input_has_errors:
+            plan.deletes_blocked = f"{len(deletes)} deletes skipped: the input had errors"
+            deletes = []
+        elif not desired.entities:
+            plan.deletes_blocked = f"{len(deletes)} deletes skipped: the input produced nothing"
+            deletes = []
+        else:
+            pct = 100.0 * len(deletes) / max(1, len(owned))
+            if pct > opts.max_delete_percent and not opts.force:
+                raise PlanRefused(
+                    f"the plan would delete {len(deletes)} of the {len(owned)} entities job {desired.job!r} owns "
+                    f"in domain {desired.domain!r} ({pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
+                    hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
+                )
+    if plan.deletes_blocked:
+        plan.warnings.append(plan.deletes_blocked)
+    for a in deletes:
+        plan.items.append(
+            PlanItem(
+                "delete",
+                a.type_name,
+                a.qualified_name,
+                guid=a.guid,
+                tier=_delete_tier(a, process_types),
+                fingerprint=fingerprint(a),
+            )
+        )
+    return plan
+
+
+def _delete_tier(a: ActualEntity, process_types: set[str]) -> int:
+    # Delete order: column lineage / processes first (tier 0), then columns and datasets.
+    return 0 if a.type_name in process_types else 1
+
+
+def _deletes(desired: DesiredState, actual: ActualState, process_types: set[str]) -> list[ActualEntity]:
+    """This job's entities that the input no longer produces; datasets only when nothing else refers to them."""
+    stale = [
+        a for key, a in actual.entities.items() if key not in desired.entities and a.owner == desired.job
+    ]
+    gone = {a.guid for a in stale}
+    # guids of entities that will still reference something after the sync
+    desired_ref_guids: dict[str, set[str]] = {}
+    for e in desired.entities.values():
+        g = actual.guid_of(e.key)
+        if g is None:
+            continue
+        targets: set[str] = set()
+        for v in e.refs.values():
+            for k in v if isinstance(v, list) else ([v] if v else []):
+                tg = actual.guid_of(k)
+                if tg:
+                    targets.add(tg)
+        desired_ref_guids[g] = targets
+    out: list[ActualEntity] = []
+    for a in stale:
+        if a.type_name in process_types:
+            out.append(a)
+            continue
+        still_used = False
+        for r in a.referrers:
+            if r in gone:
+                continue
+            if r in desired_ref_guids:
+                if a.guid in desired_ref_guids[r]:
+                    still_used = True
+                    break
+                continue
+            # an entity outside this job's plan (another job's process, a container) still points here
+            if not _is_container_of(actual, r, a):
+                still_used = True
+                break
+        if not still_used:
+            out.append(a)
+    return out
+
+
+def _is_container_of(actual: ActualState, referrer_guid: str, child: ActualEntity) -> bool:
+    """True when ``referrer_guid`` is the composition parent that ``child`` points to (a column's dataset)."""
+    for v in child.refs.values():
+        for k in v if isinstance(v, list) else ([v] if v else []):
+            if actual.guid_of(k) == referrer_guid:
+                return True
+    return False
+
+
+def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
+    """Terraform-style rendering: ``+`` create, ``~`` update with changes, ``-`` delete, and a summary."""
+    lines: list[str] = []
+    sym = {"create": "+", "update": "~", "delete": "-", "unchanged": "="}
+    for i in plan.items:
+        if i.action == "unchanged" and not show_unchanged:
+            continue
+        lines.append(f"  {sym[i.action]} {i.type_name} {i.qualified_name}")
+        for c in i.changes:
+            lines.append(
+                f"      {c.attribute}: {json.dumps(c.before, ensure_ascii=False)} -> {json.dumps(c.after, ensure_ascii=False)}"
+            )
+    for w in plan.warnings:
+        lines.append(f"warning: {w}")
+    lines.append(plan.summary())
+    return "\n".join(lines)

@@ -1,0 +1,119 @@
+"""A profile = typedef bundle + Jinja templates + qualified-name conventions (in the templates).
+
+Built-in profiles live in the top-level ``templates/<name>/`` (with ``profile.toml``) and
+``typedefs/<name>/``. A user profile is a folder with a ``profile.toml``, its templates, and either a
+``typedefs/`` subfolder or a ``typedefs = [...]`` list naming bundle folders or built-in profiles.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas_sync.errors import ConfigError
+from atlas_sync.render.schema import EntitySchema
+from atlas_sync.resources import builtin_dir
+
+TEMPLATE_KINDS = ("dataset", "column", "process", "column_lineage")
+
+
+@dataclass
+class Profile:
+    name: str
+    template_dir: Path
+    typedef_sources: list[str | Path]
+    templates: dict[str, str]
+    reader_options: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    # Attributes written only when an entity is created (ownership of shared datasets).
+    create_only_attributes: list[str] = field(default_factory=list)
+    _schema: EntitySchema | None = None
+
+    def typedef_files(self) -> list[Path]:
+        files: list[Path] = []
+        for src in self.typedef_sources:
+            p = Path(src)
+            if not p.exists():
+                p = builtin_dir("typedefs") / str(src)
+            if p.is_file():
+                files.append(p)
+            elif p.is_dir():
+                files.extend(sorted(p.glob("*.json")))
+            else:
+                raise ConfigError(f"profile {self.name!r}: typedef bundle {src!s} not found")
+        return files
+
+    @property
+    def schema(self) -> EntitySchema:
+        if self._schema is None:
+            self._schema = EntitySchema.from_files(self.typedef_files())
+        return self._schema
+
+    def entity_types(self) -> list[str]:
+        """Every entity type this profile's bundles declare (the scope of reconcile and teardown)."""
+        return [
+            t
+            for t in self.schema.own_attributes
+            if t not in ("Referenceable", "Asset", "DataSet", "Process", "Infrastructure")
+        ]
+
+    def root_types(self) -> list[str]:
+        """Types whose supertypes are all outside the bundle: searching them (with subtypes) covers the scope."""
+        own = set(self.entity_types())
+        return [
+            t for t in self.entity_types() if not any(s in own for s in self.schema.supertypes.get(t, []))
+        ]
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """Load a built-in profile by name (``lineage``, ``pico``) or a user profile folder."""
+    p = Path(name_or_path)
+    if p.is_dir():
+        folder = p
+        default_typedefs: list[str | Path] = [folder / "typedefs"] if (folder / "typedefs").is_dir() else []
+    else:
+        folder = builtin_dir("templates") / str(name_or_path)
+        default_typedefs = [str(name_or_path)]
+        if not folder.is_dir():
+            from atlas_sync.resources import builtin_profiles
+
+            raise ConfigError(
+                f"unknown profile {str(name_or_path)!r}",
+                hint=f"built-in profiles: {', '.join(builtin_profiles())}; or give a profile folder",
+            )
+    cfg_file = folder / "profile.toml"
+    cfg: dict[str, Any] = {}
+    if cfg_file.is_file():
+        try:
+            cfg = tomllib.loads(cfg_file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{cfg_file}: {exc}") from None
+    sources: list[str | Path] = []
+    for s in cfg.get("typedefs", []) or []:
+        rel = folder / s
+        sources.append(rel if rel.exists() else s)
+    templates = dict(cfg.get("templates") or {})
+    for kind in TEMPLATE_KINDS:
+        if kind not in templates and (folder / f"{kind}.json.j2").is_file():
+            templates[kind] = f"{kind}.json.j2"
+    for kind, tpl in templates.items():
+        if kind not in TEMPLATE_KINDS:
+            raise ConfigError(
+                f"{cfg_file}: unknown template kind {kind!r} (one of {', '.join(TEMPLATE_KINDS)})"
+            )
+        if not (folder / tpl).is_file():
+            raise ConfigError(f"{cfg_file}: template {tpl!r} for {kind} not found in {folder}")
+    for kind in ("dataset", "process"):
+        if kind not in templates:
+            raise ConfigError(f"profile {folder}: needs a {kind} template ({kind}.json.j2)")
+    return Profile(
+        name=str(cfg.get("name") or (p.name if p.is_dir() else name_or_path)),
+        template_dir=folder,
+        typedef_sources=sources or default_typedefs,
+        templates=templates,
+        reader_options=dict(cfg.get("reader_options") or {}),
+        description=str(cfg.get("description", "")),
+        create_only_attributes=list(cfg.get("create_only_attributes") or []),
+    )

@@ -1,0 +1,352 @@
+"""Render a LineageGraph into the desired Atlas entities of a profile.
+
+Templates render data, not text: the renderer builds plain dicts, templates pick fields and pass
+every value through ``tojson`` in a sandboxed environment, and the JSON they produce is parsed and
+validated against the profile's typedefs before anything is sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from atlas_sync.errors import AtlasSyncError
+from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, Dataset, LineageGraph, Process
+from atlas_sync.render.profile import Profile
+from atlas_sync.render.schema import check_value
+
+Key = tuple[str, str]  # (concrete typeName, qualifiedName)
+
+_DIRECT_RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+
+
+class RenderError(AtlasSyncError):
+    """A template failed or produced an entity the profile's typedefs reject."""
+
+
+@dataclass
+class DesiredEntity:
+    """One entity as it should exist in Atlas.
+
+    ``attributes`` are plain values; ``refs`` are reference attributes (a key or a list of keys),
+    written under ``relationshipAttributes`` when named in ``rel_attrs``.
+    """
+
+    type_name: str
+    qualified_name: str
+    attributes: dict[str, Any]
+    refs: dict[str, Key | list[Key] | None] = field(default_factory=dict)
+    rel_attrs: set[str] = field(default_factory=set)
+    create_only: dict[str, Any] = field(default_factory=dict)
+    tier: int = 0
+    origin: str = ""
+
+    @property
+    def key(self) -> Key:
+        return (self.type_name, self.qualified_name)
+
+
+@dataclass
+class DesiredState:
+    domain: str
+    job: str
+    entities: dict[Key, DesiredEntity] = field(default_factory=dict)
+
+    def ordered(self) -> list[DesiredEntity]:
+        """Entities in dependency order: everything an entity references comes before it."""
+        return sorted(self.entities.values(), key=lambda e: (e.tier, e.type_name, e.qualified_name))
+
+    def __len__(self) -> int:
+        return len(self.entities)
+
+
+def _env(profile: Profile) -> jinja2.Environment:
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(profile.template_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    schema = profile.schema
+
+    def declared(type_name: str) -> list[str]:
+        """Attribute names the type declares (own and inherited) and its relationship attributes."""
+        return sorted(set(schema.attributes(type_name)) | schema.relationship_names(type_name))
+
+    def with_declared(base: dict[str, Any], extra: dict[str, Any], type_name: str) -> dict[str, Any]:
+        """``base`` plus the entries of ``extra`` that ``type_name`` declares (``base`` wins)."""
+        names = set(declared(type_name))
+        return {**{k: v for k, v in extra.items() if k in names}, **base}
+
+    env.globals["declared"] = declared
+    env.filters["with_declared"] = with_declared
+    return env
+
+
+def _ref(key: Key) -> dict[str, Any]:
+    return {"typeName": key[0], "uniqueAttributes": {"qualifiedName": key[1]}}
+
+
+def _is_ref(v: Any) -> bool:
+    return isinstance(v, dict) and "typeName" in v and isinstance(v.get("uniqueAttributes"), dict)
+
+
+class _Renderer:
+    def __init__(self, profile: Profile, domain: str, job: str) -> None:
+        self.profile = profile
+        self.domain = domain
+        self.job = job
+        self.env = _env(profile)
+        self.state = DesiredState(domain=domain, job=job)
+        self.owner: dict[Key, str] = {}
+
+    def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> DesiredEntity:
+        name = self.profile.templates[kind]
+        ctx = {"domain": self.domain, "job": self.job, **context}
+        try:
+            text = self.env.get_template(name).render(**ctx)
+        except jinja2.TemplateSyntaxError as exc:
+            raise RenderError(
+                f"template {exc.filename or name} line {exc.lineno}: {exc.message}",
+                hint="fix the template syntax",
+            ) from None
+        except jinja2.exceptions.SecurityError as exc:
+            raise RenderError(
+                f"template {name} ({origin}): not allowed in a sandboxed template: {exc}"
+            ) from None
+        except (jinja2.UndefinedError, TypeError, ValueError) as exc:
+            raise RenderError(f"template {name} ({origin}): {exc}") from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RenderError(
+                f"template {name} ({origin}) produced invalid JSON at line {exc.lineno}: {exc.msg}",
+                hint="pass every value through `| tojson`",
+            ) from None
+        return self._to_entity(doc, name, origin)
+
+    def _to_entity(self, doc: Any, template: str, origin: str) -> DesiredEntity:
+        where = f"template {template} ({origin})"
+        if not isinstance(doc, dict) or not isinstance(doc.get("typeName"), str):
+            raise RenderError(f"{where}: must produce an object with a typeName")
+        type_name: str = doc["typeName"]
+        schema = self.profile.schema
+        if not schema.knows(type_name):
+            raise RenderError(f"{where}: type {type_name!r} is not in the profile's typedefs")
+        declared = schema.attributes(type_name)
+        rel_names = schema.relationship_names(type_name)
+        attrs_in = doc.get("attributes") or {}
+        rels_in = doc.get("relationshipAttributes") or {}
+        if not isinstance(attrs_in, dict) or not isinstance(rels_in, dict):
+            raise RenderError(f"{where}: attributes and relationshipAttributes must be objects")
+        attributes: dict[str, Any] = {}
+        refs: dict[str, Key | list[Key] | None] = {}
+        rel_attrs: set[str] = set()
+        for section, values in (("attributes", attrs_in), ("relationshipAttributes", rels_in)):
+            for k, v in values.items():
+                if k not in declared and k not in rel_names:
+                    raise RenderError(f"{where}: {type_name} has no attribute {k!r}")
+                if v is None:
+                    continue
+                if _is_ref(v) or (isinstance(v, list) and v and all(_is_ref(x) for x in v)):
+                    refs[k] = (
+                        [(x["typeName"], x["uniqueAttributes"]["qualifiedName"]) for x in v]
+                        if isinstance(v, list)
+                        else (v["typeName"], v["uniqueAttributes"]["qualifiedName"])
+                    )
+                    if section == "relationshipAttributes":
+                        rel_attrs.add(k)
+                    continue
+                if isinstance(v, list) and not v and _is_reference_attribute(k, declared, rel_names, schema):
+                    refs[k] = []
+                    if section == "relationshipAttributes":
+                        rel_attrs.add(k)
+                    continue
+                if k in declared:
+                    why = check_value(declared[k].type_name, v)
+                    if why:
+                        raise RenderError(f"{where}: attribute {k!r}: {why}")
+                attributes[k] = v
+        for k, spec in declared.items():
+            if not spec.optional and k not in attributes and k not in refs:
+                raise RenderError(
+                    f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
+                    hint=f"set {k} in the template",
+                )
+        qn = attributes.get("qualifiedName")
+        if not isinstance(qn, str) or not qn:
+            raise RenderError(f"{where}: qualifiedName must be a non-empty string")
+        if not qn.endswith("@" + self.domain):
+            raise RenderError(f"{where}: qualifiedName {qn!r} must end with @{self.domain} (the domain)")
+        create_only = {k: attributes.pop(k) for k in self.profile.create_only_attributes if k in attributes}
+        return DesiredEntity(type_name, qn, attributes, refs, rel_attrs, create_only, 0, origin)
+
+    def add(self, entity: DesiredEntity, owner: str) -> DesiredEntity:
+        existing = self.state.entities.get(entity.key)
+        if existing is not None:
+            if self.owner[entity.key] != owner:
+                raise RenderError(
+                    f"name collision: {self.owner[entity.key]} and {owner} both render to "
+                    f"{entity.type_name} {entity.qualified_name!r}",
+                    hint="two different nodes must get different qualified names; check the profile's naming",
+                )
+            return existing
+        self.state.entities[entity.key] = entity
+        self.owner[entity.key] = owner
+        return entity
+
+
+def _is_reference_attribute(name: str, declared: dict[str, Any], rel_names: set[str], schema: Any) -> bool:
+    """Relationship attributes and ``array<EntityType>`` attributes hold references (``[]`` clears them)."""
+    if name in rel_names:
+        return True
+    spec = declared.get(name)
+    if spec is None or not spec.type_name.startswith("array<"):
+        return False
+    return bool(schema.knows(spec.type_name[6:-1]))
+
+
+def _dataset_ctx(d: Dataset) -> dict[str, Any]:
+    return d.model_dump()
+
+
+def _process_ctx(p: Process) -> dict[str, Any]:
+    return p.model_dump()
+
+
+def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> DesiredState:
+    """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``."""
+    if not domain or "@" in domain:
+        raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
+    r = _Renderer(profile, domain, job)
+    ds_keys: dict[str, Key] = {}
+    col_keys: dict[tuple[str, str], Key] = {}
+    # Columns that edges use but the reader did not list are added, so edges always have both ends.
+    columns: dict[str, list[str]] = {d.id: d.column_names() for d in graph.datasets}
+    for e in graph.edges:
+        for ref in (e.source, e.target):
+            if ref.column is not None and ref.dataset in columns and ref.column not in columns[ref.dataset]:
+                columns[ref.dataset].append(ref.column)
+
+    for d in graph.datasets:
+        ctx = _dataset_ctx(d)
+        ctx["columns"] = [{"name": c} for c in columns[d.id]] if not d.columns else ctx["columns"]
+        ent = r.add(r.render_one("dataset", f"dataset {d.id!r}", {"dataset": ctx}), f"dataset {d.id!r}")
+        ds_keys[d.id] = ent.key
+        if "column" in profile.templates:
+            cols = {c.name: c for c in d.columns}
+            for pos, cname in enumerate(columns[d.id]):
+                col = cols.get(cname)
+                cctx = {
+                    "dataset": ctx,
+                    "dataset_ref": _ref(ent.key),
+                    "dataset_qualified_name": ent.qualified_name,
+                    "column": {
+                        "name": cname,
+                        "type": col.type if col else None,
+                        "description": col.description if col else None,
+                    },
+                    "position": pos,
+                }
+                origin = f"column {d.id}.{cname}"
+                cent = r.add(r.render_one("column", origin, cctx), origin)
+                col_keys[(d.id, cname)] = cent.key
+
+    proc_keys: dict[str, Key] = {}
+    for p in graph.processes:
+        ctx = {
+            "process": _process_ctx(p),
+            "inputs": [_ref(ds_keys[i]) for i in p.inputs],
+            "outputs": [_ref(ds_keys[o]) for o in p.outputs],
+            "single_process": len(graph.processes) == 1,
+        }
+        ent = r.add(r.render_one("process", f"process {p.id!r}", ctx), f"process {p.id!r}")
+        proc_keys[p.id] = ent.key
+
+    if "column_lineage" in profile.templates and graph.edges:
+        default_proc = graph.processes[0].id if len(graph.processes) == 1 else None
+        groups: dict[tuple[str, str, str | None, str], list[ColumnEdge]] = defaultdict(list)
+        for e in graph.edges:
+            pid = e.process or default_proc or _producer(graph, e.target.dataset)
+            if pid is None or pid not in proc_keys:
+                continue
+            bucket = "DIRECT" if e.is_direct else e.kind
+            groups[(pid, e.target.dataset, e.target.column, bucket)].append(e)
+        for (pid, tds, tcol, bucket), edges in groups.items():
+            target_key = col_keys.get((tds, tcol)) if tcol is not None else ds_keys.get(tds)
+            if target_key is None:
+                continue
+            sources: list[Key] = []
+            for e in edges:
+                sk = (
+                    col_keys.get((e.source.dataset, e.source.column))
+                    if e.source.column
+                    else ds_keys.get(e.source.dataset)
+                )
+                if sk is not None and sk not in sources:
+                    sources.append(sk)
+            kind = (
+                max((e.kind for e in edges), key=lambda k: _DIRECT_RANK[k]) if bucket == "DIRECT" else bucket
+            )
+            exprs = sorted({e.expression for e in edges if e.expression})
+            proc_key = proc_keys[pid]
+            ctx = {
+                "process_ref": _ref(proc_key),
+                "process_qualified_name": proc_key[1],
+                "process_name": proc_key[1].rsplit("@", 1)[0],
+                "target": {"dataset": tds, "column": tcol},
+                "target_name": tcol if tcol is not None else "*",
+                "inputs": [_ref(k) for k in sources],
+                "outputs": [_ref(target_key)],
+                "kind": kind,
+                "direct": bucket == "DIRECT",
+                "expression": "; ".join(exprs) if exprs else None,
+            }
+            origin = f"column lineage {pid}:{tds}.{tcol or '*'} ({kind})"
+            r.add(r.render_one("column_lineage", origin, ctx), origin)
+
+    _assign_tiers(r.state)
+    return r.state
+
+
+def _producer(graph: LineageGraph, dataset_id: str) -> str | None:
+    for p in graph.processes:
+        if dataset_id in p.outputs:
+            return p.id
+    return None
+
+
+def _assign_tiers(state: DesiredState) -> None:
+    """tier = 1 + the highest tier of anything referenced (datasets 0, columns 1, processes ...)."""
+    memo: dict[Key, int] = {}
+
+    def tier(key: Key, stack: frozenset[Key]) -> int:
+        if key in memo:
+            return memo[key]
+        ent = state.entities.get(key)
+        if ent is None:
+            return -1
+        best = 0
+        for v in ent.refs.values():
+            for k in v if isinstance(v, list) else ([v] if v else []):
+                if k in stack:
+                    raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
+                if k not in state.entities:
+                    raise RenderError(
+                        f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
+                    )
+                best = max(best, tier(k, stack | {key}) + 1)
+        memo[key] = best
+        return best
+
+    for key, ent in state.entities.items():
+        ent.tier = tier(key, frozenset())
+
+
+__all__ = ["DIRECT_KINDS", "DesiredEntity", "DesiredState", "Key", "RenderError", "render"]
