@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from atlas_sync.errors import AtlasSyncError
+
+if TYPE_CHECKING:
+    from atlas_sync.atlas import AtlasClient
+    from atlas_sync.config import Settings
 
 
 def run_guarded(cli: click.Group, argv: list[str] | None) -> int:
@@ -49,3 +53,163 @@ def fail(message: str, hint: str | None = None, code: int = 1) -> None:
 def stderr(message: str) -> None:
     click.echo(message, err=True)
     sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------- connection options
+#
+# Every command that talks to Atlas takes the same flags. They are stored in the click context
+# (``ctx.meta``, shared by a group and its subcommands) instead of being passed to the command
+# function, so a command only adds ``@connection_options`` and calls ``client_from_options()``.
+
+_META_KEY = "atlas_sync.connection"
+
+# Setting name -> the flag that sets it (shown by `config show` as the value's source).
+FLAG_NAMES = {
+    "url": "--url",
+    "username": "--user",
+    "password_file": "--password-file",
+    "ca_bundle": "--ca-bundle",
+    "insecure": "--insecure",
+    "read_timeout": "--timeout",
+}
+
+
+def _store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    # Keep what an outer group set when the subcommand's flag is absent.
+    if value is None or value is False or value == 0 or value == ():
+        return value
+    ctx.meta.setdefault(_META_KEY, {})[param.name] = value
+    return value
+
+
+def _opt(*decls: str, **kwargs: Any) -> Any:
+    return click.option(*decls, expose_value=False, callback=_store, **kwargs)
+
+
+def connection_options(func: Any) -> Any:
+    """Add ``--url --user --password-file --ca-bundle --insecure --config --timeout -v -q`` to a command.
+
+    The values are read back with :func:`settings_from_options` / :func:`client_from_options`;
+    they are not passed to the command function. There is deliberately no password flag.
+    """
+    options = [
+        _opt(
+            "--url",
+            metavar="URL",
+            help="Atlas base URL, e.g. https://atlas:21000 [env ATLAS_URL; unset: the embedded emulator]",
+        ),
+        _opt("--user", metavar="NAME", help="Atlas user [env ATLAS_USERNAME; default admin]"),
+        _opt(
+            "--password-file",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="file holding the Atlas password [env ATLAS_PASSWORD_FILE; or env ATLAS_PASSWORD; "
+            "else a prompt on a terminal]",
+        ),
+        _opt(
+            "--ca-bundle",
+            metavar="PEM",
+            type=click.Path(dir_okay=False),
+            help="CA certificates to verify Atlas's TLS certificate [env ATLAS_CA_BUNDLE]",
+        ),
+        _opt(
+            "--insecure",
+            is_flag=True,
+            default=False,
+            help="do not verify TLS certificates (test servers only)",
+        ),
+        _opt(
+            "--config",
+            "config_file",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="settings file [default ./atlas-sync.toml; env ATLAS_SYNC_CONFIG]",
+        ),
+        _opt(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            metavar="SECONDS",
+            help="read timeout per request [default 60; env ATLAS_READ_TIMEOUT]",
+        ),
+        _opt(
+            "-v",
+            "--verbose",
+            count=True,
+            help="log requests and retries, print request counters (-vv: debug)",
+        ),
+        _opt("-q", "--quiet", is_flag=True, default=False, help="print only results and errors"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def connection_state(ctx: click.Context | None = None) -> dict[str, Any]:
+    """The connection flags given on the command line (only those that were set)."""
+    ctx = ctx or click.get_current_context(silent=True)
+    return dict(ctx.meta.get(_META_KEY, {})) if ctx is not None else {}
+
+
+def verbosity(ctx: click.Context | None = None) -> int:
+    """-1 with --quiet, else the number of -v flags."""
+    state = connection_state(ctx)
+    return -1 if state.get("quiet") else int(state.get("verbose", 0))
+
+
+def setup_logging(level: int) -> None:
+    """Log atlas_sync messages to stderr: warnings by default, INFO with -v, DEBUG with -vv."""
+    import logging
+
+    logger = logging.getLogger("atlas_sync")
+    logger.setLevel({-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(level, logging.DEBUG))
+    if not any(getattr(h, "_atlas_sync", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        handler._atlas_sync = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+def settings_from_options(ctx: click.Context | None = None, **overrides: Any) -> Settings:
+    """Settings from the connection flags (+ ``overrides`` such as ``domain=``), env, file, defaults."""
+    from atlas_sync.config import load_settings
+
+    state = connection_state(ctx)
+    flags = {
+        "url": state.get("url"),
+        "username": state.get("user"),
+        "password_file": state.get("password_file"),
+        "ca_bundle": state.get("ca_bundle"),
+        "insecure": True if state.get("insecure") else None,
+        "read_timeout": state.get("timeout"),
+    }
+    flag_names = dict(FLAG_NAMES)
+    for key, value in overrides.items():
+        if value is not None:
+            flags[key] = value
+            flag_names.setdefault(key, "--" + key.replace("_", "-"))
+    return load_settings(state.get("config_file"), flags, flag_names=flag_names)
+
+
+def _prompt_password(text: str) -> str:
+    return str(click.prompt(text, hide_input=True, err=True))
+
+
+def client_from_options(
+    ctx: click.Context | None = None, *, settings: Settings | None = None, **overrides: Any
+) -> AtlasClient:
+    """The AtlasClient for this command's flags; sets up logging, and with ``-v`` prints the
+    request counters when the command ends. Asks for a missing password only on a terminal."""
+    from atlas_sync.atlas import AtlasClient
+
+    ctx = ctx or click.get_current_context(silent=True)
+    level = verbosity(ctx)
+    setup_logging(level)
+    settings = settings or settings_from_options(ctx, **overrides)
+    prompt = _prompt_password if sys.stdin.isatty() and level >= 0 else None
+    client = AtlasClient.from_settings(settings, prompt=prompt)
+    if level >= 1:
+        stderr(f"target: {client.target}")
+        if ctx is not None:
+            ctx.call_on_close(lambda: stderr("requests:\n" + client.stats.format()))
+    return client
