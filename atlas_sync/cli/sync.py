@@ -1,0 +1,352 @@
+"""``plan``, ``sync``, ``apply``, ``teardown``, ``rebuild`` and ``show``: keep an Atlas domain in step with the input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from atlas_sync.cli.common import (
+    client_from_options,
+    connection_options,
+    echo_json,
+    settings_from_options,
+    verbosity,
+)
+from atlas_sync.cli.lineage import collect_reader_options, reader_options
+from atlas_sync.cli.progress import progress
+from atlas_sync.errors import AtlasSyncError, InputError
+
+
+def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[Any, Any]:
+    from atlas_sync.api import Publisher
+
+    settings = settings_from_options(domain=domain, profile=profile, **extra)
+    if not settings.domain:
+        raise click.UsageError(
+            "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
+        )
+    client = client_from_options(settings=settings)
+    pub = Publisher(
+        client,
+        profile=settings.profile,
+        domain=settings.domain,
+        batch_size=settings.batch_size,
+        parallel=settings.parallel,
+        max_delete_percent=settings.max_delete_percent,
+    )
+    return pub, settings
+
+
+def _read(pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> Any:
+    if not files:
+        raise click.UsageError("give at least one input FILE (or - for stdin)")
+    options = collect_reader_options(kwargs)
+    if reader == "auto":
+        from atlas_sync.lineage import registry
+
+        picked = registry.detect(files[0])
+        if verbosity() >= 0:
+            click.echo(f"reader: {picked.name} (picked by --from auto)", err=True)
+        reader = picked.name
+    graph = pub.read(reader, list(files), **options)
+    errors = [p for p in graph.problems if p.severity == "error"]
+    for p in errors:
+        click.echo(f"error: {p}", err=True)
+    if errors:
+        raise InputError(
+            f"{len(errors)} error(s) in the input; nothing was published",
+            hint="fix the input (see the errors above); a batch that fails validation is never published",
+        )
+    if verbosity() >= 0:
+        for p in graph.problems:
+            click.echo(f"warning: {p}", err=True)
+    return graph
+
+
+def _common(func: Any) -> Any:
+    opts = [
+        click.option(
+            "--domain",
+            "-d",
+            metavar="DOMAIN",
+            help="domain: every qualified name ends with @DOMAIN [env ATLAS_SYNC_DOMAIN]",
+        ),
+        click.option(
+            "--profile",
+            "-p",
+            metavar="NAME|DIR",
+            help="profile: lineage (default), pico, or a profile folder [env ATLAS_SYNC_PROFILE]",
+        ),
+    ]
+    for o in reversed(opts):
+        func = o(func)
+    return connection_options(func)
+
+
+def _input(func: Any) -> Any:
+    opts = [
+        click.argument("files", nargs=-1),
+        click.option(
+            "--from",
+            "reader",
+            default="auto",
+            show_default=True,
+            metavar="READER",
+            help="reader of the input (see `atlas-sync lineage --list-readers`)",
+        ),
+        click.option(
+            "--job", "-j", metavar="JOB", help="job scope [default: derived from the input, e.g. file stem]"
+        ),
+    ]
+    for o in reversed(opts):
+        func = o(func)
+    return reader_options(func)
+
+
+def _safety(func: Any) -> Any:
+    opts = [
+        click.option("--no-delete", is_flag=True, help="never delete; only create and update"),
+        click.option(
+            "--max-delete-percent",
+            type=click.FloatRange(0, 100),
+            metavar="PCT",
+            help="refuse to delete more than PCT%% of the job's entities [default 50]",
+        ),
+        click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
+    ]
+    for o in reversed(opts):
+        func = o(func)
+    return func
+
+
+@click.command("plan")
+@_common
+@_input
+@_safety
+@click.option("--json", "as_json", is_flag=True, help="print the plan as JSON")
+@click.option("--out", type=click.Path(dir_okay=False), help="save the plan to FILE for `atlas-sync apply`")
+@click.option("--show-unchanged", is_flag=True, help="list unchanged entities too")
+@click.option("--detailed-exitcode", is_flag=True, help="exit 0 = no changes, 2 = changes, 1 = error")
+def plan_cmd(
+    domain: str | None,
+    profile: str | None,
+    files: tuple[str, ...],
+    reader: str,
+    job: str | None,
+    no_delete: bool,
+    max_delete_percent: float | None,
+    force: bool,
+    as_json: bool,
+    out: str | None,
+    show_unchanged: bool,
+    detailed_exitcode: bool,
+    **kwargs: Any,
+) -> int:
+    """Show what `sync` would change in Atlas for FILE... (Terraform style: + create, ~ update, - delete).
+
+    Reads the input, renders the profile's entities and compares them with what Atlas holds for the
+    domain and job. Nothing is written (typedefs neither).
+    """
+    from atlas_sync.reconcile import plan_text
+
+    pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
+    graph = _read(pub, reader, files, kwargs)
+    plan = pub.plan(graph, job, allow_delete=not no_delete, force=force)
+    if out:
+        Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
+    if as_json:
+        echo_json(plan.to_json() | {"entities": None})
+    else:
+        click.echo(plan_text(plan, show_unchanged=show_unchanged))
+    return 2 if detailed_exitcode and plan.has_changes else 0
+
+
+@click.command("sync")
+@_common
+@_input
+@_safety
+@click.option("--purge", is_flag=True, help="purge deleted entities too (hard delete)")
+@click.option("--no-typedefs", is_flag=True, help="do not check/register the profile's typedefs first")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+def sync_cmd(
+    domain: str | None,
+    profile: str | None,
+    files: tuple[str, ...],
+    reader: str,
+    job: str | None,
+    no_delete: bool,
+    max_delete_percent: float | None,
+    force: bool,
+    purge: bool,
+    no_typedefs: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Publish FILE...'s lineage to Atlas: plan + apply.
+
+    Makes sure the profile's typedefs exist, then creates, updates and deletes exactly what differs for
+    this domain and job. A second run with the same input writes nothing. Deletes only entities this job
+    created that the input no longer has; never anything outside the domain.
+
+    \b
+    Example (embedded emulator, no server needed):
+      atlas-sync sync --domain demo --from sql --dialect spark examples/sql/etl.sql
+    """
+    from atlas_sync.reconcile import plan_text
+
+    pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
+    graph = _read(pub, reader, files, kwargs)
+    quiet = verbosity() < 0
+    with progress("applying", quiet=quiet or as_json) as update:
+        result = pub.sync(
+            graph,
+            job,
+            allow_delete=not no_delete,
+            force=force,
+            purge=purge,
+            ensure_typedefs=not no_typedefs,
+            progress=update,
+        )
+    if as_json:
+        echo_json(result.to_json())
+        return
+    if not quiet:
+        changed = plan_text(result.plan)
+        click.echo(changed)
+        if result.applied:
+            a = result.applied
+            click.echo(
+                f"Applied: {a.created} created, {a.updated} updated, {a.deleted} deleted"
+                f"{f', {a.purged} purged' if a.purged else ''} in {a.requests} request(s)."
+            )
+        else:
+            click.echo("Nothing to do: Atlas already matches the input.")
+
+
+@click.command("apply")
+@click.argument("planfile", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--profile", "-p", metavar="NAME|DIR", help="profile the plan was made with [default: recorded]"
+)
+@click.option("--purge", is_flag=True, help="purge deleted entities too")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@connection_options
+def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) -> None:
+    """Apply a plan saved with `atlas-sync plan --out PLANFILE`.
+
+    Refuses when Atlas changed since the plan was made (re-plan instead).
+    """
+    from atlas_sync.reconcile import Plan
+
+    try:
+        doc = json.loads(Path(planfile).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a plan file: {exc}", file=planfile) from None
+    plan = Plan.from_json(doc)
+    pub, _ = _publisher(plan.domain, profile or plan.profile)
+    with progress("applying", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.apply(plan, purge=purge, progress=update, check=True)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(
+            f"Applied: {result.created} created, {result.updated} updated, {result.deleted} deleted "
+            f"in {result.requests} request(s)."
+        )
+
+
+@click.command("teardown")
+@_common
+@click.option("--purge", is_flag=True, help="purge the deleted entities (hard delete, frees the typedefs)")
+@click.option("--typedefs", is_flag=True, help="also delete the profile's typedefs if nothing else uses them")
+@click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+def teardown_cmd(
+    domain: str | None, profile: str | None, purge: bool, typedefs: bool, yes: bool, as_json: bool
+) -> None:
+    """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them."""
+    pub, _ = _publisher(domain, profile)
+    if not yes:
+        if not click.get_text_stream("stdin").isatty():
+            raise AtlasSyncError("teardown needs confirmation", hint="re-run with --yes")
+        click.confirm(
+            f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?", abort=True, err=True
+        )
+    with progress("deleting", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.teardown(purge=purge, typedefs=typedefs, progress=update)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        click.echo(
+            f"Teardown of {pub.domain}: {result.deleted} deleted, {result.purged} purged"
+            + (f", typedefs deleted: {', '.join(result.typedefs_deleted)}" if result.typedefs_deleted else "")
+            + f" ({result.requests} requests)."
+        )
+
+
+@click.command("rebuild")
+@_common
+@_input
+@click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+def rebuild_cmd(
+    domain: str | None,
+    profile: str | None,
+    files: tuple[str, ...],
+    reader: str,
+    job: str | None,
+    yes: bool,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
+    """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE...."""
+    pub, _ = _publisher(domain, profile)
+    graph = _read(pub, reader, files, kwargs)
+    if not yes:
+        if not click.get_text_stream("stdin").isatty():
+            raise AtlasSyncError(
+                "rebuild deletes the whole domain and needs confirmation", hint="re-run with --yes"
+            )
+        click.confirm(f"Delete and rebuild domain {pub.domain!r}?", abort=True, err=True)
+    with progress("rebuilding", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.rebuild(graph, job, progress=update)
+    if as_json:
+        echo_json(result.to_json())
+    else:
+        a = result.applied
+        click.echo(f"Rebuilt {pub.domain}: {a.created if a else 0} created.")
+
+
+@click.command("show")
+@_common
+@click.argument("qualified_name", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "dot", "svg", "html"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--depth", type=int, default=0, show_default=True, help="lineage depth (0 = unlimited)")
+@click.option("--out", type=click.Path(dir_okay=False), help="write to FILE instead of stdout")
+def show_cmd(
+    domain: str | None, profile: str | None, qualified_name: str | None, fmt: str, depth: int, out: str | None
+) -> None:
+    """Show what Atlas holds for the domain (or the lineage of QUALIFIED_NAME), read back through Atlas's lineage API."""
+    from atlas_sync.view.atlas_graph import domain_graph
+
+    pub, _ = _publisher(domain, profile)
+    graph = domain_graph(pub, qualified_name, depth=depth)
+    from atlas_sync.cli.lineage import render_graph
+
+    text = render_graph(graph, fmt)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text)
+
+
+COMMANDS = [plan_cmd, sync_cmd, apply_cmd, teardown_cmd, rebuild_cmd, show_cmd]

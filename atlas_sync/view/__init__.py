@@ -1,0 +1,1 @@
+"""Lineage pictures: text trees (and DOT/SVG/HTML)."""

@@ -1,0 +1,125 @@
+"""Read back what Atlas holds for a domain as a LineageGraph (for `atlas-sync show`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atlas_sync.errors import AtlasSyncError
+from atlas_sync.lineage.model import Dataset, LineageGraph, Process
+from atlas_sync.reconcile.actual import list_scope
+
+
+def _dataset(header: dict[str, Any]) -> Dataset:
+    attrs = header.get("attributes") or {}
+    qn = attrs.get("qualifiedName") or header.get("guid", "?")
+    return Dataset(
+        id=qn,
+        name=attrs.get("name") or qn,
+        kind=header.get("typeName", "table"),
+        facets={"guid": header.get("guid"), "status": header.get("status", "ACTIVE")},
+    )
+
+
+def from_lineage(info: dict[str, Any], process_types: set[str]) -> LineageGraph:
+    """A LineageGraph from Atlas's lineage API answer (guidEntityMap + relations)."""
+    g = LineageGraph()
+    ents: dict[str, dict[str, Any]] = info.get("guidEntityMap") or {}
+    is_proc = {
+        guid
+        for guid, h in ents.items()
+        if h.get("typeName") in process_types or "inputs" in (h.get("attributes") or {})
+    }
+    inputs: dict[str, list[str]] = {}
+    outputs: dict[str, list[str]] = {}
+    for rel in info.get("relations") or []:
+        a, b = rel.get("fromEntityId"), rel.get("toEntityId")
+        if b in is_proc and a not in is_proc:
+            inputs.setdefault(b, []).append(a)
+        elif a in is_proc and b not in is_proc:
+            outputs.setdefault(a, []).append(b)
+    qn = {guid: ((h.get("attributes") or {}).get("qualifiedName") or guid) for guid, h in ents.items()}
+    for guid, h in ents.items():
+        if guid not in is_proc:
+            g.add_dataset(_dataset(h))
+    for guid, h in ents.items():
+        if guid in is_proc:
+            attrs = h.get("attributes") or {}
+            g.add_process(
+                Process(
+                    id=qn[guid],
+                    name=attrs.get("name") or qn[guid],
+                    kind=h.get("typeName", "process"),
+                    inputs=[qn[x] for x in inputs.get(guid, []) if x in qn],
+                    outputs=[qn[x] for x in outputs.get(guid, []) if x in qn],
+                )
+            )
+    _link_operator_tree(g)
+    return g
+
+
+def _link_operator_tree(g: LineageGraph) -> None:
+    """Processes chained through datasets read as a tree: the consumer of my output is my parent."""
+    consumer: dict[str, list[str]] = {}
+    for p in g.processes:
+        for i in p.inputs:
+            consumer.setdefault(i, []).append(p.id)
+    for p in g.processes:
+        parents = {c for o in p.outputs for c in consumer.get(o, [])}
+        if len(parents) == 1:
+            parent = parents.pop()
+            p.parent = parent
+            par = g.process(parent)
+            if par is not None and p.id not in par.children:
+                par.children.append(p.id)
+    if any(p.children for p in g.processes):
+        for p in g.processes:
+            p.operator = p.kind
+
+
+def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> LineageGraph:
+    """The domain's lineage (or one entity's) as Atlas reports it."""
+    client = pub.client
+    headers = list_scope(client, pub._existing_root_types(), pub.domain)
+    if qualified_name:
+        if not qualified_name.endswith("@" + pub.domain):
+            qualified_name = qualified_name + "@" + pub.domain
+        match = [h for k, h in headers.items() if k[1] == qualified_name]
+        if not match:
+            raise AtlasSyncError(
+                f"no entity {qualified_name!r} in domain {pub.domain!r}",
+                hint="`atlas-sync show --domain D` lists the domain",
+            )
+        info = client.lineage(match[0].guid, direction="BOTH", depth=depth)
+        return from_lineage(info, pub.process_types)
+    g = LineageGraph()
+    procs = [h for k, h in headers.items() if k[0] in pub.process_types]
+    ents = client.get_entities([h.guid for h in procs]) if procs else []
+    by_guid = {h.guid: k for k, h in headers.items()}
+    for k, h in headers.items():
+        if k[0] not in pub.process_types:
+            g.add_dataset(Dataset(id=k[1], name=k[1], kind=k[0], facets={"guid": h.guid}))
+    for e in ents:
+        rels = e.get("relationshipAttributes") or {}
+        attrs = e.get("attributes") or {}
+
+        def active(name: str, rels: dict[str, Any] = rels) -> list[str]:
+            out = []
+            for r in rels.get(name) or []:
+                if r.get("relationshipStatus", "ACTIVE") == "ACTIVE" and r.get("guid") in by_guid:
+                    qn = by_guid[r["guid"]][1]
+                    if g.dataset(qn) is not None:
+                        out.append(qn)
+            return out
+
+        qn = attrs.get("qualifiedName", e["guid"])
+        g.add_process(
+            Process(
+                id=qn,
+                name=attrs.get("name") or qn,
+                kind=e.get("typeName", "process"),
+                inputs=active("inputs"),
+                outputs=active("outputs"),
+            )
+        )
+    _link_operator_tree(g)
+    return g

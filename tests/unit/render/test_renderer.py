@@ -1,0 +1,207 @@
+"""Rendering a LineageGraph into a profile's desired entities (issue 5: profiles and rendering)."""
+
+from pathlib import Path
+
+import pytest
+
+from atlas_sync.errors import ConfigError
+from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.render import load_profile, render
+from atlas_sync.render.renderer import RenderError
+
+DOC = {
+    "datasets": [
+        {"id": "raw.orders", "namespace": "raw", "name": "orders", "columns": ["id", "amount"]},
+        {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["total"]},
+    ],
+    "processes": [
+        {"id": "daily", "name": "daily revenue", "inputs": ["raw.orders"], "outputs": ["mart.revenue"]}
+    ],
+    "edges": [
+        {
+            "source": "raw.orders.amount",
+            "target": "mart.revenue.total",
+            "kind": "AGGREGATION",
+            "process": "daily",
+        },
+        {"source": "raw.orders.id", "target": "mart.revenue.*", "kind": "FILTER", "process": "daily"},
+    ],
+}
+
+
+def lineage_state(doc=DOC, domain="demo", job="daily"):
+    return render(LineageGraph.from_document(doc), load_profile("lineage"), domain=domain, job=job)
+
+
+def test_lineage_profile_names_follow_atlas_hooks():
+    state = lineage_state()
+    names = {(e.type_name, e.qualified_name) for e in state.entities.values()}
+    assert ("lineage_dataset", "raw.orders@demo") in names
+    assert ("lineage_column", "raw.orders.amount@demo") in names
+    assert ("lineage_process", "daily@demo") in names
+    assert ("lineage_column_lineage", "daily:mart.revenue.total@demo") in names
+    assert ("lineage_column_lineage", "daily:mart.revenue.*:FILTER@demo") in names
+    # 2 datasets + 3 columns + 1 process + 2 column-lineage processes
+    assert len(state) == 8
+
+
+def test_references_point_at_rendered_entities_and_order_puts_them_first():
+    state = lineage_state()
+    proc = state.entities[("lineage_process", "daily@demo")]
+    assert proc.refs["inputs"] == [("lineage_dataset", "raw.orders@demo")]
+    assert proc.refs["outputs"] == [("lineage_dataset", "mart.revenue@demo")]
+    order = [e.key for e in state.ordered()]
+    for e in state.entities.values():
+        for v in e.refs.values():
+            for k in v if isinstance(v, list) else [v]:
+                assert order.index(k) < order.index(e.key)
+
+
+def test_column_lineage_carries_kind_and_ownership_is_create_only():
+    state = lineage_state()
+    cl = state.entities[("lineage_column_lineage", "daily:mart.revenue.total@demo")]
+    assert cl.attributes["dependencyType"] == "AGGREGATION"
+    assert cl.refs["inputs"] == [("lineage_column", "raw.orders.amount@demo")]
+    assert cl.refs["process"] == ("lineage_process", "daily@demo")
+    assert "process" in cl.rel_attrs
+    assert cl.create_only == {"atlasSyncJob": "daily"}
+    assert "atlasSyncJob" not in cl.attributes
+
+
+@pytest.mark.parametrize(
+    "name", ['we"ird', "back\\slash", "new\nline", "at@sign", "ünï😀", "{{ 7*7 }}", "%s"]
+)
+def test_hostile_names_round_trip_unchanged(name):
+    doc = {
+        "datasets": [{"id": f"db.{name}", "namespace": "db", "name": name, "columns": [name]}],
+        "processes": [{"id": "p", "name": name, "outputs": [f"db.{name}"]}],
+    }
+    state = lineage_state(doc)
+    ds = next(e for e in state.entities.values() if e.type_name == "lineage_dataset")
+    assert ds.attributes["name"] == name
+    assert ds.qualified_name == f"db.{name}@demo"
+    col = next(e for e in state.entities.values() if e.type_name == "lineage_column")
+    assert col.attributes["name"] == name
+
+
+def test_pico_profile_reproduces_seed_names():
+    doc = {
+        "datasets": [
+            {"id": "input", "name": "input", "kind": "intermediate"},
+            {"id": "output", "name": "output", "kind": "intermediate"},
+            {"id": "d1", "name": "d1", "kind": "intermediate", "facets": {"levels": ["1_0", "2_0"]}},
+        ],
+        "processes": [
+            {
+                "id": "1_0",
+                "name": "Project",
+                "kind": "operator",
+                "operator": "Project",
+                "level": "1_0",
+                "inputs": ["d1"],
+                "outputs": ["output"],
+                "attributes": {"columns": ["model#17"], "bogus": 1},
+            },
+            {
+                "id": "2_0",
+                "name": "LocalRelation",
+                "kind": "operator",
+                "operator": "LocalRelation",
+                "level": "2_0",
+                "inputs": ["input"],
+                "outputs": ["d1"],
+                "attributes": {"columns": ["_1#23"]},
+            },
+        ],
+    }
+    state = render(LineageGraph.from_document(doc), load_profile("pico"), domain="picoDomain", job="cars")
+    keys = set(state.entities)
+    assert ("pico_spark_data_type", "pico_spark_data_input@picoDomain") in keys
+    assert ("pico_spark_data_type", "pico_spark_data_output@picoDomain") in keys
+    assert ("pico_spark_data_type", "pico_spark_data_1_0-2_0@picoDomain") in keys
+    proj = state.entities[("pico_spark_project_type", "pico_project_1_0@picoDomain")]
+    assert proj.attributes["name"] == "pico_project_1_0"
+    assert proj.attributes["columns"] == ["model#17"]
+    assert "bogus" not in proj.attributes  # undeclared reader attributes are not sent
+    assert ("pico_spark_local_relation_type", "pico_local_relation_2_0@picoDomain") in keys
+
+
+def test_two_nodes_with_one_qualified_name_is_an_error():
+    doc = {
+        "datasets": [{"id": "a", "name": "a"}],
+        "processes": [
+            {
+                "id": "x",
+                "name": "x",
+                "kind": "operator",
+                "operator": "Filter",
+                "level": "2_0",
+                "outputs": ["a"],
+            },
+            {
+                "id": "y",
+                "name": "y",
+                "kind": "operator",
+                "operator": "Filter",
+                "level": "2_0",
+                "outputs": ["a"],
+            },
+        ],
+    }
+    with pytest.raises(RenderError, match="name collision"):
+        render(LineageGraph.from_document(doc), load_profile("pico"), domain="d", job="j")
+
+
+def _user_profile(tmp_path: Path, process_template: str) -> Path:
+    prof = tmp_path / "prof"
+    prof.mkdir()
+    (prof / "profile.toml").write_text('typedefs = ["lineage"]\n')
+    src = load_profile("lineage").template_dir
+    (prof / "dataset.json.j2").write_text((src / "dataset.json.j2").read_text())
+    (prof / "process.json.j2").write_text(process_template)
+    return prof
+
+
+def test_template_with_unknown_attribute_names_template_and_entity(tmp_path):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "nonsense": 1}}',
+    )
+    with pytest.raises(RenderError, match=r"process.json.j2 \(process 'daily'\).*no attribute 'nonsense'"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_template_missing_mandatory_name_is_an_error(tmp_path):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }}}}',
+    )
+    with pytest.raises(RenderError, match="mandatory attribute 'name'"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_template_wrong_type_is_an_error(tmp_path):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "queryText": 5}}',
+    )
+    with pytest.raises(RenderError, match="queryText.*expected string"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+@pytest.mark.parametrize(
+    "expr",
+    ["process.__class__.__mro__", "''.__class__.__subclasses__()", "lipsum.__globals__"],
+)
+def test_templates_are_sandboxed(tmp_path, expr):
+    prof = _user_profile(tmp_path, "{{ " + expr + " | tojson }}")
+    with pytest.raises(RenderError):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_unknown_profile_lists_builtins():
+    with pytest.raises(ConfigError, match="unknown profile") as exc:
+        load_profile("nope")
+    assert "lineage" in (exc.value.hint or "")
