@@ -274,6 +274,12 @@ def compute_plan(
             plan.items.append(PlanItem("create", e.type_name, e.qualified_name, tier=e.tier))
             plan.desired[e.key] = e
             continue
+        if e.type_name in process_types and a.owner and a.owner != desired.job:
+            raise PlanRefused(
+                f"{e.type_name} {e.qualified_name!r} belongs to job {a.owner!r}, not {desired.job!r}",
+                hint="a job never changes another job's processes: give this job its own name with --job, "
+                "or another --domain",
+            )
         changes = diff_entity(e, a)
         item = PlanItem(
             "update" if changes else "unchanged",
