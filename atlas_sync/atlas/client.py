@@ -53,7 +53,7 @@ EMBEDDED_URL = "http://atlas-emulator.invalid"
 # GET/DELETE with many guid= / attr_N: params: Jetty's request buffer is 16192 bytes (contract §0),
 # about 350 guids; stay well below in both count and encoded query length.
 MAX_IDS_PER_GET = 300
-MAX_QUERY_BYTES = 12_000
+MAX_QUERY_BYTES = 13_000
 MAX_PURGE = 1000  # atlas.purge.api.max.request.size on newer Atlas
 MAX_SEARCH_LIMIT = 10_000  # atlas.search.maxlimit; larger limits silently become 100
 TYPEDEF_LISTS = (

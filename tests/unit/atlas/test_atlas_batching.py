@@ -1,0 +1,160 @@
+"""Entity upserts in batches: split by count and bytes, placeholders rewritten across batches."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import responses
+from atlas_test_support import API
+
+from atlas_sync.atlas import AtlasClient, NotFoundError
+from atlas_sync.atlas.mutation import MutationResult, entity_size, order_for_batching, split_batches
+
+BULK = API + "/v2/entity/bulk"
+
+
+def ds(n: int, **attrs: Any) -> dict[str, Any]:
+    return {
+        "typeName": "demo_dataset",
+        "guid": f"-{n}",
+        "attributes": {"qualifiedName": f"ds{n}@demo", "name": f"ds{n}", **attrs},
+    }
+
+
+def proc(n: int, inputs: list[int], outputs: list[int]) -> dict[str, Any]:
+    return {
+        "typeName": "demo_process",
+        "guid": f"-{n}",
+        "attributes": {
+            "qualifiedName": f"p{n}@demo",
+            "name": f"p{n}",
+            "inputs": [{"guid": f"-{i}", "typeName": "demo_dataset"} for i in inputs],
+            "outputs": [{"guid": f"-{o}", "typeName": "demo_dataset"} for o in outputs],
+        },
+    }
+
+
+class FakeAtlas:
+    """Answers bulk POSTs like Atlas: every placeholder becomes 'g<n>' and is reported as created;
+    assigned guids referenced by an entity are reported as updated (the other end of a relationship)."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: Any) -> tuple[int, dict[str, str], str]:
+        body = json.loads(request.body)
+        self.bodies.append(body)
+        assigned: dict[str, str] = {}
+        created, updated = [], []
+        for e in body["entities"]:
+            if e["guid"].startswith("-"):
+                assigned[e["guid"]] = "g" + e["guid"][1:]
+                created.append({"guid": assigned[e["guid"]], "typeName": e["typeName"]})
+            for ref in e["attributes"].get("inputs", []) + e["attributes"].get("outputs", []):
+                if not ref["guid"].startswith("-"):
+                    updated.append({"guid": ref["guid"], "typeName": ref["typeName"]})
+                elif ref["guid"] not in {x["guid"] for x in body["entities"]}:
+                    return 404, {}, json.dumps({"errorCode": "ATLAS-404-00-00A"})
+        mutated: dict[str, Any] = {"CREATE": created}
+        if updated:
+            mutated["UPDATE"] = updated
+        return 200, {}, json.dumps({"mutatedEntities": mutated, "guidAssignments": assigned})
+
+
+@pytest.fixture
+def fake() -> Any:
+    with responses.RequestsMock() as mock:
+        atlas = FakeAtlas()
+        mock.add_callback(responses.POST, BULK, callback=atlas)
+        yield atlas
+
+
+def test_batches_split_by_entity_count(client: AtlasClient, fake: FakeAtlas) -> None:
+    result = client.upsert_entities([ds(i) for i in range(1, 6)], batch_size=2)
+    assert [len(b["entities"]) for b in fake.bodies] == [2, 2, 1]
+    assert result.requests == 3
+    assert result.guid_assignments == {f"-{i}": f"g{i}" for i in range(1, 6)}
+    assert result.created_guids == [f"g{i}" for i in range(1, 6)]
+
+
+def test_batches_split_by_payload_bytes(client: AtlasClient, fake: FakeAtlas) -> None:
+    entities = [ds(i, description="x" * 1000) for i in range(1, 11)]
+    one = entity_size(entities[0])
+    client.upsert_entities(entities, batch_size=500, max_bytes=3 * one + 10)
+    assert [len(b["entities"]) for b in fake.bodies] == [3, 3, 3, 1]
+    for body in fake.bodies:
+        assert len(json.dumps(body["entities"], separators=(",", ":"))) <= 3 * one + 10
+
+
+def test_oversized_entity_is_sent_alone(client: AtlasClient, fake: FakeAtlas) -> None:
+    client.upsert_entities([ds(1), ds(2, description="y" * 5000), ds(3)], max_bytes=2000)
+    assert [len(b["entities"]) for b in fake.bodies] == [1, 1, 1]
+
+
+def test_placeholders_of_earlier_batches_are_rewritten_to_real_guids(
+    client: AtlasClient, fake: FakeAtlas
+) -> None:
+    entities = [ds(1), ds(2), proc(3, inputs=[1], outputs=[2])]
+    result = client.upsert_entities(entities, batch_size=2)
+    second = fake.bodies[1]["entities"][0]
+    assert second["guid"] == "-3"  # its own placeholder is kept
+    assert second["attributes"]["inputs"] == [{"guid": "g1", "typeName": "demo_dataset"}]
+    assert second["attributes"]["outputs"] == [{"guid": "g2", "typeName": "demo_dataset"}]
+    # The caller's dicts are not modified.
+    assert entities[2]["attributes"]["inputs"][0]["guid"] == "-1"
+    # g1/g2 were created by batch 1 and reported updated by batch 2: listed once, as created.
+    assert result.created_guids == ["g1", "g2", "g3"]
+    assert result.updated_guids == []
+
+
+def test_forward_references_are_reordered_so_batches_never_dangle(
+    client: AtlasClient, fake: FakeAtlas
+) -> None:
+    # The process comes first but references datasets listed after it.
+    client.upsert_entities([proc(3, inputs=[1], outputs=[2]), ds(1), ds(2)], batch_size=1)
+    assert [b["entities"][0]["guid"] for b in fake.bodies] == ["-1", "-2", "-3"]
+
+
+def test_failure_midway_reports_what_was_applied(client: AtlasClient) -> None:
+    with responses.RequestsMock() as mock:
+        mock.post(
+            BULK, json={"mutatedEntities": {"CREATE": [{"guid": "g1"}]}, "guidAssignments": {"-1": "g1"}}
+        )
+        mock.post(BULK, status=404, json={"errorCode": "ATLAS-404-00-007", "errorMessage": "missing"})
+        with pytest.raises(NotFoundError) as info:
+            client.upsert_entities([ds(1), ds(2)], batch_size=1)
+    partial = info.value.partial
+    assert isinstance(partial, MutationResult)
+    assert partial.guid_assignments == {"-1": "g1"}
+    assert "batch 2 of 2 failed; 1 earlier batches were applied" in (info.value.hint or "")
+
+
+def test_empty_upsert_sends_nothing(client: AtlasClient) -> None:
+    with responses.RequestsMock():  # any request would fail: none is registered
+        result = client.upsert_entities([])
+    assert result.requests == 0 and result.guid_assignments == {}
+
+
+def test_noop_response_without_mutated_entities_is_merged(client: AtlasClient) -> None:
+    with responses.RequestsMock() as mock:
+        mock.post(BULK, json={"guidAssignments": {"-1": "g1"}})
+        result = client.upsert_entities([ds(1)])
+    assert result.created == [] and result.updated == []
+    assert result.guid_assignments == {"-1": "g1"}
+
+
+def test_split_batches_keeps_order_and_every_entity() -> None:
+    entities = [ds(i) for i in range(1, 8)]
+    batches = list(split_batches(entities, 3, 10**9))
+    assert [e for b in batches for e in b] == entities
+    assert [len(b) for b in batches] == [3, 3, 1]
+
+
+def test_order_for_batching_leaves_cycles_in_given_order() -> None:
+    a = {"typeName": "t", "guid": "-1", "attributes": {"peer": {"guid": "-2"}}}
+    b = {"typeName": "t", "guid": "-2", "attributes": {"peer": {"guid": "-1"}}}
+    c = {"typeName": "t", "guid": "-3", "attributes": {}}
+    assert order_for_batching([a, b, c]) == [c, a, b]
+    assert order_for_batching([c, a]) == [c, a]
