@@ -1,0 +1,255 @@
+"""Sync core end to end through the Python API on the in-process emulator (issue 5).
+
+Expected entity counts are derived by hand from the inputs below and the lineage profile's rules:
+one lineage_dataset per dataset, one lineage_column per column, one lineage_process per process,
+one lineage_column_lineage per (process, target column) for direct edges and per (process, target,
+kind) for indirect ones.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+
+import pytest
+
+from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
+from atlas_sync.emulator import Emulator
+from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile import PlanRefused
+
+DOC = {
+    "datasets": [
+        {"id": "raw.orders", "namespace": "raw", "name": "orders", "columns": ["id", "amount", "region"]},
+        {"id": "raw.regions", "namespace": "raw", "name": "regions", "columns": ["id", "name"]},
+        {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["region", "total"]},
+    ],
+    "processes": [
+        {"id": "daily", "name": "daily revenue", "inputs": ["raw.orders", "raw.regions"], "outputs": ["mart.revenue"]}
+    ],
+    "edges": [
+        {"source": "raw.regions.name", "target": "mart.revenue.region", "kind": "IDENTITY", "process": "daily"},
+        {"source": "raw.orders.amount", "target": "mart.revenue.total", "kind": "AGGREGATION", "process": "daily"},
+        {"source": "raw.orders.region", "target": "mart.revenue.*", "kind": "JOIN", "process": "daily"},
+        {"source": "raw.regions.id", "target": "mart.revenue.*", "kind": "JOIN", "process": "daily"},
+    ],
+}
+# 3 datasets, 7 columns, 1 process, 2 direct column lineages (region, total), 1 JOIN lineage on revenue.*
+EXPECTED = {
+    "lineage_dataset": 3,
+    "lineage_column": 7,
+    "lineage_process": 1,
+    "lineage_column_lineage": 3,
+}
+
+
+@pytest.fixture()
+def emu():
+    return Emulator(None)
+
+
+@pytest.fixture()
+def client(emu):
+    return AtlasClient.embedded(emulator=emu)
+
+
+def publisher(client, domain="demo", **kw):
+    return Publisher(client, profile="lineage", domain=domain, **kw)
+
+
+def graph(doc=DOC) -> LineageGraph:
+    return LineageGraph.from_document(copy.deepcopy(doc))
+
+
+def domain_entities(client, domain, *, include_deleted=False):
+    out = []
+    for h in client.search_basic(
+        "lineage_dataset,lineage_column,lineage_process,lineage_column_lineage",
+        entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain},
+        exclude_deleted=not include_deleted,
+        attributes=["qualifiedName", "atlasSyncJob"],
+    ):
+        out.append(h)
+    return out
+
+
+def writes(emu) -> list:
+    return [r for r in emu.request_log if r.method in ("POST", "PUT", "DELETE") and "/v2/entity" in r.path]
+
+
+def test_first_sync_creates_exactly_the_expected_entities(client):
+    result = publisher(client).sync(graph(), job="daily")
+    counts = Counter(h["typeName"] for h in domain_entities(client, "demo"))
+    assert dict(counts) == EXPECTED
+    assert result.applied is not None and result.applied.created == sum(EXPECTED.values())
+
+
+def test_first_sync_of_a_small_graph_is_one_entity_request(client, emu):
+    publisher(client).ensure_typedefs()
+    emu.clear_log()
+    publisher(client).sync(graph(), job="daily", ensure_typedefs=False)
+    assert len(writes(emu)) == 1
+
+
+def test_second_identical_sync_writes_nothing(client, emu):
+    publisher(client).sync(graph(), job="daily")
+    emu.clear_log()
+    result = publisher(client).sync(graph(), job="daily")
+    assert result.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": sum(EXPECTED.values())}
+    assert writes(emu) == []
+    assert not [r for r in emu.request_log if "/types/" in r.path and r.method != "GET"]
+
+
+def test_process_reads_back_with_its_inputs_and_outputs_through_lineage_api(client):
+    publisher(client).sync(graph(), job="daily")
+    info = client.lineage_by_unique("lineage_dataset", "mart.revenue@demo", direction="INPUT", depth=0)
+    names = {(h.get("attributes") or {}).get("qualifiedName") for h in info["guidEntityMap"].values()}
+    assert {"raw.orders@demo", "raw.regions@demo", "daily@demo", "mart.revenue@demo"} <= names
+
+
+def test_changed_input_updates_and_deletes_exactly_what_changed(client, emu):
+    publisher(client).sync(graph(), job="daily")
+    doc = copy.deepcopy(DOC)
+    # drop raw.regions entirely (and its edges), rename the process
+    doc["datasets"] = [d for d in doc["datasets"] if d["id"] != "raw.regions"]
+    doc["processes"][0]["inputs"] = ["raw.orders"]
+    doc["processes"][0]["name"] = "daily revenue v2"
+    doc["edges"] = [e for e in doc["edges"] if not e["source"].startswith("raw.regions")]
+    emu.clear_log()
+    plan = publisher(client).plan(graph(doc), job="daily")
+    acts = {(i.type_name, i.qualified_name): i.action for i in plan.items if i.action != "unchanged"}
+    assert acts == {
+        ("lineage_process", "daily@demo"): "update",
+        ("lineage_dataset", "raw.regions@demo"): "delete",
+        ("lineage_column", "raw.regions.id@demo"): "delete",
+        ("lineage_column", "raw.regions.name@demo"): "delete",
+        # mart.revenue.region lost its only direct source
+        ("lineage_column_lineage", "daily:mart.revenue.region@demo"): "delete",
+        # the JOIN dependency keeps raw.orders.region only
+        ("lineage_column_lineage", "daily:mart.revenue.*:JOIN@demo"): "update",
+    }
+    changes = {c.attribute for i in plan.items if i.action == "update" for c in i.changes}
+    assert changes == {"name", "inputs"}
+    publisher(client).apply(plan)
+    again = publisher(client).plan(graph(doc), job="daily")
+    assert not again.has_changes
+
+
+def test_sync_never_touches_another_jobs_processes_or_another_domain(client, emu):
+    other = copy.deepcopy(DOC)
+    other["processes"][0]["id"] = "weekly"
+    other["processes"][0]["name"] = "weekly"
+    for e in other["edges"]:
+        e["process"] = "weekly"
+    publisher(client).sync(graph(other), job="weekly")
+    publisher(client, domain="elsewhere").sync(graph(), job="daily")
+    publisher(client).sync(graph(), job="daily")
+    before = {h["guid"]: h for h in domain_entities(client, "demo")} | {
+        h["guid"]: h for h in domain_entities(client, "elsewhere")
+    }
+    # daily now produces nothing but one dataset: everything else of daily goes, weekly's stays
+    shrunk = {"datasets": [{"id": "raw.orders", "name": "orders", "columns": ["id", "amount", "region"]}],
+              "processes": [{"id": "daily", "name": "daily", "inputs": ["raw.orders"], "outputs": []}]}
+    publisher(client).sync(graph(shrunk), job="daily", force=True)
+    after = {h["guid"] for h in domain_entities(client, "demo")}
+    weekly = {g for g, h in before.items() if (h.get("attributes") or {}).get("atlasSyncJob") == "weekly"}
+    assert weekly and weekly <= after
+    assert {g for g, h in before.items() if h["attributes"]["qualifiedName"].endswith("@elsewhere")} <= {
+        h["guid"] for h in domain_entities(client, "elsewhere")
+    }
+    # datasets weekly created (and still uses) survive daily's shrink
+    qns = {h["attributes"]["qualifiedName"] for h in domain_entities(client, "demo")}
+    assert "raw.regions@demo" in qns and "mart.revenue@demo" in qns
+
+
+def test_deletes_above_the_threshold_are_refused_unless_forced(client):
+    publisher(client).sync(graph(), job="daily")
+    tiny = {"datasets": [{"id": "raw.orders", "name": "orders"}], "processes": [{"id": "daily", "name": "d", "inputs": ["raw.orders"]}]}
+    with pytest.raises(PlanRefused, match="max-delete-percent"):
+        publisher(client).plan(graph(tiny), job="daily")
+    plan = publisher(client).plan(graph(tiny), job="daily", force=True)
+    assert plan.counts["delete"] > 0
+
+
+def test_no_delete_mode_and_input_errors_block_deletes(client):
+    publisher(client).sync(graph(), job="daily")
+    doc = copy.deepcopy(DOC)
+    doc["datasets"] = doc["datasets"][:1] + doc["datasets"][2:]
+    doc["processes"][0]["inputs"] = ["raw.orders"]
+    doc["edges"] = [e for e in doc["edges"] if not e["source"].startswith("raw.regions")]
+    plan = publisher(client).plan(graph(doc), job="daily", allow_delete=False)
+    assert plan.counts["delete"] == 0 and plan.deletes_blocked
+    g = graph(doc)
+    g.problem("statement 2 did not parse", severity="error")
+    plan = publisher(client).plan(g, job="daily")
+    assert plan.counts["delete"] == 0 and "errors" in (plan.deletes_blocked or "")
+
+
+def test_teardown_with_purge_leaves_nothing(client):
+    publisher(client).sync(graph(), job="daily")
+    res = publisher(client).teardown(purge=True)
+    assert res.deleted == sum(EXPECTED.values())
+    assert domain_entities(client, "demo", include_deleted=True) == []
+
+
+def test_teardown_without_purge_leaves_only_deleted_entities_and_resync_recreates(client):
+    publisher(client).sync(graph(), job="daily")
+    publisher(client).teardown()
+    assert domain_entities(client, "demo") == []
+    assert all(h["status"] == "DELETED" for h in domain_entities(client, "demo", include_deleted=True))
+    publisher(client).sync(graph(), job="daily")
+    assert dict(Counter(h["typeName"] for h in domain_entities(client, "demo"))) == EXPECTED
+
+
+def test_rebuild_restores_the_domain(client):
+    publisher(client).sync(graph(), job="daily")
+    res = publisher(client).rebuild(graph(), job="daily")
+    assert res.applied is not None and res.applied.created == sum(EXPECTED.values())
+    assert dict(Counter(h["typeName"] for h in domain_entities(client, "demo"))) == EXPECTED
+    assert len(domain_entities(client, "demo", include_deleted=True)) == sum(EXPECTED.values())
+
+
+def test_saved_plan_is_refused_when_atlas_changed(client, tmp_path):
+    from atlas_sync.reconcile import Plan
+
+    publisher(client).sync(graph(), job="daily")
+    doc = copy.deepcopy(DOC)
+    doc["processes"][0]["name"] = "renamed"
+    plan = publisher(client).plan(graph(doc), job="daily")
+    saved = Plan.from_json(plan.to_json())
+    doc["processes"][0]["name"] = "renamed again"
+    publisher(client).sync(graph(doc), job="daily")
+    from atlas_sync.errors import AtlasSyncError
+
+    with pytest.raises(AtlasSyncError, match="no longer matches"):
+        publisher(client).apply(saved)
+
+
+def test_saved_plan_applies_when_nothing_moved(client):
+    from atlas_sync.reconcile import Plan
+
+    publisher(client).sync(graph(), job="daily")
+    doc = copy.deepcopy(DOC)
+    doc["processes"][0]["name"] = "renamed"
+    saved = Plan.from_json(publisher(client).plan(graph(doc), job="daily").to_json())
+    res = publisher(client).apply(saved)
+    assert res.updated == 1
+    assert not publisher(client).plan(graph(doc), job="daily").has_changes
+
+
+def test_large_sync_batches_by_tier_and_converges(client, emu):
+    n = 120
+    doc = {
+        "datasets": [{"id": f"s.t{i}", "name": f"t{i}", "columns": ["a", "b"]} for i in range(n)],
+        "processes": [{"id": f"p{i}", "name": f"p{i}", "inputs": [f"s.t{i}"], "outputs": [f"s.t{(i + 1) % n}"]} for i in range(n)],
+    }
+    pub = publisher(client, batch_size=50, parallel=3)
+    pub.ensure_typedefs()
+    emu.clear_log()
+    res = pub.sync(graph(doc), job="big", ensure_typedefs=False)
+    total = n + 2 * n + n  # datasets, columns, processes
+    assert res.applied is not None and res.applied.created == total
+    # tiers: datasets (120 -> 3 batches), columns (240 -> 5), processes (120 -> 3)
+    assert len(writes(emu)) == 11
+    assert not pub.plan(graph(doc), job="big").has_changes

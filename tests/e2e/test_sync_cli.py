@@ -1,0 +1,112 @@
+"""The sync commands driven as a user would: `atlas-sync` processes against the emulator over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = {
+    "datasets": [
+        {"id": "raw.orders", "namespace": "raw", "name": "orders", "columns": ["id", "amount"]},
+        {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["total"]},
+    ],
+    "processes": [{"id": "daily", "name": "daily revenue", "inputs": ["raw.orders"], "outputs": ["mart.revenue"]}],
+    "columns": [{"source": "raw.orders.amount", "target": "mart.revenue.total", "kind": "AGGREGATION", "process": "daily"}],
+}
+# 2 datasets + 3 columns + 1 process + 1 column lineage
+TOTAL = 7
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", *args],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+    )
+    if check and proc.returncode not in (0, 2):
+        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture()
+def env(emulator_server, tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ATLAS_", "ATLAS_SYNC_"))}
+    e.update({"ATLAS_URL": emulator_server.url, "ATLAS_USERNAME": "admin", "ATLAS_PASSWORD": "admin"})
+    return e
+
+
+@pytest.fixture()
+def doc_file(tmp_path):
+    p = tmp_path / "daily.lineage.json"
+    p.write_text(json.dumps(DOC))
+    return p
+
+
+def test_sync_then_resync_writes_nothing(env, tmp_path, doc_file, emulator_server):
+    first = run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "--json"], env, tmp_path)
+    summary = json.loads(first.stdout)
+    assert summary["plan"]["create"] == TOTAL
+    assert summary["applied"]["created"] == TOTAL
+    second = run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "--json"], env, tmp_path)
+    again = json.loads(second.stdout)
+    assert again["plan"] == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
+    assert again["applied"] is None
+
+
+def test_plan_prints_terraform_style_and_detailed_exitcode(env, tmp_path, doc_file):
+    run(["typedefs", "apply", "--profile", "lineage"], env, tmp_path)
+    p = run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path)
+    assert p.returncode == 2
+    assert "  + lineage_process daily@demo" in p.stdout
+    assert f"Plan: {TOTAL} to create, 0 to update, 0 to delete, 0 unchanged." in p.stdout
+    run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "-q"], env, tmp_path)
+    p = run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path)
+    assert p.returncode == 0
+    assert f"Plan: 0 to create, 0 to update, 0 to delete, {TOTAL} unchanged." in p.stdout
+
+
+def test_saved_plan_applies_once(env, tmp_path, doc_file):
+    run(["typedefs", "apply", "--profile", "lineage"], env, tmp_path)
+    planfile = tmp_path / "plan.json"
+    run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--out", str(planfile)], env, tmp_path)
+    assert "admin" not in planfile.read_text()  # no credentials in plan files
+    ok = run(["apply", str(planfile), "--json"], env, tmp_path)
+    assert json.loads(ok.stdout)["created"] == TOTAL
+    stale = run(["apply", str(planfile)], env, tmp_path, check=False)
+    assert stale.returncode == 1
+    assert "no longer matches" in stale.stderr and "Traceback" not in stale.stderr
+
+
+def test_teardown_purge_then_show_is_empty(env, tmp_path, doc_file):
+    run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "-q"], env, tmp_path)
+    shown = run(["show", "--domain", "demo"], env, tmp_path)
+    assert "daily@demo" in shown.stdout or "daily revenue" in shown.stdout
+    t = run(["teardown", "--domain", "demo", "--purge", "--yes", "--json"], env, tmp_path)
+    res = json.loads(t.stdout)
+    assert res["deleted"] == TOTAL and res["purged"] == TOTAL
+    p = run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--json"], env, tmp_path)
+    assert json.loads(p.stdout)["summary"]["create"] == TOTAL
+
+
+def test_teardown_without_yes_in_a_pipe_refuses(env, tmp_path):
+    p = run(["teardown", "--domain", "demo"], env, tmp_path, check=False)
+    assert p.returncode == 1 and "--yes" in p.stderr
+
+
+def test_bad_input_publishes_nothing(env, tmp_path, emulator_server):
+    bad = tmp_path / "bad.lineage.json"
+    bad.write_text('{"datasets": [}')
+    p = run(["sync", "--domain", "demo", "--from", "graph", str(bad)], env, tmp_path, check=False)
+    assert p.returncode == 1
+    assert "bad.lineage.json" in p.stderr and "line 1" in p.stderr and "Traceback" not in p.stderr
+    posts = [r for r in emulator_server.emulator.request_log if r.method != "GET"]
+    assert posts == []
+
+
+def test_missing_domain_is_a_usage_error(env, tmp_path, doc_file):
+    p = run(["sync", "--from", "graph", str(doc_file)], env, tmp_path, check=False)
+    assert p.returncode == 2 and "--domain" in p.stderr
