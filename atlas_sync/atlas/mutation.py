@@ -94,7 +94,7 @@ def is_placeholder(guid: Any) -> bool:
 def _walk_refs(value: Any, out: set[str]) -> None:
     if isinstance(value, dict):
         guid = value.get("guid")
-        if is_placeholder(guid):
+        if isinstance(guid, str) and is_placeholder(guid):
             out.add(guid)
         for v in value.values():
             if isinstance(v, dict | list):
@@ -110,7 +110,7 @@ def placeholder_refs(entity: dict[str, Any]) -> set[str]:
     out: set[str] = set()
     for key in ("attributes", "relationshipAttributes"):
         _walk_refs(entity.get(key) or {}, out)
-    out.discard(entity.get("guid"))  # type: ignore[arg-type]
+    out.discard(str(entity.get("guid")))
     return out
 
 
