@@ -1,0 +1,609 @@
+"""Lineage of one parsed SQL statement: the tables it reads and writes and its column edges.
+
+Every data-moving statement is reduced to one or more *flows* -- a query whose output columns land
+in the columns of a target table -- so a single column-lineage engine (:mod:`.columns`) serves
+INSERT ... SELECT, CTAS, CREATE VIEW, SELECT INTO, multi-table inserts, MERGE and UPDATE alike:
+``UPDATE t SET a = s.b FROM s WHERE c`` is analysed as ``SELECT s.b AS a FROM t, s WHERE c``
+into ``t``, and each MERGE branch as a SELECT over ``target JOIN source ON ...``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+
+from atlas_sync.lineage.model import dotted
+from atlas_sync.lineage.sql.columns import Problems, QueryAnalyzer, ScopeResult
+from atlas_sync.lineage.sql.schema import SchemaStore
+
+_GENERATED = re.compile(r"^_col_\d+$")
+
+
+class StatementRejected(Exception):
+    """A statement that parses but cannot mean what it says (e.g. ``INSERT INTO SELECT ...``)."""
+
+
+@dataclass
+class TableRef:
+    """A dataset a statement reads or writes."""
+
+    id: str
+    namespace: str
+    name: str
+    kind: str = "table"  # table, view, file, intermediate
+    columns: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Edge:
+    source: str
+    source_column: str
+    target: str
+    target_column: str | None  # None = the whole target (indirect dependency on its rows)
+    kind: str
+    expression: str | None = None
+
+
+@dataclass
+class StatementLineage:
+    """Plain, picklable result for one statement (query-log workers send these between processes)."""
+
+    index: int
+    line: int | None = None
+    column: int | None = None
+    text: str = ""
+    type: str = "OTHER"
+    reads: list[TableRef] = field(default_factory=list)
+    writes: list[TableRef] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    problems: list[dict[str, Any]] = field(default_factory=list)  # message, severity, code, line, column
+    error: bool = False
+
+    @property
+    def lineage_bearing(self) -> bool:
+        return bool(self.writes) and not self.error
+
+    def problem(self, message: str, *, code: str, severity: str = "warning", **kw: Any) -> None:
+        self.problems.append({"message": message, "code": code, "severity": severity, **kw})
+
+
+@dataclass
+class Context:
+    """What statements of one script share: dialect, known columns, default schema, temp objects."""
+
+    dialect: str
+    schema: SchemaStore
+    db: str | None = None
+    catalog: str | None = None
+    views: set[str] = field(default_factory=set)
+    temporary: set[str] = field(default_factory=set)
+
+    @classmethod
+    def create(cls, dialect: str, schema: SchemaStore, default_schema: str | None) -> Context:
+        ctx = cls(dialect=dialect, schema=schema)
+        ctx.set_default(default_schema)
+        return ctx
+
+    def set_default(self, default_schema: str | None) -> None:
+        if not default_schema:
+            self.db = self.catalog = None
+            return
+        parts = [p for p in default_schema.split(".") if p]
+        self.db = parts[-1] if parts else None
+        self.catalog = parts[-2] if len(parts) > 1 else None
+
+
+@dataclass
+class Flow:
+    target: exp.Table
+    query: exp.Expr
+    columns: list[str] | None = None  # explicit target column list
+    by_name: bool = False  # map outputs to target columns by name (CTAS, BY NAME, MERGE)
+    creates: bool = False  # the statement creates the target (its columns become known)
+
+
+# ---------------------------------------------------------------------- naming
+def ident_name(ident: exp.Expr | str | None) -> str:
+    """A column/table identifier as atlas-sync names it: unquoted names lower-cased, quoted kept."""
+    if ident is None:
+        return ""
+    if isinstance(ident, str):
+        return ident.lower()
+    if isinstance(ident, exp.Identifier):
+        return ident.this if ident.quoted else ident.this.lower()
+    return ident.name.lower()
+
+
+def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) -> tuple[str, ...] | None:
+    if not isinstance(table.this, exp.Identifier):
+        return None  # a table function, stage, variable: not a named table
+    name = ident_name(table.this)
+    db = ident_name(table.args.get("db")) if table.args.get("db") else None
+    catalog = ident_name(table.args.get("catalog")) if table.args.get("catalog") else None
+    if apply_default and db is None and ctx.db and name not in ctx.temporary:
+        db = ident_name(ctx.db)
+        catalog = catalog or (ident_name(ctx.catalog) if ctx.catalog else None)
+    return tuple(p for p in (catalog, db, name) if p)
+
+
+def table_ref(table: exp.Table, ctx: Context) -> TableRef | None:
+    parts = _table_parts(table, ctx)
+    if not parts:
+        return None
+    ident = dotted(*parts)
+    kind = "table"
+    if ident in ctx.temporary or parts[-1].startswith("#"):
+        kind = "intermediate"
+    elif ident in ctx.views:
+        kind = "view"
+    return TableRef(id=ident, namespace=dotted(*parts[:-1]), name=parts[-1], kind=kind)
+
+
+def _file_ref(node: exp.Expr) -> TableRef:
+    path = node.name if isinstance(node, (exp.Literal, exp.Var)) else node.sql()
+    if isinstance(node, exp.Table) and isinstance(node.this, (exp.Var, exp.Literal)):
+        path = node.this.name
+    path = path.strip("'\"")
+    return TableRef(id=dotted(path), namespace="", name=path, kind="file")
+
+
+# ---------------------------------------------------------------------- statements
+def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) -> StatementLineage:
+    """Fill ``result`` with the lineage of ``expr``; raises StatementRejected for nonsense statements."""
+    flows: list[Flow] = []
+    if isinstance(expr, exp.Insert):
+        flows += _insert(expr, ctx, result)
+    elif isinstance(expr, exp.MultitableInserts):
+        flows += _multi_insert(expr, ctx, result)
+    elif isinstance(expr, exp.Create):
+        flows += _create(expr, ctx, result)
+    elif isinstance(expr, exp.Merge):
+        flows += _merge(expr, result)
+    elif isinstance(expr, exp.Update):
+        flows += _update(expr, result)
+    elif isinstance(expr, exp.Select) and isinstance(expr.args.get("into"), exp.Into):
+        into = expr.args["into"]
+        if not isinstance(into.this, exp.Table):
+            raise StatementRejected("SELECT INTO without a target table")
+        query = expr.copy()
+        query.set("into", None)
+        result.type = "SELECT INTO"
+        if into.args.get("temporary") or into.args.get("unlogged"):
+            _mark_temporary(into.this, ctx)
+        flows.append(Flow(into.this, query, by_name=True, creates=True))
+    elif isinstance(expr, exp.Query):
+        result.type = "SELECT"
+        if isinstance(expr, exp.Select) and not expr.expressions:
+            raise StatementRejected("SELECT without columns")
+        _reads_only(expr, ctx, result)
+    elif isinstance(expr, exp.Copy):
+        _copy(expr, ctx, result)
+    elif isinstance(expr, exp.Use):
+        result.type = "USE"
+        if isinstance(expr.this, exp.Table):
+            parts = _table_parts(expr.this, ctx, apply_default=False)
+            if parts:
+                ctx.set_default(".".join(parts))
+    elif isinstance(expr, exp.Command):
+        result.type = "OTHER"
+        if re.search(r"\b(select|insert|merge|update)\b", expr.sql(), re.IGNORECASE):
+            result.problem(
+                "statement not analysed: sqlglot parses it only as an opaque command",
+                code="unsupported-statement",
+            )
+    else:
+        result.type = type(expr).__name__.upper()
+    for flow in flows:
+        _run_flow(flow, ctx, result)
+    return result
+
+
+def _target_of(this: exp.Expr | None, what: str) -> tuple[exp.Table, list[str] | None]:
+    if isinstance(this, exp.Schema) and isinstance(this.this, exp.Table):
+        cols = [ident_name(c.this if isinstance(c, exp.ColumnDef) else c) for c in this.expressions]
+        return this.this, cols or None
+    if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
+        return this, None
+    raise StatementRejected(f"{what} without a target table")
+
+
+def _query_of(expr: exp.Expr) -> exp.Expr | None:
+    q = expr.args.get("expression")
+    while isinstance(q, exp.Subquery) and not q.alias:
+        q = q.this
+    if isinstance(q, exp.Query):
+        with_ = expr.args.get("with_") or expr.args.get("with")
+        if with_ is not None and not (q.args.get("with_") or q.args.get("with")):
+            q = q.copy()
+            q.set("with_" if "with_" in q.arg_types else "with", with_.copy())
+        return q
+    return None
+
+
+def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Flow]:
+    result.type = "INSERT OVERWRITE" if expr.args.get("overwrite") else "INSERT"
+    this = expr.this
+    if isinstance(this, exp.Directory):
+        result.writes.append(_file_ref(this.this))
+        q = _query_of(expr)
+        if q is not None:
+            _reads_only(q, ctx, result, set_type=False)
+        return []
+    target, cols = _target_of(this, "INSERT")
+    source = expr.args.get("expression")
+    query = _query_of(expr)
+    if query is None:
+        if source is None or isinstance(source, (exp.Values, exp.Tuple)) or source.find(exp.Values):
+            ref = table_ref(target, ctx)
+            if ref is not None:
+                result.writes.append(ref)
+            result.type += " VALUES"
+            return []
+        raise StatementRejected("INSERT without a query or VALUES")
+    return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")))]
+
+
+def _multi_insert(expr: exp.MultitableInserts, ctx: Context, result: StatementLineage) -> list[Flow]:
+    result.type = "MULTI INSERT"
+    source = expr.args.get("source")
+    flows: list[Flow] = []
+    previous: list[exp.Expr] = []
+    for item in expr.expressions:
+        cond: exp.Expr | None = None
+        insert = item
+        if isinstance(item, exp.ConditionalInsert):
+            insert = item.this
+            cond = item.args.get("expression")
+            if item.args.get("else_") and previous:
+                cond = exp.not_(exp.or_(*[p.copy() for p in previous]))
+            elif cond is not None:
+                previous.append(cond)
+        if not isinstance(insert, exp.Insert):
+            continue
+        target, cols = _target_of(insert.this, "INSERT")
+        body = insert.args.get("expression")
+        query: exp.Query
+        if isinstance(body, exp.Select) and not body.args.get("from_") and source is not None:
+            # Hive: FROM src INSERT ... SELECT ... -- the shared FROM feeds every insert.
+            query = body.copy()
+            query.set("from_", exp.From(this=source.copy()))
+        elif isinstance(source, exp.Query):
+            # INSERT ALL INTO t (cols) VALUES (exprs) ... SELECT ...: the VALUES read the source row.
+            sub = exp.Subquery(this=source.copy(), alias=exp.TableAlias(this=exp.to_identifier("_src")))
+            if isinstance(body, exp.Values) and body.expressions:
+                row = body.expressions[0]
+                values = row.expressions if isinstance(row, exp.Tuple) else [row]
+                query = exp.Select(expressions=[v.copy() for v in values]).from_(sub)
+            else:
+                query = exp.Select(expressions=[exp.Star()]).from_(sub)
+            if cond is not None:
+                query = query.where(cond.copy())
+        elif isinstance(body, exp.Query):
+            query = body
+        else:
+            continue
+        flows.append(Flow(target, query, cols))
+    return flows
+
+
+def _mark_temporary(table: exp.Table, ctx: Context) -> None:
+    parts = _table_parts(table, ctx, apply_default=False)
+    if parts:
+        ctx.temporary.add(dotted(*parts))
+
+
+def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Flow]:
+    kind = (expr.args.get("kind") or "").upper()
+    props = expr.args.get("properties")
+    prop_types = {type(p) for p in (props.expressions if props else [])}
+    materialized = exp.MaterializedProperty in prop_types
+    temporary = exp.TemporaryProperty in prop_types
+    query = _query_of(expr)
+    if kind not in ("TABLE", "VIEW") or not isinstance(expr.this, (exp.Table, exp.Schema)):
+        result.type = f"CREATE {kind}".strip()
+        return []
+    target, cols = _target_of(expr.this, f"CREATE {kind}")
+    if temporary:
+        _mark_temporary(target, ctx)
+    if kind == "VIEW":
+        parts = _table_parts(target, ctx)
+        if parts and not temporary:
+            ctx.views.add(dotted(*parts))
+        result.type = "CREATE MATERIALIZED VIEW" if materialized else "CREATE VIEW"
+    else:
+        result.type = "CREATE TABLE AS SELECT" if query is not None else "CREATE TABLE"
+    if query is None:
+        # Plain DDL: no data flow, but its columns let later statements expand SELECT *.
+        parts = _table_parts(target, ctx)
+        if parts and cols:
+            ctx.schema.add(parts, cols)
+        return []
+    return [Flow(target, query, cols, by_name=cols is None, creates=True)]
+
+
+def _pop_joins(table: exp.Expr) -> list[exp.Expr]:
+    joins = list(table.args.get("joins") or [])
+    if joins:
+        table.set("joins", None)
+    return joins
+
+
+def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
+    result.type = "MERGE"
+    target = expr.this
+    using = expr.args.get("using")
+    if not isinstance(target, exp.Table) or using is None:
+        raise StatementRejected("MERGE without a target table or USING source")
+    on = expr.args.get("on")
+    whens = expr.args.get("whens")
+    flows: list[Flow] = []
+    using_alias = using.alias_or_name
+
+    def base() -> exp.Select:
+        sel = exp.Select().from_(target.copy())
+        sel.append("joins", exp.Join(this=using.copy(), on=on.copy() if on is not None else None))
+        return sel
+
+    for when in whens.expressions if whens is not None else []:
+        then = when.args.get("then")
+        cond = when.args.get("condition")
+        sel = base()
+        cols: list[str] | None
+        if isinstance(then, exp.Update):
+            if any(isinstance(e, exp.Star) for e in then.expressions):
+                sel.set("expressions", [exp.Column(this=exp.Star(), table=exp.to_identifier(using_alias))])
+                cols = None
+            else:
+                pairs = [e for e in then.expressions if isinstance(e, exp.EQ)]
+                sel.set("expressions", [exp.alias_(e.expression.copy(), e.this.name) for e in pairs])
+                cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
+        elif isinstance(then, exp.Insert):
+            if isinstance(then.this, exp.Star):
+                sel.set("expressions", [exp.Column(this=exp.Star(), table=exp.to_identifier(using_alias))])
+                cols = None
+            else:
+                names = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+                values = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+                if not values:
+                    continue
+                sel.set("expressions", [v.copy() for v in values])
+                cols = [ident_name(n.this if isinstance(n, exp.Column) else n) for n in names] or None
+        else:
+            continue  # DELETE / DO NOTHING: no column flows
+        if cond is not None:
+            sel = sel.where(cond.copy())
+        flows.append(Flow(target, sel, cols, by_name=cols is None))
+    return flows
+
+
+def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
+    result.type = "UPDATE"
+    target = expr.this
+    if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
+        raise StatementRejected("UPDATE without a target table")
+    pairs = [e for e in expr.expressions if isinstance(e, exp.EQ)]
+    if not pairs:
+        raise StatementRejected("UPDATE without SET assignments")
+    cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
+    sel = exp.Select(expressions=[exp.alias_(e.expression.copy(), cols[i]) for i, e in enumerate(pairs)])
+    tgt = target.copy()
+    joins = _pop_joins(tgt)  # MySQL: UPDATE t JOIN s ON ... SET ...
+    real_target = target
+    from_ = expr.args.get("from_") or expr.args.get("from")
+    if from_ is not None:
+        first = from_.this.copy()
+        more = _pop_joins(first)
+        sources = [first, *[j.this for j in more]]
+        aliased = next(
+            (
+                s
+                for s in sources
+                if isinstance(s, exp.Table) and s.alias_or_name == target.name and not target.db
+            ),
+            None,
+        )
+        if aliased is not None:
+            # T-SQL: UPDATE x SET ... FROM t AS x JOIN s ...: x names the real target.
+            real_target = exp.Table(this=aliased.this.copy(), db=aliased.args.get("db"))
+            sel = sel.from_(first)
+        else:
+            sel = sel.from_(tgt)
+            sel.append("joins", exp.Join(this=first))
+        for j in more:
+            sel.append("joins", j)
+    else:
+        sel = sel.from_(tgt)
+    for j in joins:
+        sel.append("joins", j)
+    where = expr.args.get("where")
+    if where is not None:
+        sel.set("where", where.copy())
+    real = real_target.copy()
+    real.set("alias", None)
+    real.set("joins", None)
+    return [Flow(real, sel, cols)]
+
+
+def _copy(expr: exp.Copy, ctx: Context, result: StatementLineage) -> None:
+    result.type = "COPY"
+    files = [_file_ref(f) for f in expr.args.get("files") or []]
+    this = expr.this
+    loading = bool(expr.args.get("kind"))  # COPY INTO t FROM files (True) / COPY t TO files (False)
+    if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
+        ref = table_ref(this, ctx)
+        if ref is None:
+            return
+        if loading:
+            result.reads.extend(files)
+            result.writes.append(ref)
+        else:
+            result.reads.append(ref)
+            result.writes.extend(files)
+    elif isinstance(this, exp.Table) and files:
+        # Snowflake unload: COPY INTO @stage FROM table|(query)
+        result.writes.append(_file_ref(this))
+        for f in expr.args.get("files") or []:
+            if isinstance(f, exp.Table) and isinstance(f.this, exp.Identifier):
+                ref = table_ref(f, ctx)
+                if ref:
+                    result.reads.append(ref)
+            elif isinstance(f, (exp.Subquery, exp.Query)):
+                _reads_only(f.this if isinstance(f, exp.Subquery) else f, ctx, result, set_type=False)
+        result.reads = [r for r in result.reads if r.kind != "file" or r.id != result.writes[-1].id]
+    elif isinstance(this, (exp.Subquery, exp.Query)):
+        _reads_only(this.this if isinstance(this, exp.Subquery) else this, ctx, result, set_type=False)
+        result.writes.extend(files)
+
+
+# ---------------------------------------------------------------------- lineage
+def _qualified(query: exp.Expr, ctx: Context) -> exp.Expr:
+    backup = query.copy()
+    kw: dict[str, Any] = {
+        "dialect": ctx.dialect or None,
+        "db": ctx.db,
+        "catalog": ctx.catalog,
+        "schema": ctx.schema.mapping,
+        "validate_qualify_columns": False,
+        "quote_identifiers": False,
+        "identify": False,
+    }
+    try:
+        return qualify(query, **kw)
+    except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
+        pass
+    try:
+        # Correlated subqueries over tables of unknown columns stop sqlglot's column qualification;
+        # qualify tables only and let the column engine place columns where it can.
+        return qualify(backup.copy(), qualify_columns=False, **kw)
+    except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
+        return backup
+
+
+def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyzer:
+    def tref(t: exp.Table) -> str | None:
+        parts = _table_parts(t, ctx)
+        return dotted(*parts) if parts else None
+
+    def known(t: exp.Table) -> list[str] | None:
+        parts = _table_parts(t, ctx)
+        if not parts:
+            return None
+        cols = ctx.schema.columns(parts)
+        return [c.lower() for c in cols] if cols is not None else None
+
+    return QueryAnalyzer(
+        query,
+        dialect=ctx.dialect,
+        table_ref=tref,
+        col_name=ident_name,
+        known_columns=known,
+        problems=problems,
+    )
+
+
+def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> None:
+    have = {r.id for r in result.reads}
+    for t in qa.read_tables():
+        ref = table_ref(t, ctx)
+        if ref is not None and ref.id not in have:
+            have.add(ref.id)
+            result.reads.append(ref)
+
+
+def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage, *, set_type: bool = True) -> None:
+    problems = Problems()
+    q = _qualified(query.copy(), ctx)
+    qa = _analyzer(q, ctx, problems)
+    _add_reads(qa, ctx, result)
+
+
+def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
+    problems = Problems()
+    q = _qualified(flow.query.copy(), ctx)
+    qa = _analyzer(q, ctx, problems)
+    res: ScopeResult = qa.result()
+    _add_reads(qa, ctx, result)
+    target = table_ref(flow.target, ctx)
+    if target is None:
+        raise StatementRejected("the target is not a table")
+    parts = _table_parts(flow.target, ctx) or ()
+    known = ctx.schema.columns(parts)
+    known_l = [c.lower() for c in known] if known is not None else None
+
+    # Which target column each output position lands in.
+    cut = res.names.index(None) if None in res.names else len(res.names)
+    mapping: list[tuple[str, str]] = []  # (output name, target column)
+    if flow.columns is not None and not flow.by_name:
+        if len(flow.columns) != len(res.names) and res.complete:
+            result.problem(
+                f"{target.id}: {len(flow.columns)} target columns but the query gives {len(res.names)}",
+                code="column-count",
+            )
+        mapping = [(res.names[i], c) for i, c in enumerate(flow.columns[:cut]) if res.names[i] is not None]  # type: ignore[misc]
+    elif flow.columns is not None and flow.by_name:
+        mapping = [(n, n) for n in res.names if n is not None]
+        mapping = [(n, c) for n, c in mapping if c in flow.columns]
+    elif flow.by_name:
+        mapping = [(n, n) for n in res.names if n is not None]
+    elif known_l is not None:
+        if len(known_l) != len(res.names) and res.complete:
+            result.problem(
+                f"{target.id}: {len(known_l)} known columns but the query gives {len(res.names)}",
+                code="column-count",
+            )
+        mapping = [(res.names[i], known_l[i]) for i in range(min(cut, len(known_l)))]  # type: ignore[misc]
+    else:
+        # No column list and no schema: positions carry the query's output names (Hive/Spark insert).
+        mapping = [(n, n) for n in res.names[:cut] if n is not None]
+    named: list[tuple[str, str]] = []
+    for out, col in mapping:
+        if _GENERATED.match(col):
+            result.problem(
+                f"{target.id}: output column {int(col[5:]) + 1} has no name; "
+                "give a column list, an alias or --schema",
+                code="unnamed-column",
+            )
+            continue
+        named.append((out, col))
+    if flow.columns is not None and not flow.by_name:
+        target.columns = list(flow.columns)
+    elif known is not None and not flow.by_name:
+        target.columns = list(known)
+    else:
+        target.columns = [c for _, c in named]
+    for code, message in problems.items:
+        result.problem(message, code=code)
+    # Deduplicated across the statement's flows (MERGE branches share their ON condition).
+    seen: set[tuple[str, str, str, str | None, str]] = {
+        (e.source, e.source_column, e.target, e.target_column, e.kind) for e in result.edges
+    }
+
+    def emit(ds: str, c: str, col: str | None, kind: str, x: str | None) -> None:
+        key = (ds, c, target.id, col, kind)
+        if key not in seen:
+            seen.add(key)
+            result.edges.append(Edge(ds, c, target.id, col, kind, x))
+
+    for out, col in named:
+        deps = res.columns.get(out)
+        if deps is None:
+            continue
+        for (ds, c), (kind, x) in deps.direct.items():
+            emit(ds, c, col, kind, x)
+        for ((ds, c), kind), x in deps.indirect.items():
+            emit(ds, c, col, kind, x)
+    for ((ds, c), kind), x in res.dataset.items():
+        emit(ds, c, None, kind, x)
+    existing = next((w for w in result.writes if w.id == target.id), None)
+    if existing is None:
+        result.writes.append(target)
+    else:
+        existing.columns += [c for c in target.columns if c not in existing.columns]
+    # Later statements of the script can expand SELECT * over what this one created.
+    if flow.creates and res.complete and target.columns:
+        ctx.schema.add(parts, target.columns)

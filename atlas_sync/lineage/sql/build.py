@@ -1,0 +1,127 @@
+"""Turn per-statement results into a :class:`LineageGraph`: datasets, one statement process per
+lineage-bearing statement, column edges owned by that process, problems and per-statement documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from atlas_sync.lineage.model import (
+    Column,
+    ColumnEdge,
+    ColumnRef,
+    Dataset,
+    LineageGraph,
+    Problem,
+    Process,
+)
+from atlas_sync.lineage.sql.analyze import StatementLineage, TableRef
+
+
+def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
+    cols = list(dict.fromkeys([*ref.columns, *used]))
+    return Dataset(
+        id=ref.id,
+        namespace=ref.namespace,
+        name=ref.name,
+        kind=ref.kind,
+        columns=[Column(name=c) for c in cols],
+    )
+
+
+def add_statement(
+    graph: LineageGraph,
+    st: StatementLineage,
+    *,
+    process_id: str,
+    file: str | None = None,
+    dialect: str = "",
+    attributes: dict[str, Any] | None = None,
+    statement_doc: bool = True,
+) -> Process | None:
+    """Add one statement's lineage to ``graph``; returns its process (None if it moves no data)."""
+    used: dict[str, list[str]] = {}
+    for e in st.edges:
+        used.setdefault(e.source, []).append(e.source_column)
+        if e.target_column is not None:
+            used.setdefault(e.target, []).append(e.target_column)
+    for ref in [*st.reads, *st.writes]:
+        stored = graph.add_dataset(_dataset(ref, used.get(ref.id, [])))
+        if stored.kind == "table" and ref.kind in ("view", "intermediate"):
+            stored.kind = ref.kind  # a later CREATE VIEW tells us what an earlier read was
+    process: Process | None = None
+    if st.lineage_bearing:
+        attrs: dict[str, Any] = {"queryText": st.text, "statementType": st.type}
+        if dialect:
+            attrs["dialect"] = dialect
+        if st.line is not None:
+            attrs["line"] = st.line
+        attrs.update(attributes or {})
+        reads = list(dict.fromkeys(r.id for r in st.reads))
+        writes = list(dict.fromkeys(w.id for w in st.writes))
+        process = graph.add_process(
+            Process(
+                id=process_id,
+                name=process_id,
+                kind="statement",
+                inputs=reads,
+                outputs=writes,
+                attributes=attrs,
+            )
+        )
+        file_ids = {r.id for r in [*st.reads, *st.writes] if r.kind == "file"}
+        for e in st.edges:
+            if e.source in file_ids or e.target in file_ids:
+                continue
+            graph.add_edge(
+                ColumnEdge(
+                    source=ColumnRef(dataset=e.source, column=e.source_column),
+                    target=ColumnRef(dataset=e.target, column=e.target_column),
+                    kind=e.kind,  # type: ignore[arg-type]
+                    expression=e.expression,
+                    process=process_id,
+                )
+            )
+    for p in st.problems:
+        graph.problems.append(
+            Problem(
+                message=p["message"],
+                severity=p.get("severity", "warning"),
+                code=p.get("code"),
+                file=file,
+                line=p.get("line", st.line),
+                column=p.get("column"),
+                statement=st.index,
+            )
+        )
+    if statement_doc:
+        graph.statements.append(statement_document(st, process.id if process else None))
+    return process
+
+
+def statement_document(st: StatementLineage, process_id: str | None) -> dict[str, Any]:
+    """The per-statement document: type, place, tables read/written, column edges, problems."""
+    doc: dict[str, Any] = {
+        "index": st.index,
+        "line": st.line,
+        "type": st.type,
+        "tables": {
+            "read": list(dict.fromkeys(r.id for r in st.reads)),
+            "write": list(dict.fromkeys(w.id for w in st.writes)),
+        },
+        "columns": [
+            {
+                "source": str(ColumnRef(dataset=e.source, column=e.source_column)),
+                "target": str(ColumnRef(dataset=e.target, column=e.target_column)),
+                "kind": e.kind,
+                **({"expression": e.expression} if e.expression is not None else {}),
+            }
+            for e in st.edges
+        ],
+        "sql": st.text,
+    }
+    if process_id is not None:
+        doc["process"] = process_id
+    if st.problems:
+        doc["problems"] = [dict(p) for p in st.problems]
+    return doc

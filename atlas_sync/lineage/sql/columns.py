@@ -1,0 +1,506 @@
+"""Column lineage of one qualified query, walked over sqlglot's scopes.
+
+sqlglot's ``lineage`` module answers one column at a time and needs a schema to follow a CTE that
+reads another CTE. Here every scope (CTE, derived table, subquery, UNNEST/LATERAL VIEW, set
+operation) is analysed once, memoised, and its output columns are traced to physical table columns
+with a dependency kind:
+
+* direct: ``IDENTITY`` (the column itself), ``TRANSFORMATION`` (inside an expression),
+  ``AGGREGATION`` (inside an aggregate function);
+* indirect, aimed at one output column: ``WINDOW`` (PARTITION BY / ORDER BY of a window),
+  ``CONDITIONAL`` (CASE/IF condition, COALESCE fallback);
+* indirect, aimed at the whole output: ``FILTER`` (WHERE/HAVING/QUALIFY), ``JOIN`` (ON/USING and
+  WHERE conjuncts comparing two sources), ``GROUP_BY``, ``SORT``.
+
+Unqualified columns that sqlglot could not place (several sources, no schema) are placed here when
+exactly one source can hold them; otherwise they are reported, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, ScopeType, traverse_scope
+
+Src = tuple[str, str]  # (dataset id, column name)
+_RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+_EXPR_MAX = 400
+
+
+def stronger(a: str, b: str) -> str:
+    """The stronger of two direct kinds (AGGREGATION > TRANSFORMATION > IDENTITY)."""
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+@dataclass
+class Deps:
+    """What one output column (or one expression) depends on, in physical table columns."""
+
+    direct: dict[Src, tuple[str, str | None]] = field(default_factory=dict)  # src -> (kind, expression)
+    indirect: dict[tuple[Src, str], str | None] = field(default_factory=dict)  # (src, kind) -> expression
+
+    def add_direct(self, src: Src, kind: str, expr: str | None) -> None:
+        old = self.direct.get(src)
+        if old is None:
+            self.direct[src] = (kind, expr)
+        elif _RANK[kind] > _RANK[old[0]]:
+            self.direct[src] = (kind, expr if expr is not None else old[1])
+
+    def add_indirect(self, src: Src, kind: str, expr: str | None) -> None:
+        self.indirect.setdefault((src, kind), expr)
+
+    def all_sources(self) -> Iterator[Src]:
+        yield from self.direct
+        for src, _ in self.indirect:
+            yield src
+
+
+@dataclass
+class ScopeResult:
+    """Output columns (in order; ``None`` where a ``*`` could not be expanded) and row-level deps."""
+
+    names: list[str | None]
+    columns: dict[str, Deps]
+    dataset: dict[tuple[Src, str], str | None]
+    # Positions known: False once an unexpanded star makes later positions unknowable.
+    complete: bool = True
+
+    def output(self, name: str) -> Deps | None:
+        return self.columns.get(name)
+
+
+class Problems:
+    """Collects messages (deduplicated, in order)."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] = []  # (code, message)
+
+    def add(self, code: str, message: str) -> None:
+        if (code, message) not in self.items:
+            self.items.append((code, message))
+
+
+class QueryAnalyzer:
+    """Analyses one qualified query tree. ``table_ref`` maps a physical ``exp.Table`` to its dataset id
+    (None for things that are not tables, e.g. table functions); ``col_name`` normalises a column
+    identifier; ``known_columns`` gives a table's columns when a schema holds them."""
+
+    def __init__(
+        self,
+        root: exp.Expr,
+        *,
+        dialect: str,
+        table_ref: Callable[[exp.Table], str | None],
+        col_name: Callable[[exp.Identifier | str], str],
+        known_columns: Callable[[exp.Table], list[str] | None],
+        problems: Problems,
+    ) -> None:
+        self.dialect = dialect
+        self.table_ref = table_ref
+        self.col_name = col_name
+        self.known_columns = known_columns
+        self.problems = problems
+        self.scopes: list[Scope] = traverse_scope(root)
+        self.by_expr: dict[int, Scope] = {}
+        for s in self.scopes:
+            self.by_expr[id(s.expression)] = s
+            for u in s.set_operation_scopes:
+                self.by_expr.setdefault(id(u.expression), u)
+        self.root_scope: Scope | None = self.scopes[-1] if self.scopes else None
+        self._cache: dict[int, ScopeResult] = {}
+        self._busy: set[int] = set()
+
+    # ------------------------------------------------------------------ public
+    def result(self) -> ScopeResult:
+        if self.root_scope is None:
+            return ScopeResult([], {}, {})
+        return self.scope_result(self.root_scope)
+
+    def read_tables(self) -> list[exp.Table]:
+        """Physical tables read anywhere in the query, in order of appearance."""
+        out: list[exp.Table] = []
+        seen: set[int] = set()
+        for s in self.scopes:
+            for src in s.sources.values():
+                if isinstance(src, exp.Table) and id(src) not in seen:
+                    seen.add(id(src))
+                    out.append(src)
+        return out
+
+    # ------------------------------------------------------------------ scopes
+    def scope_result(self, scope: Scope) -> ScopeResult:
+        key = id(scope)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        if key in self._busy:  # a recursive CTE reading itself: the anchor carries the lineage
+            return ScopeResult([], {}, {})
+        self._busy.add(key)
+        try:
+            if scope.set_operation_scopes and isinstance(scope.expression, exp.SetOperation):
+                res = self._set_operation(scope)
+            elif scope.scope_type == ScopeType.UDTF:
+                res = self._udtf(scope)
+            elif isinstance(scope.expression, exp.Select):
+                res = self._select(scope)
+            else:
+                res = ScopeResult([], {}, {})
+        finally:
+            self._busy.discard(key)
+        self._cache[key] = res
+        return res
+
+    def _set_operation(self, scope: Scope) -> ScopeResult:
+        parts = [self.scope_result(s) for s in scope.set_operation_scopes]
+        # Set operations match columns by position; past an unexpanded star positions are unknown.
+        cut = min((p.names.index(None) if None in p.names else len(p.names)) for p in parts)
+        names: list[str | None] = [n if i < cut else None for i, n in enumerate(parts[0].names)]
+        columns: dict[str, Deps] = {}
+        dataset: dict[tuple[Src, str], str | None] = {}
+        for part in parts:
+            for k, v in part.dataset.items():
+                dataset.setdefault(k, v)
+        for i, name in enumerate(names):
+            if name is None:
+                continue
+            deps = Deps()
+            for part in parts:
+                pname = part.names[i] if i < len(part.names) else None
+                d = part.columns.get(pname) if pname is not None else None
+                if d is not None:
+                    _merge(deps, d)
+            columns[name] = deps
+        return ScopeResult(names, columns, dataset, all(p.complete for p in parts))
+
+    def _udtf(self, scope: Scope) -> ScopeResult:
+        node = scope.expression
+        alias = node.args.get("alias")
+        names: list[str | None] = []
+        if isinstance(alias, exp.TableAlias):
+            names = [self.col_name(c) for c in alias.columns]
+            if not names and alias.this is not None and isinstance(node, exp.Unnest):
+                names = [self.col_name(alias.this)]  # BigQuery: UNNEST(x) AS e names the element
+        fn = node.this if isinstance(node, exp.Lateral) else node
+        deps = Deps()
+        expr_sql = self._sql(fn)
+        for col in _columns_in(fn):
+            base = self.resolve_column(scope, col)
+            for src in base.all_sources():
+                deps.add_direct(src, "TRANSFORMATION", expr_sql)
+        cols = {n: deps for n in names if n is not None}
+        return ScopeResult(names, cols, {})
+
+    def _select(self, scope: Scope) -> ScopeResult:
+        select: exp.Select = scope.expression  # type: ignore[assignment]
+        names: list[str | None] = []
+        columns: dict[str, Deps] = {}
+        complete = True
+        for proj in select.expressions:
+            if isinstance(proj, exp.Star) or (
+                isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star)
+            ):
+                complete = False
+                names.append(None)
+                self._report_star(scope, proj)
+                continue
+            if isinstance(proj, exp.Alias) and isinstance(proj.args.get("alias"), exp.Identifier):
+                name = self.col_name(proj.args["alias"])
+            elif isinstance(proj, exp.Column) and isinstance(proj.this, exp.Identifier):
+                name = self.col_name(proj.this)
+            else:
+                name = proj.alias_or_name
+            inner = proj.this if isinstance(proj, exp.Alias) else proj
+            names.append(name)
+            columns[name] = self.expression_deps(scope, inner)
+        dataset: dict[tuple[Src, str], str | None] = {}
+        # Rows of this scope depend on everything its sources' rows depend on.
+        for src in scope.selected_sources.values():
+            node = src[1] if isinstance(src, tuple) else src
+            if isinstance(node, Scope) and node.scope_type != ScopeType.UDTF:
+                for k, v in self.scope_result(node).dataset.items():
+                    dataset.setdefault(k, v)
+        where = select.args.get("where")
+        for clause in (where, select.args.get("having"), select.args.get("qualify")):
+            if clause is None:
+                continue
+            for conj in _conjuncts(clause.this):
+                kind = "JOIN" if clause is where and self._joins_sources(scope, conj) else "FILTER"
+                self._clause(scope, conj, kind, dataset)
+        for join in select.args.get("joins") or []:
+            on = join.args.get("on")
+            if on is not None:
+                self._clause(scope, on, "JOIN", dataset)
+            for using in join.args.get("using") or []:
+                name = self.col_name(using.this if isinstance(using, exp.Column) else using)
+                for alias in scope.selected_sources:
+                    base = self._source_column(scope, alias, name)
+                    for s in base.all_sources():
+                        dataset.setdefault((s, "JOIN"), f"USING ({name})")
+        group = select.args.get("group")
+        if group is not None:
+            for g in group.expressions or [group]:
+                self._clause(scope, g, "GROUP_BY", dataset)
+            for key in ("rollup", "cube", "grouping_sets"):
+                for g in group.args.get(key) or []:
+                    self._clause(scope, g, "GROUP_BY", dataset)
+        order = select.args.get("order")
+        if order is not None:
+            for o in order.expressions:
+                self._clause(scope, o, "SORT", dataset, outputs=columns)
+        return ScopeResult(names, columns, dataset, complete)
+
+    def _report_star(self, scope: Scope, proj: exp.Expr) -> None:
+        tables = []
+        for alias, src in scope.selected_sources.items():
+            node = src[1] if isinstance(src, tuple) else src
+            if isinstance(node, exp.Table):
+                ref = self.table_ref(node)
+                if ref and self.known_columns(node) is None:
+                    tables.append(ref)
+            elif isinstance(node, Scope) and not self.scope_result(node).complete:
+                tables.append(alias)
+        what = ", ".join(tables) if tables else "its sources"
+        self.problems.add(
+            "unknown-star",
+            f"SELECT * over {what} with unknown columns: column lineage through the star is skipped "
+            "(give the columns with --schema)",
+        )
+
+    # ------------------------------------------------------------------ expressions
+    def expression_deps(self, scope: Scope, root: exp.Expr) -> Deps:
+        """Dependencies of a SELECT expression: direct kinds plus per-column WINDOW/CONDITIONAL."""
+        deps = Deps()
+        root_sql = self._sql(root)
+        for node in _refs_in(root):
+            kind, also_conditional = _role(node, root)
+            base = self._node_deps(scope, node)
+            expr = None if kind == "IDENTITY" else root_sql
+            if kind in _RANK:
+                for src, (k2, x2) in base.direct.items():
+                    deps.add_direct(src, stronger(kind, k2), expr if kind != "IDENTITY" else x2)
+                    if also_conditional:
+                        deps.add_indirect(src, "CONDITIONAL", root_sql)
+                for (src, k3), x3 in base.indirect.items():
+                    deps.add_indirect(src, k3, x3)
+            else:
+                for src in base.all_sources():
+                    deps.add_indirect(src, kind, root_sql)
+        return deps
+
+    def _clause(
+        self,
+        scope: Scope,
+        node: exp.Expr,
+        kind: str,
+        into: dict[tuple[Src, str], str | None],
+        outputs: dict[str, Deps] | None = None,
+    ) -> None:
+        expr = self._sql(node)
+        for ref in _refs_in(node):
+            if outputs is not None and isinstance(ref, exp.Column) and not ref.table:
+                out = outputs.get(self.col_name(ref.this))
+                if out is not None and self._unresolvable(scope, ref):
+                    for src in out.all_sources():
+                        into.setdefault((src, kind), expr)
+                    continue
+            for src in self._node_deps(scope, ref).all_sources():
+                into.setdefault((src, kind), expr)
+
+    def _node_deps(self, scope: Scope, node: exp.Expr) -> Deps:
+        """Base deps of a column reference or a nested query (subquery, EXISTS, IN (SELECT ...))."""
+        if isinstance(node, exp.Column):
+            return self.resolve_column(scope, node)
+        sub = self.by_expr.get(id(node.this if isinstance(node, exp.Subquery) else node))
+        if sub is None:
+            return Deps()
+        res = self.scope_result(sub)
+        deps = Deps()
+        for name in res.names:
+            if name is None:
+                continue
+            d = res.columns.get(name)
+            if d is not None:
+                _merge(deps, d)
+        for (src, kind), x in res.dataset.items():
+            deps.add_indirect(src, kind, x)
+        return deps
+
+    # ------------------------------------------------------------------ column resolution
+    def resolve_column(self, scope: Scope, col: exp.Column) -> Deps:
+        name = self.col_name(col.this) if isinstance(col.this, exp.Identifier) else col.name
+        if isinstance(col.this, exp.Star):
+            return Deps()
+        table = col.table
+        if table:
+            s: Scope | None = scope
+            while s is not None:
+                if table in s.sources:
+                    return self._source_column(s, table, name)
+                s = s.parent
+            return Deps()
+        # Unqualified: sqlglot could not tell which source holds it; decide when only one can.
+        s = scope
+        while s is not None:
+            alias = self._owner(s, name)
+            if alias is not None:
+                return self._source_column(s, alias, name)
+            if alias is None and self._ambiguous(s, name):
+                self.problems.add(
+                    "ambiguous-column",
+                    f"column {name!r} could come from several sources "
+                    f"({', '.join(s.selected_sources)}): no lineage for it (qualify it or give --schema)",
+                )
+                return Deps()
+            s = s.parent
+        return Deps()
+
+    def _unresolvable(self, scope: Scope, col: exp.Column) -> bool:
+        return self._owner(scope, self.col_name(col.this)) is None
+
+    def _source_column(self, scope: Scope, alias: str, name: str) -> Deps:
+        src = scope.sources.get(alias)
+        if isinstance(src, exp.Table):
+            ref = self.table_ref(src)
+            if ref is None:
+                return Deps()
+            return Deps(direct={(ref, name): ("IDENTITY", None)})
+        if isinstance(src, Scope):
+            res = self.scope_result(src)
+            out = res.output(name)
+            if out is not None:
+                return out
+            if src.scope_type == ScopeType.UDTF and len(res.columns) >= 1:
+                return next(iter(res.columns.values()))
+        return Deps()
+
+    def _candidates(self, scope: Scope, name: str) -> tuple[list[str], list[str]]:
+        """Sources known to have ``name``, and sources whose columns are unknown."""
+        have: list[str] = []
+        unknown: list[str] = []
+        for alias, src in scope.selected_sources.items():
+            node = src[1] if isinstance(src, tuple) else src
+            if isinstance(node, exp.Table):
+                cols = self.known_columns(node)
+                if cols is None:
+                    unknown.append(alias)
+                elif name in cols:
+                    have.append(alias)
+            elif isinstance(node, Scope):
+                res = self.scope_result(node)
+                if name in res.columns:
+                    have.append(alias)
+                elif not res.complete:
+                    unknown.append(alias)
+        return have, unknown
+
+    def _owner(self, scope: Scope, name: str) -> str | None:
+        have, unknown = self._candidates(scope, name)
+        if len(have) == 1:
+            return have[0]
+        if not have and len(unknown) == 1:
+            return unknown[0]
+        return None
+
+    def _ambiguous(self, scope: Scope, name: str) -> bool:
+        have, unknown = self._candidates(scope, name)
+        return len(have) > 1 or (not have and len(unknown) > 1)
+
+    def _joins_sources(self, scope: Scope, cond: exp.Expr) -> bool:
+        """A WHERE conjunct comparing columns of two different sources reads like a join condition."""
+        if not isinstance(cond, (exp.EQ, exp.NullSafeEQ)):
+            return False
+        tables = set()
+        for col in _columns_in(cond):
+            if col.table and col.table in scope.selected_sources:
+                tables.add(col.table)
+            elif not col.table:
+                owner = self._owner(scope, self.col_name(col.this))
+                if owner:
+                    tables.add(owner)
+        return len(tables) >= 2
+
+    def _sql(self, node: exp.Expr) -> str:
+        try:
+            text = node.sql(dialect=self.dialect or None)
+        except Exception:  # noqa: BLE001 - generating SQL for a label must never fail the analysis
+            text = str(node)
+        return text if len(text) <= _EXPR_MAX else text[: _EXPR_MAX - 3] + "..."
+
+
+# ---------------------------------------------------------------------- helpers
+def _merge(into: Deps, other: Deps) -> None:
+    for src, (k, x) in other.direct.items():
+        into.add_direct(src, k, x)
+    for (src, k), x in other.indirect.items():
+        into.add_indirect(src, k, x)
+
+
+def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    if isinstance(node, exp.Paren):
+        inner = node.this
+        if isinstance(inner, exp.And):
+            return _conjuncts(inner)
+    return [node]
+
+
+_QUERY_TYPES = (exp.Subquery, exp.Select, exp.SetOperation)
+
+
+def _refs_in(root: exp.Expr) -> Iterator[exp.Expr]:
+    """Columns and nested queries under ``root``, without descending into the nested queries."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is not root and isinstance(node, _QUERY_TYPES):
+            yield node
+            continue
+        if isinstance(node, exp.Column):
+            yield node
+            continue
+        if isinstance(root, _QUERY_TYPES) and node is root:
+            yield node
+            continue
+        for child in reversed(list(node.iter_expressions())):
+            stack.append(child)
+
+
+def _columns_in(root: exp.Expr) -> Iterator[exp.Column]:
+    for node in _refs_in(root):
+        if isinstance(node, exp.Column):
+            yield node
+
+
+def _role(node: exp.Expr, root: exp.Expr) -> tuple[str, bool]:
+    """How ``node`` feeds ``root``: a direct kind, or an indirect kind for one column; and whether it
+    is also a COALESCE fallback test (CONDITIONAL besides its direct kind)."""
+    agg = False
+    conditional_too = False
+    child = node
+    parent = node.parent
+    while child is not root and parent is not None:
+        if isinstance(parent, exp.Window) and child is not parent.this:
+            return "WINDOW", False
+        if isinstance(parent, exp.If) and child is parent.this:
+            return "CONDITIONAL", False
+        if isinstance(parent, exp.Case) and child is parent.this:
+            return "CONDITIONAL", False
+        if isinstance(parent, exp.Filter) and child is parent.expression:
+            return "CONDITIONAL", False
+        if isinstance(parent, exp.Coalesce):
+            args = [parent.this, *parent.expressions]
+            if args and child is not args[-1]:
+                conditional_too = True
+        if isinstance(parent, exp.AggFunc):
+            agg = True
+        child, parent = parent, parent.parent
+    if agg:
+        return "AGGREGATION", conditional_too
+    if node is root and isinstance(node, exp.Column):
+        return "IDENTITY", conditional_too
+    if node is root:  # a scalar subquery as the whole expression passes its kinds through
+        return "IDENTITY", conditional_too
+    return "TRANSFORMATION", conditional_too
