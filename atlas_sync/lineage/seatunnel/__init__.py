@@ -1,0 +1,1 @@
+"""SeaTunnel job configs and WhaleTunnel exports -> LineageGraph (readers ``seatunnel``, ``whaletunnel``)."""

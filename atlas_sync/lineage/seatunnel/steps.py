@@ -1,0 +1,170 @@
+"""Steps: the common shape SeaTunnel configs and WhaleTunnel exports are normalised into.
+
+A :class:`Step` is one source, transform or sink plugin; a :class:`TableRef` is the connection
+identity, database/schema and table a source reads or a sink writes. The graph builder
+(:mod:`.build`) only sees steps and the links between them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_sync.lineage.model import dotted, split_dotted
+
+SOURCE, TRANSFORM, SINK = "SOURCE", "TRANSFORM", "SINK"
+
+
+@dataclass
+class TableRef:
+    """A table (or file, topic) a source reads or a sink writes."""
+
+    parts: list[str]  # [database?, schema?, table], or [path] for files
+    kind: str = "table"
+    connection: str | None = None  # the connection identity (data source name, or from the URL)
+    named_connection: bool = False  # an explicit data source name: part of the dataset id
+    default_schema: str | None = None  # set when the agreed default schema was filled in
+
+    def dataset_id(self, connection_map: Mapping[str, str]) -> str:
+        if self.kind in ("file", "local"):
+            return self.parts[-1] if self.kind == "file" else dotted(*self.parts)
+        prefix = self.connection_prefix(connection_map)
+        return dotted(*([*split_dotted(prefix)] if prefix else []), *self.parts)
+
+    def connection_prefix(self, connection_map: Mapping[str, str]) -> str:
+        if self.connection is not None and self.connection in connection_map:
+            return connection_map[self.connection]
+        return self.connection if self.named_connection and self.connection else ""
+
+    @property
+    def label(self) -> str:
+        return ".".join(self.parts)
+
+
+@dataclass
+class Step:
+    """One plugin of a job, normalised."""
+
+    id: str  # stable within the input: "source[0]:Jdbc" or a WhaleTunnel pluginId
+    kind: str  # SOURCE | TRANSFORM | SINK
+    plugin: str  # Jdbc, Hive, FieldRename, Sql, ...
+    options: dict[str, Any] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)  # upstream step ids
+    output_name: str | None = None  # plugin_output / result_table_name
+    tables: list[TableRef] = field(default_factory=list)  # sources and sinks
+    fields: list[str] | None = None  # declared fields, in order (None = not declared)
+    field_types: dict[str, str] = field(default_factory=dict)
+    query: str | None = None  # a source's query, a sink's statement, a Sql transform's query
+
+
+# -------------------------------------------------------------------------------- connector options
+_JDBC_URL = re.compile(r"^jdbc:(?P<type>[a-zA-Z0-9]+):(?P<rest>.*)$")
+
+
+def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str | None, bool, str | None]:
+    """(connection identity, whether it is a named data source, database from the URL)."""
+    for key in ("datasource_name", "data_source_name", "dataSourceName", "datasource"):
+        if isinstance(opts.get(key), str) and opts[key]:
+            return opts[key], True, None
+    url = opts.get("url") or opts.get("base-url") or opts.get("jdbc-url")
+    if isinstance(url, str) and url:
+        m = _JDBC_URL.match(url)
+        if m:
+            rest = m.group("rest")
+            if rest.startswith("//"):
+                hostpart = rest[2:].split("/", 1)
+                host = hostpart[0].split(";")[0]
+                db = hostpart[1].split("?")[0].split(";")[0] if len(hostpart) > 1 else None
+                return f"{m.group('type').lower()}://{host}", False, db or None
+            # jdbc:oracle:thin:@host:1521/SID, jdbc:sqlite:path ...
+            return f"{m.group('type').lower()}:{rest.split('?')[0]}", False, None
+        return url.split("?")[0], False, None
+    for key, scheme in (
+        ("metastore_uri", None),
+        ("fenodes", "doris"),
+        ("nodeUrls", "starrocks"),
+        ("hosts", "elasticsearch"),
+        ("bootstrap.servers", "kafka"),
+        ("host", plugin.lower()),
+    ):
+        v = opts.get(key)
+        if isinstance(v, list):
+            v = ",".join(str(x) for x in v)
+        if isinstance(v, str) and v:
+            return (v if scheme is None else f"{scheme}://{v}"), False, None
+    return None, False, None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def tables_from_options(plugin: str, opts: Mapping[str, Any], output_name: str | None) -> list[TableRef]:
+    """The tables named by a source's or sink's connector options (possibly several)."""
+    conn, named, url_db = connection_from_options(plugin, opts)
+    lower = plugin.lower()
+    if lower in ("fakesource", "fake", "console", "assert") or lower.startswith("fake"):
+        return [TableRef(parts=[lower, output_name or lower], kind="local")]
+    if "file" in lower or lower in ("hdfs", "s3", "oss", "ftp", "sftp", "cosfile"):
+        path = opts.get("path") or opts.get("file_path")
+        if isinstance(path, str) and path:
+            base = ""
+            for key in ("bucket", "fs.defaultFS", "defaultFS"):
+                if isinstance(opts.get(key), str):
+                    base = opts[key].rstrip("/")
+                    break
+            if not base and "://" not in path:
+                base = {"s3file": "s3://", "hdfsfile": "hdfs://", "ossfile": "oss://"}.get(lower, "file://")
+            full = path if "://" in path else f"{base}{'' if path.startswith('/') else '/'}{path}"
+            return [TableRef(parts=[full], kind="file", connection=conn, named_connection=named)]
+    if lower in ("kafka", "pulsar", "rocketmq"):
+        topics = _as_list(opts.get("topic") or opts.get("topics"))
+        topics = [t for x in topics for t in str(x).split(",") if t.strip()]
+        return [
+            TableRef(parts=[t.strip()], kind="topic", connection=conn, named_connection=named) for t in topics
+        ]
+    names: list[list[str]] = []
+    for entry in _as_list(opts.get("table_list")):
+        if isinstance(entry, Mapping) and isinstance(entry.get("table_path"), str):
+            names.append(split_dotted(entry["table_path"]))
+    for key in ("table_path", "table_name", "table-names", "table_names", "tables"):
+        for v in _as_list(opts.get(key)):
+            if isinstance(v, str) and v:
+                names.append(split_dotted(v))
+    if not names and isinstance(opts.get("table"), str) and opts["table"]:
+        names.append(split_dotted(opts["table"]))
+    db = opts.get("database") or opts.get("database_name") or url_db
+    schema = opts.get("schema") or opts.get("schema_name")
+    out: list[TableRef] = []
+    for parts in names:
+        if len(parts) == 1:
+            parts = [p for p in (db, schema) if isinstance(p, str) and p] + parts
+        elif len(parts) == 2 and isinstance(db, str) and db and parts[0] != db:
+            parts = [db, *parts]  # database = "dw", table = "mart.orders" (PostgreSQL style)
+        out.append(TableRef(parts=[str(p) for p in parts], connection=conn, named_connection=named))
+    return out
+
+
+def declared_fields(opts: Mapping[str, Any]) -> tuple[list[str] | None, dict[str, str]]:
+    """Fields declared by ``schema { fields { a = int } }``, ``schema.columns``, ``columns`` or ``fields``."""
+    schema = opts.get("schema")
+    if isinstance(schema, Mapping):
+        f = schema.get("fields")
+        if isinstance(f, Mapping):
+            return [str(k) for k in f], {str(k): str(v) for k, v in f.items() if not isinstance(v, Mapping)}
+        cols = schema.get("columns")
+        if isinstance(cols, list):
+            names = [str(c["name"]) for c in cols if isinstance(c, Mapping) and "name" in c]
+            types = {str(c["name"]): str(c["type"]) for c in cols if isinstance(c, Mapping) and "type" in c}
+            return names, types
+    for key in ("columns", "fields", "column", "tableFields"):
+        v = opts.get(key)
+        if isinstance(v, list) and v:
+            names = [str(c["name"]) if isinstance(c, Mapping) and "name" in c else str(c) for c in v]
+            types = {str(c["name"]): str(c["type"]) for c in v if isinstance(c, Mapping) and "type" in c}
+            return names, types
+    return None, {}
