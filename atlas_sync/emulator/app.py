@@ -1,0 +1,750 @@
+"""The emulator core: request routing, authentication, transactions, error shapes, test hooks.
+
+``Emulator.handle(method, path, query, headers, body)`` is the one entry point every face uses (the
+requests transport adapter, the HTTP server and the test fixtures).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from atlas_sync.emulator import entities as ent
+from atlas_sync.emulator import lineage as lin
+from atlas_sync.emulator import search as srch
+from atlas_sync.emulator import typedefs as tdefs
+from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, EmulatorError, InternalError
+from atlas_sync.emulator.faults import (
+    ConnectionResetFault,
+    Fault,
+    FaultInjector,
+    Latency,
+    LostResponseFault,
+    TimeoutFault,
+)
+from atlas_sync.emulator.store import Store
+from atlas_sync.emulator.types import KEY_CATEGORIES, LIST_KEYS, Registry
+
+ATLAS_VERSION = "2.4.0"
+JSON_TYPE = "application/json;charset=UTF-8"
+BROWSER_UA = re.compile(r"^(Mozilla|Opera|Chrome)")
+
+
+@dataclass
+class EmulatorResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+@dataclass
+class RequestRecord:
+    method: str
+    path: str
+    status: int
+    entity_count: int
+    duration_ms: float = 0.0
+    fault: str | None = None
+
+
+def _builtin_types() -> dict[str, Any]:
+    text = resources.files("atlas_sync.emulator").joinpath("data/builtin_types.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+class State:
+    """What request handlers see: the store, the registry, the calling user and the clock."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self.user = "admin"
+        self.staged: Registry | None = None
+
+    def now(self) -> int:
+        return int(time.time() * 1000)
+
+    # typedef persistence
+    def save_defs(self, defs: list[dict[str, Any]]) -> None:
+        self.store.conn.executemany(
+            "INSERT OR REPLACE INTO typedefs (name, guid, category, body) VALUES (?,?,?,?)",
+            [(d["name"], d["guid"], d["category"], json.dumps(d)) for d in defs],
+        )
+
+    def delete_defs(self, names: list[str]) -> None:
+        self.store.conn.executemany("DELETE FROM typedefs WHERE name=?", [(n,) for n in names])
+
+    def stage_registry(self, reg: Registry) -> None:
+        """The registry to use once the current transaction commits."""
+        self.staged = reg
+        self.registry = reg
+
+    def entity_type_in_use(self, name: str) -> bool:
+        row = self.store.conn.execute("SELECT 1 FROM entities WHERE type_name=? LIMIT 1", (name,)).fetchone()
+        return row is not None
+
+    def relationship_type_in_use(self, name: str) -> bool:
+        row = self.store.conn.execute(
+            "SELECT 1 FROM relationships WHERE type_name=? LIMIT 1", (name,)
+        ).fetchone()
+        return row is not None
+
+
+Handler = Callable[["Request"], Any]
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    params: list[str]
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    state: State
+    _json: Any = field(default=None)
+
+    def json(self) -> Any:
+        if not self.body.strip():
+            raise BadJsonError("No content to map due to end-of-input")
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadJsonError(f"Unexpected character: {exc}") from exc
+
+    def flag(self, name: str) -> bool:
+        return (self.query.get(name) or ["false"])[0].lower() == "true"
+
+    def q(self, name: str) -> str | None:
+        values = self.query.get(name)
+        return values[0] if values else None
+
+
+class Emulator:
+    """An Atlas 2.4-compatible REST server core. ``db_path=None`` keeps state in memory.
+
+    ``users`` maps user name to password for HTTP basic authentication.
+    """
+
+    def __init__(self, db_path: str | Path | None = None, *, users: dict[str, str] | None = None) -> None:
+        self.store = Store(db_path)
+        self.users = dict(users) if users is not None else {"admin": "admin"}
+        self.request_log: list[RequestRecord] = []
+        self.request_log_sink: Callable[[RequestRecord], None] | None = None
+        self.faults = FaultInjector()
+        self.latency = Latency()
+        self._sessions: dict[str, str] = {}
+        self._log_lock = threading.Lock()
+        self._load_registry()
+        self.routes = _routes()
+
+    # ------------------------------------------------------------------ setup
+    def _load_registry(self) -> None:
+        with self.store.transaction() as conn:
+            rows = conn.execute("SELECT body FROM typedefs").fetchall()
+            if not rows and self.store.get_meta("builtin_loaded") is None:
+                state = State(self.store, Registry({}))
+                now = state.now()
+                defs = []
+                data = _builtin_types()
+                for key in LIST_KEYS:
+                    for d in data.get(key, []):
+                        defs.append(tdefs.normalize_def(d, KEY_CATEGORIES[key], "admin", now))
+                registry = Registry({d["name"]: d for d in defs})
+                state.save_defs(defs)
+                conn.execute("UPDATE typedefs SET builtin=1")
+                self.store.set_meta("builtin_loaded", "1")
+                self.state = State(self.store, registry)
+                return
+            defs = [json.loads(r[0]) for r in rows]
+            self.state = State(self.store, Registry({d["name"]: d for d in defs}))
+
+    @property
+    def registry(self) -> Registry:
+        return self.state.registry
+
+    def close(self) -> None:
+        self.store.close()
+
+    # ------------------------------------------------------------------ test hooks
+    def set_latency(self, fixed_ms: float = 0, per_entity_ms: float = 0) -> None:
+        """Delay every answer by ``fixed_ms`` plus ``per_entity_ms`` per entity in the request/response."""
+        self.latency = Latency(float(fixed_ms), float(per_entity_ms))
+
+    def inject_fault(
+        self,
+        kind: str,
+        *,
+        at: int | None = None,
+        probability: float | None = None,
+        seed: int = 0,
+        status: int | None = None,
+        retry_after: float | None = None,
+        path_prefix: str | None = None,
+        method: str | None = None,
+    ) -> Fault:
+        """Make requests fail: ``kind`` is "status", "reset", "timeout" or "lost_response"."""
+        return self.faults.add(Fault(kind, at, probability, seed, status, retry_after, path_prefix, method))
+
+    def clear_faults(self) -> None:
+        self.faults.clear()
+
+    def clear_log(self) -> None:
+        with self._log_lock:
+            self.request_log.clear()
+
+    def _record(self, rec: RequestRecord) -> None:
+        with self._log_lock:
+            self.request_log.append(rec)
+        if self.request_log_sink is not None:
+            self.request_log_sink(rec)
+
+    # ------------------------------------------------------------------ entry point
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, list[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: bytes | str | None = b"",
+    ) -> EmulatorResponse:
+        """Answer one HTTP request. Raises an :class:`InjectedFault` for reset/timeout/lost faults."""
+        started = time.perf_counter()
+        method = method.upper()
+        split = urlsplit(path)
+        path = split.path
+        q: dict[str, list[str]] = {k: list(v) for k, v in (query or {}).items()}
+        if split.query:
+            for k, v in parse_qs(split.query, keep_blank_values=True).items():
+                q.setdefault(k, []).extend(v)
+        hdrs = {k.lower(): v for k, v in (headers or {}).items()}
+        raw = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+        fault = self.faults.pick(method, path)
+        if fault is not None and fault.kind in ("reset", "timeout"):
+            self._record(RequestRecord(method, path, 0, 0, _ms(started), fault.kind))
+            raise ConnectionResetFault() if fault.kind == "reset" else TimeoutFault()
+        if fault is not None and fault.kind == "status":
+            resp = _status_fault(fault)
+            self._record(RequestRecord(method, path, resp.status, 0, _ms(started), "status"))
+            return resp
+        resp, count = self._dispatch(method, path, q, hdrs, raw)
+        delay = self.latency.seconds(count)
+        if delay:
+            time.sleep(delay)
+        self._record(RequestRecord(method, path, resp.status, count, _ms(started),
+                                   fault.kind if fault else None))  # fmt: skip
+        if fault is not None and fault.kind == "lost_response":
+            raise LostResponseFault()
+        return resp
+
+    def _dispatch(
+        self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
+    ) -> tuple[EmulatorResponse, int]:
+        if not path.startswith("/api/atlas/"):
+            return _plain(404, "Not Found"), 0
+        sub = path[len("/api/atlas") :]
+        if sub == "/admin/status":
+            return _json(200, {"Status": "ACTIVE"}), 0
+        user, cookie = self._authenticate(headers)
+        if user is None:
+            return self._unauthorized(path, headers), 0
+        if (
+            method not in ("GET", "HEAD", "OPTIONS", "TRACE")
+            and BROWSER_UA.match(headers.get("user-agent", ""))
+            and not headers.get("x-xsrf-header")
+        ):
+            msg = {"msgDesc": "Missing header or invalid Header value for CSRF Vulnerability Protection"}
+            return _json(400, msg), 0
+        resp, count = self._route(method, sub, query, headers, body, user)
+        if cookie:
+            resp.headers["Set-Cookie"] = f"ATLASSESSIONID={cookie}; Path=/; HttpOnly"
+        return resp, count
+
+    def _route(
+        self,
+        method: str,
+        sub: str,
+        query: dict[str, list[str]],
+        headers: dict[str, str],
+        body: bytes,
+        user: str,
+    ) -> tuple[EmulatorResponse, int]:
+        for m, pattern, handler in self.routes:
+            if m != method:
+                continue
+            match = pattern.match(sub)
+            if match is None:
+                continue
+            params = [unquote(g) for g in match.groups()]
+            try:
+                with self.store.transaction():
+                    before = self.state.registry
+                    self.state.user = user
+                    self.state.staged = None
+                    try:
+                        req = Request(method, sub, params, query, headers, body, self.state)
+                        result = handler(req)
+                    except BaseException:
+                        self.state.registry = before
+                        self.state.staged = None
+                        raise
+            except AtlasApiError as exc:
+                return _json(exc.status, {"errorCode": exc.code, "errorMessage": exc.message}), 0
+            except BadJsonError as exc:
+                return _json(400, {"error": str(exc)}), 0
+            except (InternalError, EmulatorError, Exception):  # noqa: BLE001 - Atlas maps any failure to 500
+                return _server_error(), 0
+            return _result(result, body)
+        return _server_error(), 0
+
+    # ------------------------------------------------------------------ auth
+    def _authenticate(self, headers: dict[str, str]) -> tuple[str | None, str | None]:
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("basic "):
+            try:
+                user, _, password = base64.b64decode(auth[6:].strip()).decode("utf-8").partition(":")
+            except (ValueError, UnicodeDecodeError):
+                return None, None
+            expected = self.users.get(user)
+            if expected is not None and secrets.compare_digest(expected, password):
+                token = None
+                if "ATLASSESSIONID=" not in headers.get("cookie", ""):
+                    token = secrets.token_hex(16)
+                    self._sessions[token] = user
+                return user, token
+            return None, None
+        for part in headers.get("cookie", "").split(";"):
+            name, _, value = part.strip().partition("=")
+            if name == "ATLASSESSIONID" and value in self._sessions:
+                return self._sessions[value], None
+        return None, None
+
+    def _unauthorized(self, path: str, headers: dict[str, str]) -> EmulatorResponse:
+        if headers.get("x-requested-with", "") == "XMLHttpRequest":
+            return _plain(419, "Session Timeout")
+        if headers.get("user-agent", "") == "Mozilla":
+            return EmulatorResponse(302, {"Location": "/login.jsp", "Content-Length": "0"}, b"")
+        if "application/json" in headers.get("accept", ""):
+            body = json.dumps({"url": path, "status": "401", "message": "Unauthorized"}).encode()
+            return EmulatorResponse(401, {"Content-Type": "application/json"}, body)
+        html = (
+            '<html>\n<head>\n<meta http-equiv="Content-Type" content="text/html;charset=ISO-8859-1"/>\n'
+            "<title>Error 401 Unauthorized</title>\n</head>\n<body><h2>HTTP ERROR 401 Unauthorized</h2>\n"
+            f"<table>\n<tr><th>URI:</th><td>{path}</td></tr>\n<tr><th>STATUS:</th><td>401</td></tr>\n"
+            "<tr><th>MESSAGE:</th><td>Unauthorized</td></tr>\n</table>\n</body>\n</html>\n"
+        )
+        return EmulatorResponse(401, {"Content-Type": "text/html;charset=iso-8859-1"}, html.encode("latin-1"))
+
+
+# ---------------------------------------------------------------------- responses
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _json(status: int, value: Any) -> EmulatorResponse:
+    body = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return EmulatorResponse(status, {"Content-Type": JSON_TYPE}, body)
+
+
+def _plain(status: int, text: str) -> EmulatorResponse:
+    return EmulatorResponse(status, {"Content-Type": "text/plain"}, text.encode("utf-8"))
+
+
+def _server_error() -> EmulatorResponse:
+    text = f"There was an error processing your request. It has been logged (ID {secrets.randbits(64):016x})."
+    return _plain(500, text)
+
+
+def _status_fault(fault: Fault) -> EmulatorResponse:
+    status = int(fault.status or 503)
+    resp = _plain(status, f"injected fault: HTTP {status}")
+    if fault.retry_after is not None:
+        resp.headers["Retry-After"] = str(int(fault.retry_after) if float(fault.retry_after).is_integer()
+                                          else fault.retry_after)  # fmt: skip
+    return resp
+
+
+class NoContent:
+    """Handler result for 204 responses."""
+
+
+class Text:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _result(result: Any, body: bytes) -> tuple[EmulatorResponse, int]:
+    if isinstance(result, NoContent):
+        # Atlas 2.4 sets requestId only on responses without a body (AuditFilter runs after the flush)
+        return EmulatorResponse(204, {"requestId": str(uuid.uuid4())}, b""), 0
+    if isinstance(result, Text):
+        return _plain(200, result.text), 0
+    return _json(200, result), _entity_count(result, body)
+
+
+def _entity_count(result: Any, body: bytes) -> int:
+    count = 0
+    if body[:1] in (b"{", b"[") and len(body) < 50_000_000:
+        try:
+            sent = json.loads(body)
+        except ValueError:
+            sent = None
+        if isinstance(sent, dict) and isinstance(sent.get("entities"), list):
+            count = len(sent["entities"])
+        elif isinstance(sent, dict) and isinstance(sent.get("entity"), dict):
+            count = 1
+        elif isinstance(sent, list):
+            count = len(sent)
+    if isinstance(result, dict):
+        if isinstance(result.get("entities"), list):
+            count = max(count, len(result["entities"]))
+        elif isinstance(result.get("entity"), dict):
+            count = max(count, 1)
+        mutated = result.get("mutatedEntities")
+        if isinstance(mutated, dict):
+            count = max(count, sum(len(v) for v in mutated.values() if isinstance(v, list)))
+    return count
+
+
+# ---------------------------------------------------------------------- handlers
+def _types_get(r: Request) -> Any:
+    return tdefs.search_typedefs(r.state, r.query)
+
+
+def _unique_attrs(r: Request, type_name: str) -> dict[str, str]:
+    et = r.state.registry.entity(type_name)
+    if et is None:
+        raise AtlasApiError("ATLAS-400-00-014", "ENTITY", type_name)
+    attrs = {k[5:]: v[0] for k, v in r.query.items() if k.startswith("attr:") and v}
+    if not attrs:
+        raise AtlasApiError("ATLAS-400-00-013", type_name, "")
+    for name in attrs:
+        if name not in et.unique:
+            raise AtlasApiError("ATLAS-400-00-013", type_name, name)
+    return attrs
+
+
+def _unique_text(attrs: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in attrs.items()) + "}"
+
+
+def _find_unique(r: Request, repo: ent.Repo, type_name: str, attrs: dict[str, str]) -> ent.Row:
+    row = repo.find_active(type_name, attrs.get("qualifiedName")) if "qualifiedName" in attrs else None
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-009", type_name, _unique_text(attrs))
+    return row
+
+
+def _entity_get(r: Request) -> Any:
+    tdefs.check_param_length("guid", r.params[0])
+    repo = ent.Repo(r.state)
+    row = repo.get(r.params[0])
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-005", r.params[0])
+    return _with_ext(r, repo, row)
+
+
+def _with_ext(r: Request, repo: ent.Repo, row: ent.Row) -> dict[str, Any]:
+    entities, referred = ent.with_ext_info(
+        repo, [row], ignore_relationships=r.flag("ignoreRelationships"), min_ext_info=r.flag("minExtInfo")
+    )
+    return {"referredEntities": referred, "entity": entities[0]}
+
+
+def _entity_header(r: Request) -> Any:
+    repo = ent.Repo(r.state)
+    row = repo.get(r.params[0])
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-005", r.params[0])
+    return ent.header(repo, row)
+
+
+def _entity_by_unique(r: Request) -> Any:
+    attrs = _unique_attrs(r, r.params[0])
+    repo = ent.Repo(r.state)
+    return _with_ext(r, repo, _find_unique(r, repo, r.params[0], attrs))
+
+
+def _entity_header_by_unique(r: Request) -> Any:
+    attrs = _unique_attrs(r, r.params[0])
+    repo = ent.Repo(r.state)
+    return ent.header(repo, _find_unique(r, repo, r.params[0], attrs))
+
+
+def _entity_bulk_get(r: Request) -> Any:
+    guids = r.query.get("guid") or []
+    if not guids:
+        raise AtlasApiError("ATLAS-404-00-005", "[]")
+    repo = ent.Repo(r.state)
+    found = repo.get_many(guids)
+    for g in guids:
+        if g not in found:
+            raise AtlasApiError("ATLAS-404-00-005", g)
+    rows = [found[g] for g in dict.fromkeys(guids)]
+    entities, referred = ent.with_ext_info(
+        repo, rows, ignore_relationships=r.flag("ignoreRelationships"), min_ext_info=r.flag("minExtInfo")
+    )
+    return {"referredEntities": referred, "entities": entities}
+
+
+def _entity_bulk_by_unique(r: Request) -> Any:
+    type_name = r.params[0]
+    et = r.state.registry.entity(type_name)
+    if et is None:
+        raise AtlasApiError("ATLAS-400-00-014", "ENTITY", type_name)
+    groups: dict[str, dict[str, str]] = {}
+    for key, values in r.query.items():
+        m = re.match(r"^attr_([^:]*):(.+)$", key)
+        if m and values:
+            if m.group(2) not in et.unique:
+                raise AtlasApiError("ATLAS-400-00-013", type_name, m.group(2))
+            groups.setdefault(m.group(1), {})[m.group(2)] = values[0]
+    repo = ent.Repo(r.state)
+    rows = []
+    for attrs in groups.values():
+        row = repo.find_active(type_name, attrs.get("qualifiedName"))
+        if row is not None and row not in rows:
+            rows.append(row)
+    entities, referred = ent.with_ext_info(
+        repo, rows, ignore_relationships=r.flag("ignoreRelationships"), min_ext_info=r.flag("minExtInfo")
+    )
+    out: dict[str, Any] = {"referredEntities": referred}
+    if entities:
+        out["entities"] = entities
+    return out
+
+
+def _entity_post(r: Request) -> Any:
+    body = r.json()
+    if not isinstance(body, dict):
+        raise BadJsonError("Cannot deserialize value of type `AtlasEntityWithExtInfo` from non-object value")
+    entity = body.get("entity")
+    if entity is None:
+        raise InternalError("entity is null")
+    if not isinstance(entity, dict):
+        raise BadJsonError("Cannot deserialize value of type `AtlasEntity` from non-object value")
+    return ent.create_or_update(r.state, [entity], body.get("referredEntities"))
+
+
+def _entity_bulk_post(r: Request) -> Any:
+    body = r.json()
+    if not isinstance(body, dict):
+        raise BadJsonError(
+            "Cannot deserialize value of type `AtlasEntitiesWithExtInfo` from non-object value"
+        )
+    return ent.create_or_update(r.state, body.get("entities"), body.get("referredEntities"))
+
+
+def _entity_put_unique(r: Request) -> Any:
+    type_name = r.params[0]
+    attrs = _unique_attrs(r, type_name)
+    body = r.json()
+    if not isinstance(body, dict):
+        raise BadJsonError("Cannot deserialize value of type `AtlasEntityWithExtInfo` from non-object value")
+    entity = body.get("entity")
+    if not isinstance(entity, dict):
+        raise AtlasApiError("ATLAS-400-00-01A", "no entities to create/update.")
+    repo = ent.Repo(r.state)
+    row = _find_unique(r, repo, type_name, attrs)
+    if not entity.get("typeName") or r.state.registry.entity(str(entity.get("typeName"))) is None:
+        raise AtlasApiError("ATLAS-400-00-014", "ENTITY", entity.get("typeName"))
+    return ent.create_or_update(r.state, [entity], body.get("referredEntities"), partial_guid=row.guid)
+
+
+def _entity_put_attr(r: Request) -> Any:
+    guid = r.params[0]
+    name = r.q("name")
+    repo = ent.Repo(r.state)
+    row = repo.get(guid)
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-005", guid)
+    et = r.state.registry.entity(row.type_name)
+    assert et is not None
+    attr = et.attrs.get(str(name))
+    if attr is None:
+        raise AtlasApiError("ATLAS-400-00-023", name, row.type_name)
+    if attr.kind in ("array", "map", "struct"):
+        raise AtlasApiError(
+            "ATLAS-400-00-027", name, "Only primitive attributes or object ids can be updated"
+        )
+    value = r.json()
+    entity = {"typeName": row.type_name, "guid": guid, "attributes": {name: value}}
+    return ent.create_or_update(r.state, [entity], partial_guid=guid)
+
+
+def _entity_delete(r: Request) -> Any:
+    return ent.delete_guids(r.state, [r.params[0]])
+
+
+def _entity_bulk_delete(r: Request) -> Any:
+    guids = r.query.get("guid") or []
+    if not guids:
+        raise AtlasApiError("ATLAS-400-00-01A", "Guid(s) not specified")
+    return ent.delete_guids(r.state, guids)
+
+
+def _entity_delete_unique(r: Request) -> Any:
+    type_name = r.params[0]
+    if r.state.registry.entity(type_name) is None:
+        raise AtlasApiError("ATLAS-400-00-014", "ENTITY", type_name)
+    attrs = {k[5:]: v[0] for k, v in r.query.items() if k.startswith("attr:") and v}
+    if not attrs:
+        raise AtlasApiError("ATLAS-404-00-009", type_name, "{}")
+    repo = ent.Repo(r.state)
+    et = r.state.registry.entity(type_name)
+    assert et is not None
+    if any(k in et.unique for k in attrs):
+        row = repo.find_active(type_name, attrs.get("qualifiedName"))
+    else:
+        row = repo.first_active(type_name)  # Atlas does not validate the key here (contract §5.1)
+    if row is None:
+        return {}
+    return ent.delete_guids(r.state, [row.guid])
+
+
+def _purge(r: Request) -> Any:
+    body = r.json()
+    if not isinstance(body, list):
+        raise BadJsonError(
+            "Cannot deserialize value of type `java.util.HashSet<java.lang.String>` from Object value"
+        )
+    if not body:
+        raise AtlasApiError("ATLAS-400-00-01A", "Guid(s) not specified")
+    return ent.purge(r.state, [str(g) for g in body])
+
+
+def _version(r: Request) -> Any:
+    return {
+        "Version": ATLAS_VERSION,
+        "Revision": "atlas-sync-emulator",
+        "Name": "apache-atlas",
+        "Description": "Metadata Management and Data Governance Platform over Hadoop",
+    }
+
+
+def _relationship_get(r: Request) -> Any:
+    row = r.state.store.conn.execute("SELECT * FROM relationships WHERE guid=?", (r.params[0],)).fetchone()
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-005", r.params[0])
+    repo = ent.Repo(r.state)
+    ends = repo.get_many([row["end1"], row["end2"]])
+    rel = {
+        "guid": row["guid"],
+        "typeName": row["type_name"],
+        "status": row["status"],
+        "createdBy": row["created_by"],
+        "createTime": row["create_time"],
+        "updateTime": row["update_time"],
+        "version": 0,
+        "end1": ent.object_id(ends.get(row["end1"]), row["end1"]),
+        "end2": ent.object_id(ends.get(row["end2"]), row["end2"]),
+        "label": _rel_label(r.state.registry, row["type_name"]),
+        "propagateTags": r.state.registry.defs.get(row["type_name"], {}).get("propagateTags", "NONE"),
+        "attributes": {},
+    }
+    referred = {g: ent.header(repo, x) for g, x in ends.items()}
+    return {"relationship": rel, "referredEntities": referred}
+
+
+def _rel_label(reg: Registry, name: str) -> str:
+    d = reg.defs.get(name, {})
+    end1 = d.get("endDef1") or {}
+    if end1.get("isLegacyAttribute"):
+        return f"__{end1.get('type')}.{end1.get('name')}"
+    return str(d.get("relationshipLabel") or f"r:{name}")
+
+
+def _no_content(fn: Callable[[Request], None]) -> Handler:
+    def run(r: Request) -> Any:
+        fn(r)
+        return NoContent()
+
+    return run
+
+
+def _routes() -> list[tuple[str, re.Pattern[str], Handler]]:
+    seg = r"([^/]+)"
+    cats = "(entity|enum|struct|classification|relationship|businessmetadata)"
+    cat_names = {
+        "entity": "ENTITY",
+        "enum": "ENUM",
+        "struct": "STRUCT",
+        "classification": "CLASSIFICATION",
+        "relationship": "RELATIONSHIP",
+        "businessmetadata": "BUSINESS_METADATA",
+    }
+    table: list[tuple[str, str, Handler]] = [
+        ("GET", "/admin/version", _version),
+        ("GET", "/admin/liveness", lambda r: Text("Service is live")),
+        ("GET", "/admin/readiness", lambda r: Text("Service is ready to accept requests")),
+        ("GET", "/admin/patches", lambda r: {"patches": {}}),
+        ("PUT", "/admin/purge", _purge),
+        ("PUT", "/admin/purge/", _purge),
+        ("GET", "/v2/types/typedefs/?", _types_get),
+        ("GET", "/v2/types/typedefs/headers", lambda r: tdefs.typedef_headers(r.state, r.query)),
+        ("GET", f"/v2/types/typedef/name/{seg}", lambda r: tdefs.typedef_by_name(r.state, r.params[0])),
+        ("GET", f"/v2/types/typedef/guid/{seg}", lambda r: tdefs.typedef_by_guid(r.state, r.params[0])),
+        (
+            "GET",
+            f"/v2/types/{cats}def/name/{seg}",
+            lambda r: tdefs.typedef_by_name(r.state, r.params[1], cat_names[r.params[0]]),
+        ),
+        (
+            "GET",
+            f"/v2/types/{cats}def/guid/{seg}",
+            lambda r: tdefs.typedef_by_guid(r.state, r.params[1], cat_names[r.params[0]]),
+        ),
+        ("POST", "/v2/types/typedefs/?", lambda r: tdefs.create_typedefs(r.state, r.json())),
+        ("PUT", "/v2/types/typedefs/?", lambda r: tdefs.update_typedefs(r.state, r.json())),
+        ("DELETE", "/v2/types/typedefs/?", _no_content(lambda r: tdefs.delete_typedefs(r.state, r.json()))),
+        (
+            "DELETE",
+            f"/v2/types/typedef/name/{seg}",
+            _no_content(lambda r: tdefs.delete_typedef_by_name(r.state, r.params[0])),
+        ),
+        ("POST", "/v2/entity/?", _entity_post),
+        ("POST", "/v2/entity/bulk/?", _entity_bulk_post),
+        ("GET", "/v2/entity/bulk/?", _entity_bulk_get),
+        ("DELETE", "/v2/entity/bulk/?", _entity_bulk_delete),
+        ("GET", f"/v2/entity/bulk/uniqueAttribute/type/{seg}", _entity_bulk_by_unique),
+        ("GET", f"/v2/entity/guid/{seg}", _entity_get),
+        ("GET", f"/v2/entity/guid/{seg}/header", _entity_header),
+        ("PUT", f"/v2/entity/guid/{seg}", _entity_put_attr),
+        ("DELETE", f"/v2/entity/guid/{seg}", _entity_delete),
+        ("GET", f"/v2/entity/uniqueAttribute/type/{seg}", _entity_by_unique),
+        ("GET", f"/v2/entity/uniqueAttribute/type/{seg}/header", _entity_header_by_unique),
+        ("PUT", f"/v2/entity/uniqueAttribute/type/{seg}", _entity_put_unique),
+        ("DELETE", f"/v2/entity/uniqueAttribute/type/{seg}", _entity_delete_unique),
+        ("POST", "/v2/search/basic/?", lambda r: srch.basic_search(r.state, r.json())),
+        ("GET", "/v2/search/basic/?", lambda r: srch.basic_search_get(r.state, r.query)),
+        ("GET", "/v2/search/attribute/?", lambda r: srch.attribute_search(r.state, r.query)),
+        ("GET", "/v2/search/dsl/?", lambda r: srch.dsl_search(r.state, r.query)),
+        (
+            "GET",
+            f"/v2/lineage/uniqueAttribute/type/{seg}",
+            lambda r: lin.lineage_by_unique(r.state, r.params[0], r.query),
+        ),
+        ("GET", f"/v2/lineage/{seg}", lambda r: lin.lineage(r.state, r.params[0], r.query)),
+        ("POST", f"/v2/lineage/{seg}", _lineage_on_demand),
+        ("GET", f"/v2/relationship/guid/{seg}", _relationship_get),
+    ]
+    return [(m, re.compile("^" + p + "$"), h) for m, p, h in table]
+
+
+def _lineage_on_demand(r: Request) -> Any:
+    raise AtlasApiError("ATLAS-400-00-100", "atlas.lineage.on.demand.enabled")

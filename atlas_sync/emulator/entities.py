@@ -1,0 +1,832 @@
+"""Entity endpoints (contract §3-§5): create-or-update, reads, deletes and purge.
+
+Entities live in the ``entities`` table (non-relationship attributes as JSON); relationship attributes
+(``inputs``/``outputs`` and every other relationshipDef end) live in ``relationships`` rows with their own
+guid and status, so that soft-deleted edges stay visible the way Atlas shows them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
+from atlas_sync.emulator.types import Attr, EntityType, RelEnd
+from atlas_sync.emulator.values import InvalidValue, default_for, normalize_value, null_value, values_equal
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from atlas_sync.emulator.app import State
+
+ACTIVE = "ACTIVE"
+DELETED = "DELETED"
+_counter = itertools.count(1)
+
+
+def _loads(text: str | None) -> Any:
+    return json.loads(text) if text else {}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class Row:
+    """One entity as held during a request."""
+
+    guid: str
+    type_name: str
+    status: str
+    attrs: dict[str, Any]
+    created_by: str
+    updated_by: str
+    create_time: int
+    update_time: int
+    version: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+    new: bool = False
+    dirty: bool = False
+
+    @property
+    def qualified_name(self) -> str | None:
+        qn = self.attrs.get("qualifiedName")
+        return None if qn is None else str(qn)
+
+
+@dataclass
+class Rel:
+    guid: str
+    type_name: str
+    end1: str
+    end2: str
+    status: str
+
+
+class Repo:
+    """Data access for one request (row cache + pending writes), bound to the open transaction."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.conn: sqlite3.Connection = state.store.conn
+        self.reg = state.registry
+        self.rows: dict[str, Row | None] = {}
+
+    # -- entities
+    def _row(self, r: sqlite3.Row) -> Row:
+        return Row(
+            guid=r["guid"],
+            type_name=r["type_name"],
+            status=r["status"],
+            attrs=_loads(r["attrs"]),
+            created_by=r["created_by"],
+            updated_by=r["updated_by"],
+            create_time=r["create_time"],
+            update_time=r["update_time"],
+            version=r["version"],
+            extra=_loads(r["extra"]),
+        )
+
+    def get(self, guid: str) -> Row | None:
+        if guid in self.rows:
+            return self.rows[guid]
+        r = self.conn.execute("SELECT * FROM entities WHERE guid=?", (guid,)).fetchone()
+        row = None if r is None else self._row(r)
+        self.rows[guid] = row
+        return row
+
+    def get_many(self, guids: list[str]) -> dict[str, Row]:
+        missing = [g for g in guids if g not in self.rows]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(f"SELECT * FROM entities WHERE guid IN ({marks})", chunk):
+                self.rows[r["guid"]] = self._row(r)
+            for g in chunk:
+                self.rows.setdefault(g, None)
+        return {g: row for g in guids if (row := self.rows.get(g)) is not None}
+
+    def find_active(self, type_name: str, qualified_name: Any, *, subtypes: bool = True) -> Row | None:
+        """ACTIVE entity by (type, qualifiedName): the exact type first, then any subtype."""
+        if qualified_name is None:
+            return None
+        qn = str(qualified_name)
+        r = self.conn.execute(
+            "SELECT * FROM entities WHERE type_name=? AND qualified_name=? AND status='ACTIVE' LIMIT 1",
+            (type_name, qn),
+        ).fetchone()
+        if r is None and subtypes:
+            et = self.reg.entity(type_name)
+            others = sorted(et.subs - {type_name}) if et else []
+            if others:
+                marks = ",".join("?" * len(others))
+                r = self.conn.execute(
+                    f"SELECT * FROM entities WHERE type_name IN ({marks}) AND qualified_name=? "
+                    "AND status='ACTIVE' ORDER BY seq LIMIT 1",
+                    (*others, qn),
+                ).fetchone()
+        if r is None:
+            return None
+        cached = self.rows.get(r["guid"])
+        if cached is not None:
+            return cached
+        row = self._row(r)
+        self.rows[row.guid] = row
+        return row
+
+    def first_active(self, type_name: str) -> Row | None:
+        r = self.conn.execute(
+            "SELECT * FROM entities WHERE type_name=? AND status='ACTIVE' ORDER BY seq LIMIT 1", (type_name,)
+        ).fetchone()
+        if r is None:
+            return None
+        return self.rows.get(r["guid"]) or self._row(r)
+
+    def flush(self) -> None:
+        new = [r for r in self.rows.values() if r is not None and r.new]
+        dirty = [r for r in self.rows.values() if r is not None and r.dirty and not r.new]
+        if new:
+            self.conn.executemany(
+                "INSERT INTO entities (guid, type_name, qualified_name, status, attrs, created_by, updated_by, "
+                "create_time, update_time, version, extra) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        r.guid,
+                        r.type_name,
+                        r.qualified_name,
+                        r.status,
+                        _dumps(r.attrs),
+                        r.created_by,
+                        r.updated_by,
+                        r.create_time,
+                        r.update_time,
+                        r.version,
+                        _dumps(r.extra) if r.extra else None,
+                    )
+                    for r in new
+                ],
+            )
+        if dirty:
+            self.conn.executemany(
+                "UPDATE entities SET qualified_name=?, status=?, attrs=?, updated_by=?, update_time=?, extra=? "
+                "WHERE guid=?",
+                [
+                    (
+                        r.qualified_name,
+                        r.status,
+                        _dumps(r.attrs),
+                        r.updated_by,
+                        r.update_time,
+                        _dumps(r.extra) if r.extra else None,
+                        r.guid,
+                    )
+                    for r in dirty
+                ],
+            )
+        for r in new + dirty:
+            r.new = r.dirty = False
+
+    # -- relationships
+    def rels_of(self, guid: str) -> list[Rel]:
+        """Every relationship row touching an entity (both ends, any state), oldest first."""
+        rows = self.conn.execute(
+            "SELECT guid, type_name, end1, end2, status, seq FROM relationships WHERE end1=? "
+            "UNION ALL SELECT guid, type_name, end1, end2, status, seq FROM relationships WHERE end2=? "
+            "ORDER BY seq",
+            (guid, guid),
+        ).fetchall()
+        return [Rel(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def rels_for_attr(self, guid: str, end: RelEnd) -> list[Rel]:
+        col = "end1" if end.end == 1 else "end2"
+        rows = self.conn.execute(
+            f"SELECT guid, type_name, end1, end2, status FROM relationships WHERE {col}=? AND type_name=? "
+            "ORDER BY seq",
+            (guid, end.rel_type),
+        ).fetchall()
+        return [Rel(*r) for r in rows]
+
+    def add_rel(self, rel_type: str, end1: str, end2: str, now: int) -> str:
+        guid = str(uuid.uuid4())
+        self.conn.execute(
+            "INSERT INTO relationships (guid, type_name, end1, end2, status, created_by, create_time, update_time)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (guid, rel_type, end1, end2, ACTIVE, self.state.user, now, now),
+        )
+        return guid
+
+    def set_rel_status(self, rel_guids: list[str], status: str, now: int) -> None:
+        self.conn.executemany(
+            "UPDATE relationships SET status=?, update_time=? WHERE guid=?",
+            [(status, now, g) for g in rel_guids],
+        )
+
+
+# ====================================================================== rendering
+def display_text(et: EntityType | None, row: Row) -> Any:
+    attrs = row.attrs
+    if et is not None and et.display and attrs.get(et.display) is not None:
+        return attrs[et.display]
+    for key in ("name", "displayName", "qualifiedName"):
+        if attrs.get(key) is not None:
+            return attrs[key]
+    return None
+
+
+def header(repo: Repo, row: Row, extra_attrs: list[str] | None = None) -> dict[str, Any]:
+    """``AtlasEntityHeader``: unique + name/description/owner/createTime attributes, null as ""."""
+    et = repo.reg.entity(row.type_name)
+    names = list(et.header) if et else ["qualifiedName"]
+    for n in extra_attrs or []:
+        if n not in names:
+            names.append(n)
+    attrs: dict[str, Any] = {}
+    for n in names:
+        value = row.attrs.get(n)
+        if et is not None and n in et.rels and n not in row.attrs:
+            value = _rel_value(repo, row, et, n, header_only=True)
+        attrs[n] = "" if value is None and n in (et.header if et else []) else value
+    out: dict[str, Any] = {
+        "typeName": row.type_name,
+        "attributes": attrs,
+        "guid": row.guid,
+        "status": row.status,
+        "displayText": display_text(et, row),
+        "classificationNames": [],
+        "classifications": [],
+        "meaningNames": [],
+        "meanings": [],
+        "isIncomplete": False,
+        "labels": [],
+    }
+    if out["displayText"] is None:
+        del out["displayText"]
+    return out
+
+
+def object_id(row: Row | None, guid: str, type_name: str | None = None) -> dict[str, Any]:
+    if row is None:
+        return {"guid": guid, "typeName": type_name}
+    return {
+        "guid": row.guid,
+        "typeName": row.type_name,
+        "uniqueAttributes": {"qualifiedName": row.qualified_name},
+    }
+
+
+def _rel_value(repo: Repo, row: Row, et: EntityType, name: str, *, header_only: bool = False) -> Any:
+    ends = et.rels[name]
+    items: list[dict[str, Any]] = []
+    for end in ends:
+        rels = repo.rels_for_attr(row.guid, end)
+        others = repo.get_many([r.end2 if end.end == 1 else r.end1 for r in rels])
+        for r in rels:
+            other_guid = r.end2 if end.end == 1 else r.end1
+            items.append(object_id(others.get(other_guid), other_guid, end.other_type))
+    if ends[0].many:
+        return items
+    return items[-1] if items else None
+
+
+def related_object(repo: Repo, rel: Rel, other: Row | None, other_guid: str, end: RelEnd) -> dict[str, Any]:
+    et = repo.reg.entity(other.type_name) if other else None
+    out: dict[str, Any] = {
+        "guid": other_guid,
+        "typeName": other.type_name if other else end.other_type,
+        "entityStatus": other.status if other else DELETED,
+    }
+    if other is not None:
+        text = display_text(et, other)
+        if text is not None:
+            out["displayText"] = text
+        if other.qualified_name is not None:
+            out["qualifiedName"] = other.qualified_name
+    out["relationshipGuid"] = rel.guid
+    out["relationshipStatus"] = rel.status
+    out["relationshipAttributes"] = {"typeName": rel.type_name, "attributes": {}}
+    return out
+
+
+def render_entity(
+    repo: Repo, row: Row, *, ignore_relationships: bool = False, min_ext_info: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """``AtlasEntity`` JSON plus the guids of owned (composition) children for ``referredEntities``."""
+    et = repo.reg.entity(row.type_name)
+    attrs: dict[str, Any] = {}
+    rel_attrs: dict[str, Any] = {}
+    owned: list[str] = []
+    rels = repo.rels_of(row.guid) if et and et.rels else []
+    other_rows = repo.get_many(sorted({r.end2 if r.end1 == row.guid else r.end1 for r in rels}))
+    by_attr: dict[str, list[tuple[Rel, RelEnd, str]]] = {}
+    if et is not None:
+        for name, ends in et.rels.items():
+            bucket = by_attr.setdefault(name, [])
+            for end in ends:
+                col_self = end.end
+                for r in rels:
+                    if r.type_name != end.rel_type:
+                        continue
+                    if (r.end1 if col_self == 1 else r.end2) != row.guid:
+                        continue
+                    bucket.append((r, end, r.end2 if col_self == 1 else r.end1))
+                    if end.owned and r.status == ACTIVE:
+                        owned.append(r.end2 if col_self == 1 else r.end1)
+        for name, _attr in et.attrs.items():
+            if name in et.rels:
+                ids = [object_id(other_rows.get(g), g, e.other_type) for (_, e, g) in by_attr[name]]
+                attrs[name] = ids if et.rels[name][0].many else (ids[-1] if ids else None)
+            else:
+                attrs[name] = row.attrs.get(name)
+        if not ignore_relationships:
+            for name, ends in et.rels.items():
+                objs = [related_object(repo, r, other_rows.get(g), g, e) for (r, e, g) in by_attr[name]]
+                rel_attrs[name] = objs if ends[0].many else (objs[-1] if objs else None)
+    else:
+        attrs = dict(row.attrs)
+    entity: dict[str, Any] = {
+        "typeName": row.type_name,
+        "attributes": attrs,
+        "guid": row.guid,
+        "isIncomplete": False,
+        "provenanceType": 0,
+        "status": row.status,
+        "createdBy": row.created_by,
+        "updatedBy": row.updated_by,
+        "createTime": row.create_time,
+        "updateTime": row.update_time,
+        "version": row.version,
+        "proxy": False,
+        "labels": list(row.extra.get("labels") or []),
+    }
+    if not ignore_relationships:
+        entity["relationshipAttributes"] = rel_attrs
+    if row.extra.get("customAttributes"):
+        entity["customAttributes"] = row.extra["customAttributes"]
+    return entity, owned
+
+
+def with_ext_info(
+    repo: Repo, rows: list[Row], *, ignore_relationships: bool, min_ext_info: bool
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    entities = []
+    referred: dict[str, Any] = {}
+    pending: list[str] = []
+    for row in rows:
+        ent, owned = render_entity(repo, row, ignore_relationships=ignore_relationships)
+        entities.append(ent)
+        pending.extend(owned)
+    seen = {r.guid for r in rows}
+    while pending:
+        g = pending.pop(0)
+        if g in seen:
+            continue
+        seen.add(g)
+        child = repo.get(g)
+        if child is None:
+            continue
+        if min_ext_info:
+            h = header(repo, child)
+            referred[g] = {
+                k: v for k, v in h.items() if k not in ("classificationNames", "meaningNames", "meanings")
+            }
+        else:
+            ent, owned = render_entity(repo, child, ignore_relationships=ignore_relationships)
+            referred[g] = ent
+            pending.extend(owned)
+    return entities, referred
+
+
+# ====================================================================== writes
+@dataclass
+class ObjRef:
+    guid: str | None
+    type_name: str | None
+    unique: dict[str, Any] | None
+    relationship_type: str | None = None
+
+
+def _parse_ref(value: Any) -> ObjRef:
+    if isinstance(value, dict):
+        guid = value.get("guid")
+        tn = value.get("typeName")
+        ua = value.get("uniqueAttributes")
+        if isinstance(guid, str) and guid:
+            return ObjRef(guid, tn, None, value.get("relationshipType"))
+        if tn and isinstance(ua, dict) and ua:
+            return ObjRef(None, str(tn), ua, value.get("relationshipType"))
+    raise AtlasApiError("ATLAS-400-00-021", _dumps(value))
+
+
+def _ref_text(ref: ObjRef) -> str:
+    ua = ", ".join(f"{k}:{v}" for k, v in (ref.unique or {}).items())
+    return f"AtlasObjectId{{guid='{ref.guid}', typeName='{ref.type_name}', uniqueAttributes={{{ua}}}}}"
+
+
+@dataclass
+class Incoming:
+    """One entity of a write request, after compaction."""
+
+    sent_guid: str
+    type: EntityType
+    attrs: dict[str, Any]
+    rel_attrs: dict[str, Any]
+    custom: Any = None
+    real_guid: str = ""
+    existing: bool = False
+
+
+@dataclass
+class Mutations:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    partial: list[str] = field(default_factory=list)
+    assignments: dict[str, str] = field(default_factory=dict)
+
+    def note_update(self, guid: str, *, partial: bool = False) -> None:
+        if guid in self.created:
+            return
+        target = self.partial if partial else self.updated
+        if guid not in target:
+            target.append(guid)
+
+
+def _compact(et: EntityType, entity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    attrs = entity.get("attributes") or {}
+    rel_attrs = dict(entity.get("relationshipAttributes") or {})
+    if not isinstance(attrs, dict) or not isinstance(rel_attrs, dict):
+        raise BadJsonError("Cannot deserialize value of type `java.util.HashMap` from non-object value")
+    plain: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key in et.rels:
+            if value is not None and key not in rel_attrs:
+                rel_attrs[key] = value
+        else:
+            plain[key] = value
+    rel_attrs = {k: v for k, v in rel_attrs.items() if v is not None and k in et.rels}
+    return plain, rel_attrs
+
+
+def create_or_update(
+    state: State, entities: Any, referred: Any = None, *, partial_guid: str | None = None
+) -> dict[str, Any]:
+    """POST /v2/entity and /v2/entity/bulk (and PUT by unique attribute when ``partial_guid`` is set)."""
+    reg = state.registry
+    if entities is None:
+        raise InternalError("entities is null")
+    if not isinstance(entities, list) or not all(isinstance(e, dict) for e in entities):
+        raise BadJsonError(
+            "Cannot deserialize value of type `java.util.ArrayList<AtlasEntity>` from non-array value"
+        )
+    if not entities:
+        raise AtlasApiError("ATLAS-400-00-01A", "no entities to create/update.")
+    referred = referred if isinstance(referred, dict) else {}
+    repo = Repo(state)
+    now = state.now()
+    partial = partial_guid is not None
+
+    # 1. parse, compact and collect the request's entities (referred ones only when referenced by guid)
+    incoming: list[Incoming] = []
+    by_sent: dict[str, Incoming] = {}
+
+    def take(entity: dict[str, Any]) -> Incoming:
+        tn = entity.get("typeName")
+        et = reg.entity(str(tn)) if tn else None
+        if et is None:
+            raise AtlasApiError("ATLAS-400-00-014", "ENTITY", tn)
+        if "guid" in entity:
+            guid = entity["guid"]
+            if not isinstance(guid, str) or not guid:
+                raise AtlasApiError("ATLAS-400-00-021", _dumps({"guid": guid, "typeName": tn}))
+        else:
+            guid = f"-{time.monotonic_ns()}{next(_counter)}"
+        if partial_guid is not None:
+            guid = partial_guid
+        attrs, rel_attrs = _compact(et, entity)
+        inc = Incoming(guid, et, attrs, rel_attrs, entity.get("customAttributes"))
+        incoming.append(inc)
+        by_sent[guid] = inc
+        return inc
+
+    for entity in entities:
+        take(entity)
+    todo = list(incoming)
+    while todo:
+        inc = todo.pop()
+        for ref in _refs_in(inc):
+            if ref.guid and ref.guid not in by_sent and isinstance(referred.get(ref.guid), dict):
+                todo.append(take(referred[ref.guid]))
+
+    # 2. resolve each entity to an existing vertex (guid, else unique attributes among ACTIVE) or a new one
+    pending_new: dict[tuple[str, str], str] = {}
+    for inc in incoming:
+        row = None
+        if not inc.sent_guid.startswith("-"):
+            row = repo.get(inc.sent_guid)
+        if row is None:
+            row = repo.find_active(inc.type.name, inc.attrs.get("qualifiedName"))
+            if row is None and not inc.sent_guid.startswith("-") and partial_guid is None:
+                raise AtlasApiError("ATLAS-404-00-00A", inc.sent_guid)
+        if row is not None:
+            inc.real_guid, inc.existing = row.guid, True
+        else:
+            key = (inc.type.name, str(inc.attrs.get("qualifiedName")))
+            inc.real_guid = pending_new.setdefault(key, str(uuid.uuid4()))
+    guid_map = {inc.sent_guid: inc.real_guid for inc in incoming}
+
+    # 3. resolve references: placeholders to this request, assigned guids to the store, unique attrs to ACTIVE
+    resolved: dict[int, dict[str, list[tuple[str, ObjRef]]]] = {}
+    for idx, inc in enumerate(incoming):
+        per_attr: dict[str, list[tuple[str, ObjRef]]] = {}
+        for name, value in inc.rel_attrs.items():
+            per_attr[name] = [(_resolve_ref(repo, reg, guid_map, ref), ref) for ref in _as_refs(value)]
+        for name, value in inc.attrs.items():
+            attr = inc.type.attrs.get(name)
+            if attr is not None and _is_ref_attr(attr) and value is not None:
+                per_attr[name] = [(_resolve_ref(repo, reg, guid_map, ref), ref) for ref in _as_refs(value)]
+        resolved[idx] = per_attr
+
+    # 4. validate (full create/update: mandatory attributes; always: value types)
+    for inc in incoming:
+        _validate(reg, inc, partial=partial)
+
+    # 5. apply in request order
+    muts = Mutations()
+    for idx, inc in enumerate(incoming):
+        if inc.sent_guid != inc.real_guid:
+            muts.assignments[inc.sent_guid] = inc.real_guid
+        _apply(state, repo, inc, resolved[idx], muts, now, partial=partial)
+    repo.flush()
+    return mutation_response(repo, muts, include_assignments=True)
+
+
+def _refs_in(inc: Incoming) -> list[ObjRef]:
+    out: list[ObjRef] = []
+    for value in inc.rel_attrs.values():
+        out.extend(_as_refs(value))
+    for name, value in inc.attrs.items():
+        attr = inc.type.attrs.get(name)
+        if attr is not None and _is_ref_attr(attr) and value is not None:
+            out.extend(_as_refs(value))
+    return out
+
+
+def _is_ref_attr(attr: Attr) -> bool:
+    return attr.kind in ("entity", "objectid") or (
+        attr.kind == "array" and attr.elem_kind in ("entity", "objectid")
+    )
+
+
+def _as_refs(value: Any) -> list[ObjRef]:
+    if isinstance(value, list):
+        return [_parse_ref(v) for v in value if v is not None]
+    return [_parse_ref(value)]
+
+
+def _resolve_ref(repo: Repo, reg: Any, guid_map: dict[str, str], ref: ObjRef) -> str:
+    if ref.guid:
+        if ref.guid in guid_map:
+            return guid_map[ref.guid]
+        if not ref.guid.startswith("-") and repo.get(ref.guid) is not None:
+            return ref.guid
+        raise AtlasApiError("ATLAS-404-00-00A", ref.guid)
+    assert ref.type_name is not None and ref.unique is not None
+    if reg.entity(ref.type_name) is None:
+        raise AtlasApiError("ATLAS-400-00-014", "ENTITY", ref.type_name)
+    row = None
+    qn = ref.unique.get("qualifiedName")
+    if qn is not None:
+        row = repo.find_active(ref.type_name, qn)
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-00A", _ref_text(ref))
+    return row.guid
+
+
+def _validate(reg: Any, inc: Incoming, *, partial: bool) -> None:
+    et = inc.type
+    messages: list[str] = []
+    for name, attr in et.attrs.items():
+        present = inc.attrs.get(name) if name not in et.rels else inc.rel_attrs.get(name)
+        if present is None and not attr.optional and not partial and name not in et.rels:
+            messages.append(f"{et.name}.{name}: mandatory attribute value missing in type {attr.declaring}")
+            continue
+        if name in inc.attrs and inc.attrs[name] is not None and not _is_ref_attr(attr):
+            try:
+                inc.attrs[name] = normalize_value(reg, attr.type_name, inc.attrs[name])
+            except InvalidValue:
+                messages.append(f"{et.name}.{name}: invalid value for type {attr.type_name}")
+    if messages:
+        raise AtlasApiError("ATLAS-404-00-007", "[" + ", ".join(messages) + "]")
+
+
+def _apply(
+    state: State,
+    repo: Repo,
+    inc: Incoming,
+    refs: dict[str, list[tuple[str, ObjRef]]],
+    muts: Mutations,
+    now: int,
+    *,
+    partial: bool,
+) -> None:
+    et = inc.type
+    reg = repo.reg
+    row = repo.get(inc.real_guid) if inc.existing or inc.real_guid in muts.created else None
+    creating = row is None
+    if row is None:
+        row = Row(
+            guid=inc.real_guid,
+            type_name=et.name,
+            status=ACTIVE,
+            attrs={},
+            created_by=state.user,
+            updated_by=state.user,
+            create_time=now,
+            update_time=now,
+            new=True,
+        )
+        for name, declared in et.attrs.items():
+            if name not in et.rels:
+                row.attrs[name] = default_for(reg, declared)
+        repo.rows[row.guid] = row
+    changed = creating
+    # plain attributes: only keys present are written
+    for name, value in inc.attrs.items():
+        attr = et.attrs.get(name)
+        if attr is None:
+            continue  # unknown attributes are ignored
+        if _is_ref_attr(attr):
+            new_value: Any = None
+            if value is not None:
+                targets = repo.get_many([g for g, _ in refs.get(name, [])])
+                ids = [object_id(targets.get(g), g) for g, _ in refs.get(name, [])]
+                new_value = ids if attr.kind == "array" else (ids[0] if ids else None)
+        elif value is None:
+            new_value = default_for(reg, attr) if attr.has_default else null_value(attr)
+        else:
+            new_value = value
+        if creating or not values_equal(attr, row.attrs.get(name), new_value):
+            row.attrs[name] = new_value
+            changed = True
+    if inc.custom is not None and inc.custom != row.extra.get("customAttributes"):
+        row.extra["customAttributes"] = inc.custom
+        changed = True
+    # relationship attributes: replace as a set
+    for name in inc.rel_attrs:
+        if _apply_rel(repo, row, et, name, refs.get(name, []), muts, now, creating=creating):
+            changed = True
+    if creating:
+        muts.created.append(row.guid)
+    elif changed:
+        row.updated_by = state.user
+        row.update_time = now
+        row.dirty = True
+        muts.note_update(row.guid, partial=partial)
+
+
+def _apply_rel(
+    repo: Repo,
+    row: Row,
+    et: EntityType,
+    name: str,
+    targets: list[tuple[str, ObjRef]],
+    muts: Mutations,
+    now: int,
+    *,
+    creating: bool,
+) -> bool:
+    ends = et.rels[name]
+    end = ends[0]
+    chosen = {ref.relationship_type for _, ref in targets if ref.relationship_type}
+    if chosen:
+        end = next((e for e in ends if e.rel_type in chosen), end)
+    target_rows = repo.get_many([g for g, _ in targets])
+    # the referenced entities must fit the relationship's other end
+    for g, _ in targets:
+        trow = target_rows.get(g)
+        tet = repo.reg.entity(trow.type_name) if trow else None
+        if tet is None or not tet.is_a(end.other_type):
+            raise AtlasApiError(
+                "ATLAS-400-00-036", end.rel_type, end.other_type, trow.type_name if trow else "null"
+            )
+    current = [] if creating else [r for r in repo.rels_for_attr(row.guid, end) if r.status == ACTIVE]
+    current_other = {(r.end2 if end.end == 1 else r.end1): r for r in current}
+    wanted: list[str] = []
+    for g, _ in targets:
+        if g not in wanted:
+            wanted.append(g)
+    if not end.many:
+        wanted = wanted[-1:]
+    changed = False
+    # a reference by uniqueAttributes whose typeName is not the target's concrete type never compares equal
+    for g, ref in targets:
+        trow = target_rows.get(g)
+        if ref.guid is None and trow is not None and ref.type_name != trow.type_name:
+            changed = True
+    removed = [r for other, r in current_other.items() if other not in wanted]
+    if removed:
+        repo.set_rel_status([r.guid for r in removed], DELETED, now)
+        for r in removed:
+            muts.note_update(r.end2 if end.end == 1 else r.end1)
+        changed = True
+    for g in wanted:
+        if g in current_other:
+            continue
+        if end.end == 1:
+            repo.add_rel(end.rel_type, row.guid, g, now)
+        else:
+            repo.add_rel(end.rel_type, g, row.guid, now)
+        if g != row.guid:
+            muts.note_update(g)
+        changed = True
+    return changed
+
+
+def mutation_response(repo: Repo, muts: Mutations, *, include_assignments: bool) -> dict[str, Any]:
+    mutated: dict[str, list[dict[str, Any]]] = {}
+    created = set(muts.created)
+    updated = [g for g in muts.updated if g not in created]
+    partial = [g for g in muts.partial if g not in created]
+    for key, guids in (("CREATE", muts.created), ("UPDATE", updated), ("PARTIAL_UPDATE", partial)):
+        rows = repo.get_many(guids)
+        headers = [header(repo, rows[g]) for g in guids if g in rows]
+        if headers:
+            mutated[key] = headers
+    out: dict[str, Any] = {}
+    if mutated:
+        out["mutatedEntities"] = mutated
+    if include_assignments:
+        out["guidAssignments"] = muts.assignments
+    return out
+
+
+# ====================================================================== deletes and purge
+def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
+    """Soft delete (idempotent); UPDATE lists entities referenced from the deleted ones' own edges."""
+    repo = Repo(state)
+    now = state.now()
+    deleted: list[dict[str, Any]] = []
+    deleted_guids: list[str] = []
+    updated: list[str] = []
+    queue = list(dict.fromkeys(guids))
+    while queue:
+        g = queue.pop(0)
+        row = repo.get(g)
+        if row is None or row.status != ACTIVE or g in deleted_guids:
+            continue
+        deleted.append(header(repo, row))
+        deleted_guids.append(g)
+        et = repo.reg.entity(row.type_name)
+        rels = [r for r in repo.rels_of(g) if r.status == ACTIVE]
+        for r in rels:
+            other = r.end2 if r.end1 == g else r.end1
+            if r.end1 == g and other not in updated:
+                updated.append(other)
+            if et is not None and _owns(et, r, g):
+                queue.append(other)
+        if rels:
+            repo.set_rel_status([r.guid for r in rels], DELETED, now)
+        row.status = DELETED
+        row.updated_by = state.user
+        row.update_time = now
+        row.dirty = True
+    repo.flush()
+    if not deleted:
+        return {}
+    mutated: dict[str, Any] = {"DELETE": deleted}
+    upd_rows = repo.get_many([g for g in updated if g not in deleted_guids])
+    upd = [header(repo, upd_rows[g]) for g in updated if g in upd_rows and upd_rows[g].status == ACTIVE]
+    if upd:
+        mutated["UPDATE"] = upd
+    return {"mutatedEntities": mutated}
+
+
+def _owns(et: EntityType, rel: Rel, guid: str) -> bool:
+    for ends in et.rels.values():
+        for end in ends:
+            if (
+                end.owned
+                and end.rel_type == rel.type_name
+                and (rel.end1 if end.end == 1 else rel.end2) == guid
+            ):
+                return True
+    return False
+
+
+def purge(state: State, guids: list[str]) -> dict[str, Any]:
+    """PUT /admin/purge: hard-delete entities that are already DELETED; others silently ignored."""
+    repo = Repo(state)
+    purged = []
+    for g in dict.fromkeys(guids):
+        row = repo.get(g)
+        if row is None or row.status != DELETED:
+            continue
+        purged.append(header(repo, row))
+        state.store.conn.execute("DELETE FROM relationships WHERE end1=? OR end2=?", (g, g))
+        state.store.conn.execute("DELETE FROM entities WHERE guid=?", (g,))
+        repo.rows[g] = None
+    return {"mutatedEntities": {"PURGE": purged}} if purged else {}

@@ -1,0 +1,87 @@
+"""Errors raised inside the emulator and turned into Atlas-shaped HTTP responses.
+
+Atlas answers its own errors with ``{"errorCode", "errorMessage"}`` and the HTTP status embedded in the
+code; unexpected failures become a 500 with a plain-text "It has been logged (ID ...)" body; JSON that
+cannot be parsed becomes a 400 ``{"error": ...}``. One exception class per shape.
+"""
+
+from __future__ import annotations
+
+# errorCode -> message template ({0}, {1}, ... as in Atlas's MessageFormat templates).
+CODES: dict[str, str] = {
+    "ATLAS-400-00-003": "{0}: incompatible supertype {1}",
+    "ATLAS-400-00-002": "{0}: invalid supertypes - circular reference back to self {1}",
+    "ATLAS-400-00-00A": "{0}: Unknown/invalid typename",
+    "ATLAS-400-00-00C": "{0}.{1} : can not add mandatory attribute",
+    "ATLAS-400-00-00D": "{0}.{1} : attribute delete not supported",
+    "ATLAS-400-00-00E": "superType remove not supported",
+    "ATLAS-400-00-012": "Cardinality of attribute {0}.{1} requires a list or set type",
+    "ATLAS-400-00-013": "Type {0} with unique attribute {1} does not exist",
+    "ATLAS-400-00-014": "Type {0} with name {1} does not exist",
+    "ATLAS-400-00-019": "{0}: invalid name for {1}.  Names must consist of a letter followed by a sequence of "
+    "letter, number, space, or '_' characters",
+    "ATLAS-400-00-01A": "invalid parameters: {0}",
+    "ATLAS-400-00-021": "ObjectId is not valid {0}",
+    "ATLAS-400-00-023": "Attribute {0} not found for type {1}",
+    "ATLAS-400-00-024": "{0} is a System-type",
+    "ATLAS-400-00-027": "{0}: invalid parameters. {1}",
+    "ATLAS-400-00-029": "{0}",
+    "ATLAS-400-00-02B": "Mandatory field {0}.{1} has empty/null value",
+    "ATLAS-400-00-02D": "{0}: both ends are containers",
+    "ATLAS-400-00-030": "ASSOCIATION relationshipDef {0} creation attempted with an endDef {1} that is a container",
+    "ATLAS-400-00-031": "COMPOSITION relationshipDef {0} creation attempted without an endDef specifying a "
+    "container",
+    "ATLAS-400-00-032": "AGGREGATION relationshipDef {0} creation attempted without an endDef specifying a "
+    "container",
+    "ATLAS-400-00-033": "COMPOSITION relationshipDef {0} creation attempted with a child end with cardinality SET",
+    "ATLAS-400-00-034": "relationshipDef {0} cannot have an endDef {1} with cardinality LIST",
+    "ATLAS-400-00-035": "{0}: invalid end type {1} - must be an entity type",
+    "ATLAS-400-00-036": "invalid relationshipDef: {0}: end type 1: {1}, end type 2: {2}",
+    "ATLAS-400-00-037": "Relationship def {0} end def {1} name change is not supported. Old end def is {2}",
+    "ATLAS-400-00-038": "Relationship def {0} end def {1} change is not supported",
+    "ATLAS-400-00-039": "Relationship def {0} category change is not supported. Old category is {1}",
+    "ATLAS-400-00-047": "Please specify valid search parameters: typeName, classification, query or termName",
+    "ATLAS-400-00-057": "Length of query param {0} exceeds the limit",
+    "ATLAS-400-00-059": "Error parsing the DSL query: {0}",
+    "ATLAS-400-00-081": "{0}: invalid attribute type {1}. Classification/business-metadata types can not be "
+    "used as attribute type",
+    "ATLAS-400-00-09E": "Invalid attribute name: {0}.{1}. Attribute already exists in another parent type: {2}",
+    "ATLAS-400-00-100": "Lineage on demand config: {0} is not enabled",
+    "ATLAS-404-00-001": "Given typename {0} was invalid",
+    "ATLAS-404-00-002": "Given type guid {0} was invalid",
+    "ATLAS-404-00-005": "Given instance guid {0} is invalid/not found",
+    "ATLAS-404-00-007": "Invalid instance creation/updation parameters passed : {0}",
+    "ATLAS-404-00-009": "Instance {0} with unique attribute {1} does not exist",
+    "ATLAS-404-00-00A": "Referenced entity {0} is not found",
+    "ATLAS-404-00-011": "Given instance guid {0} with type {1} is not a valid lineage entity type.",
+    "ATLAS-409-00-001": "Given type {0} already exists",
+    "ATLAS-409-00-002": "Given type {0} has references",
+    "ATLAS-409-00-005": "Given type {0} has associated relationshipDefs",
+    "ATLAS-500-00-005": "Failed to get the lock; another type update might be in progress. Please try again",
+}
+
+
+class EmulatorError(Exception):
+    """Base of every error that the emulator turns into an HTTP response."""
+
+
+class AtlasApiError(EmulatorError):
+    """An Atlas ``AtlasBaseException``: JSON ``{"errorCode", "errorMessage"}``, status from the code."""
+
+    def __init__(self, code: str, *params: object) -> None:
+        template = CODES[code]
+        message = template
+        for i, p in enumerate(params):
+            message = message.replace("{" + str(i) + "}", str(p))
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = int(code.split("-")[1])
+
+
+class InternalError(EmulatorError):
+    """A non-Atlas failure inside Atlas (NPE, schema violation, ...): 500 with a plain-text body."""
+
+
+class BadJsonError(EmulatorError):
+    """A request body Jackson cannot read: 400 ``{"error": "<parser message>"}``."""

@@ -1,0 +1,381 @@
+"""Search endpoints (contract §6): basic search (POST and GET), attribute search, a small DSL subset.
+
+Rows are selected in SQL by type and state (and by qualifiedName prefix/suffix when the filter allows);
+attribute filters are then re-checked in memory, case-sensitively, as Atlas's in-memory predicate does.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from atlas_sync.emulator.entities import Repo, Row, header
+from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
+
+if TYPE_CHECKING:
+    from atlas_sync.emulator.app import State
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 10000
+
+# SearchParameters.Operator symbols accepted by Atlas 2.4 (exact spelling); anything else reads as null.
+OPERATORS: dict[str, str] = {}
+for _op, _symbols in {
+    "LT": ("<", "lt"),
+    "GT": (">", "gt"),
+    "LTE": ("<=", "lte"),
+    "GTE": (">=", "gte"),
+    "EQ": ("=", "eq"),
+    "NEQ": ("!=", "neq"),
+    "IN": ("in", "IN"),
+    "LIKE": ("like", "LIKE"),
+    "STARTS_WITH": ("startsWith", "STARTSWITH", "begins_with", "BEGINS_WITH"),
+    "ENDS_WITH": ("endsWith", "ENDSWITH", "ends_with", "ENDS_WITH"),
+    "CONTAINS": ("contains", "CONTAINS"),
+    "NOT_CONTAINS": ("not_contains", "NOT_CONTAINS"),
+    "CONTAINS_ANY": ("containsAny", "CONTAINSANY", "contains_any", "CONTAINS_ANY"),
+    "CONTAINS_ALL": ("containsAll", "CONTAINSALL", "contains_all", "CONTAINS_ALL"),
+    "IS_NULL": ("isNull", "ISNULL", "is_null", "IS_NULL"),
+    "NOT_NULL": ("notNull", "NOTNULL", "not_null", "NOT_NULL"),
+    "TIME_RANGE": ("timerange", "TIMERANGE", "time_range", "TIME_RANGE"),
+    "NOT_EMPTY": ("notEmpty", "NOTEMPTY", "not_empty", "NOT_EMPTY"),
+}.items():
+    for _s in _symbols:
+        OPERATORS[_s] = _op
+SYMBOL = {
+    "LT": "<",
+    "GT": ">",
+    "LTE": "<=",
+    "GTE": ">=",
+    "EQ": "=",
+    "NEQ": "!=",
+    "IN": "in",
+    "LIKE": "like",
+    "STARTS_WITH": "startsWith",
+    "ENDS_WITH": "endsWith",
+    "CONTAINS": "contains",
+    "NOT_CONTAINS": "not_contains",
+    "CONTAINS_ANY": "containsAny",
+    "CONTAINS_ALL": "containsAll",
+    "IS_NULL": "isNull",
+    "NOT_NULL": "notNull",
+    "TIME_RANGE": "timerange",
+    "NOT_EMPTY": "notEmpty",
+}
+SYSTEM_ATTRS = {"__guid", "__typeName", "__state", "__createdBy", "__modifiedBy", "__timestamp",
+                "__modificationTimestamp"}  # fmt: skip
+
+Predicate = Callable[[Row], bool]
+
+
+def _int_field(params: dict[str, Any], key: str) -> int | None:
+    value = params.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise BadJsonError(f'Cannot deserialize value of type `int` from Boolean value (field "{key}")')
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    raise BadJsonError(
+        f'Cannot deserialize value of type `int` from String "{value}": not a valid `int` value'
+    )
+
+
+def normalize_limit(limit: int | None) -> int:
+    return limit if limit is not None and 0 < limit <= MAX_LIMIT else DEFAULT_LIMIT
+
+
+def basic_search(state: State, params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise BadJsonError("Cannot deserialize value of type `SearchParameters` from non-object value")
+    limit = _int_field(params, "limit")
+    offset = _int_field(params, "offset")
+    if (limit is not None and limit < 0) or (offset is not None and offset < 0):
+        raise AtlasApiError("ATLAS-400-00-029", "Limit/offset should be non-negative")
+    type_param = params.get("typeName")
+    if params.get("entityFilters") and not type_param:
+        raise AtlasApiError("ATLAS-400-00-029", "EntityFilters specified without Type name")
+    if not any(params.get(k) for k in ("typeName", "classification", "query", "termName")):
+        raise AtlasApiError("ATLAS-400-00-047")
+    if params.get("marker") and offset:
+        raise AtlasApiError("ATLAS-400-00-029", "Marker can be used only if offset=0.")
+    reg = state.registry
+    repo = Repo(state)
+    type_names: list[str] = []
+    if type_param:
+        if type_param == "_ALL_ENTITY_TYPES":
+            type_names = sorted(reg.entities)
+        else:
+            requested = [t.strip() for t in str(type_param).split(",") if t.strip()]
+            known = [t for t in requested if reg.entity(t) is not None]
+            if not known:
+                raise AtlasApiError("ATLAS-400-00-00A", type_param)
+            type_names = known
+    elif params.get("classification") or params.get("termName"):
+        type_names = []  # the emulator stores no classifications or glossary terms
+    else:
+        type_names = sorted(reg.entities)
+    include_subs = params.get("includeSubTypes", True) is not False
+    first = reg.entity(type_names[0]) if type_names and type_param != "_ALL_ENTITY_TYPES" else None
+    known_attrs = set(first.attrs) | set(first.rels) if first else set()
+
+    def check_attr(name: Any) -> None:
+        if first is not None and name not in known_attrs and name not in SYSTEM_ATTRS:
+            raise AtlasApiError("ATLAS-400-00-023", name, first.name)
+
+    for a in params.get("attributes") or []:
+        check_attr(a)
+    if params.get("sortBy"):
+        check_attr(params["sortBy"])
+    all_types: set[str] = set()
+    for t in type_names:
+        et = reg.entity(t)
+        if et is not None:
+            all_types |= et.subs if include_subs else {t}
+    predicate, sql_hint = _criteria(params.get("entityFilters"), check_attr)
+    exclude_deleted = bool(params.get("excludeDeletedEntities", False))
+    rows = _select(repo, sorted(all_types), exclude_deleted, sql_hint)
+    text = params.get("query")
+    if text and text != "*":
+        needle = str(text).strip("*").lower()
+        rows = [
+            r for r in rows if any(needle in str(v).lower() for v in r.attrs.values() if isinstance(v, str))
+        ]
+    matches = [r for r in rows if predicate(r)]
+    if params.get("sortBy"):
+        key = str(params["sortBy"])
+        present = [r for r in matches if r.attrs.get(key) is not None]
+        missing = [r for r in matches if r.attrs.get(key) is None]
+        present.sort(
+            key=lambda r: _sort_key(r.attrs.get(key)), reverse=params.get("sortOrder") == "DESCENDING"
+        )
+        matches = present + missing
+    norm_limit = normalize_limit(limit)
+    start = offset or 0
+    page = matches[start : start + norm_limit]
+    echo = dict(params)
+    echo["limit"] = norm_limit
+    echo["offset"] = start
+    echo.setdefault("excludeDeletedEntities", exclude_deleted)
+    echo.setdefault("includeSubTypes", include_subs)
+    out: dict[str, Any] = {"queryType": "BASIC", "searchParameters": echo}
+    extra = [str(a) for a in params.get("attributes") or []]
+    if page:
+        out["entities"] = [header(repo, r, extra) for r in page]
+    out["approximateCount"] = len(matches)
+    return out
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (0, value)
+    return (1, str(value))
+
+
+def _select(repo: Repo, types: list[str], exclude_deleted: bool, hint: tuple[str, str] | None) -> list[Row]:
+    if not types:
+        return []
+    marks = ",".join("?" * len(types))
+    sql = f"SELECT * FROM entities WHERE type_name IN ({marks})"
+    args: list[Any] = list(types)
+    if exclude_deleted:
+        sql += " AND status='ACTIVE'"
+    if hint is not None:
+        op, value = hint
+        if op == "STARTS_WITH":
+            sql += " AND substr(qualified_name, 1, ?) = ?"
+            args += [len(value), value]
+        elif op == "ENDS_WITH":
+            sql += " AND substr(qualified_name, -?) = ?"
+            args += [len(value), value]
+        elif op == "EQ":
+            sql += " AND qualified_name = ?"
+            args.append(value)
+    sql += " ORDER BY seq"
+    out = []
+    for r in repo.conn.execute(sql, args):
+        cached = repo.rows.get(r["guid"])
+        out.append(cached if cached is not None else repo._row(r))
+    return out
+
+
+def _criteria(spec: Any, check_attr: Callable[[Any], None]) -> tuple[Predicate, tuple[str, str] | None]:
+    """Build the in-memory predicate and, when possible, a qualifiedName hint for SQL."""
+    if not spec or not isinstance(spec, dict):
+        return (lambda r: True), None
+    if spec.get("criterion") is not None:
+        if not spec.get("condition"):
+            return (lambda r: True), None  # Atlas 2.4 ignores a composite filter without condition
+        parts = [_criteria(c, check_attr) for c in spec.get("criterion") or []]
+        preds = [p for p, _ in parts]
+        if str(spec["condition"]).upper() == "OR":
+            return (lambda r: any(p(r) for p in preds)), None
+        hint = next((h for _, h in parts if h is not None), None)
+        return (lambda r: all(p(r) for p in preds)), hint
+    name = spec.get("attributeName")
+    check_attr(name)
+    op = OPERATORS.get(str(spec.get("operator")))
+    if op is None:
+        return (
+            lambda r: True
+        ), None  # unknown spelling: the operator reads as null and the filter is dropped
+    value = spec.get("attributeValue")
+    test = _op_test(op, value)
+    attr = str(name)
+
+    def pred(r: Row) -> bool:
+        return test(_attr_value(r, attr))
+
+    hint = (
+        (op, str(value))
+        if attr == "qualifiedName" and op in ("STARTS_WITH", "ENDS_WITH", "EQ") and value
+        else None
+    )
+    return pred, hint
+
+
+def _attr_value(r: Row, name: str) -> Any:
+    system = {"__guid": r.guid, "__typeName": r.type_name, "__state": r.status, "__createdBy": r.created_by,
+              "__modifiedBy": r.updated_by, "__timestamp": r.create_time,
+              "__modificationTimestamp": r.update_time}  # fmt: skip
+    if name in system:
+        return system[name]
+    return r.attrs.get(name)
+
+
+def _coerce(sample: Any, value: Any) -> Any:
+    if isinstance(sample, bool):
+        return str(value).lower() == "true"
+    if isinstance(sample, int | float):
+        try:
+            return type(sample)(float(value)) if isinstance(sample, float) else int(float(value))
+        except (TypeError, ValueError):
+            return value
+    return value if isinstance(value, str) else str(value)
+
+
+def _op_test(op: str, value: Any) -> Callable[[Any], bool]:
+    s = "" if value is None else str(value)
+
+    def cmp(f: Callable[[Any, Any], bool]) -> Callable[[Any], bool]:
+        def test(v: Any) -> bool:
+            if v is None:
+                return False
+            try:
+                return f(v, _coerce(v, value))
+            except TypeError:
+                return False
+
+        return test
+
+    if op == "EQ":
+        return cmp(lambda a, b: a == b)
+    if op == "NEQ":
+        return lambda v: v is None or _coerce(v, value) != v
+    if op == "LT":
+        return cmp(lambda a, b: a < b)
+    if op == "GT":
+        return cmp(lambda a, b: a > b)
+    if op == "LTE":
+        return cmp(lambda a, b: a <= b)
+    if op == "GTE":
+        return cmp(lambda a, b: a >= b)
+    if op == "STARTS_WITH":
+        return lambda v: isinstance(v, str) and v.startswith(s)
+    if op == "ENDS_WITH":
+        return lambda v: isinstance(v, str) and v.endswith(s)
+    if op == "CONTAINS":
+        return lambda v: (s in v) if isinstance(v, str) else (isinstance(v, list) and value in v)
+    if op == "NOT_CONTAINS":
+        return lambda v: not ((s in v) if isinstance(v, str) else (isinstance(v, list) and value in v))
+    if op == "LIKE":
+        return lambda v: isinstance(v, str) and fnmatch.fnmatchcase(v, s)
+    if op == "IN":
+        options = value if isinstance(value, list) else [x.strip() for x in s.strip("()[]").split(",")]
+        return lambda v: v is not None and (v in options or str(v) in [str(o) for o in options])
+    if op == "IS_NULL":
+        return lambda v: v is None or v == ""
+    if op in ("NOT_NULL", "NOT_EMPTY"):
+        return lambda v: v is not None and v != "" and v != []
+    if op in ("CONTAINS_ANY", "CONTAINS_ALL"):
+        wanted = value if isinstance(value, list) else [x.strip() for x in s.split(",")]
+        if op == "CONTAINS_ANY":
+            return lambda v: isinstance(v, list) and any(w in v for w in wanted)
+        return lambda v: isinstance(v, list) and all(w in v for w in wanted)
+    return lambda v: True
+
+
+def basic_search_get(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
+    q = {k: v[0] for k, v in query.items() if v}
+    params: dict[str, Any] = {}
+    for key in ("typeName", "classification", "query", "termName", "sortBy", "sortOrder", "marker"):
+        if key in q:
+            params[key] = q[key]
+    for key in ("excludeDeletedEntities", "includeSubTypes"):
+        if key in q:
+            params[key] = q[key].lower() == "true"
+    for key in ("limit", "offset"):
+        if key in q:
+            params[key] = q[key]
+    return basic_search(state, params)
+
+
+def attribute_search(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
+    q = {k: v[0] for k, v in query.items() if v}
+    attr = q.get("attrName")
+    prefix = q.get("attrValuePrefix")
+    if not attr and not prefix:
+        raise AtlasApiError("ATLAS-400-00-01A", "attrName or attrValuePrefix required")
+    type_name = q.get("typeName")
+    if not attr:
+        et = state.registry.entity(type_name) if type_name else None
+        attr = "qualifiedName" if et is None or "qualifiedName" in et.attrs else "name"
+    params: dict[str, Any] = {
+        "typeName": type_name or "_ALL_ENTITY_TYPES",
+        "entityFilters": {"attributeName": attr, "operator": "startsWith", "attributeValue": prefix or ""},
+        "limit": q.get("limit"),
+        "offset": q.get("offset"),
+    }
+    return basic_search(state, params)
+
+
+_DSL = re.compile(
+    r"^\s*(?P<type>[A-Za-z_][\w ]*?)\s*(?:where\s+(?P<attr>\w+)\s*(?P<op>=|like|!=)\s*['\"](?P<val>[^'\"]*)['\"])?"
+    r"\s*(?:limit\s+(?P<limit>\d+))?\s*(?:offset\s+(?P<offset>\d+))?\s*$",
+    re.IGNORECASE,
+)
+
+
+def dsl_search(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
+    """A small DSL subset: ``<type> [where <attr> =|like|!= '<v>'] [limit n] [offset m]``."""
+    q = {k: v[0] for k, v in query.items() if v}
+    text = " ".join(x for x in (q.get("typeName"), q.get("query")) if x)
+    if len(text) > 4096:
+        raise AtlasApiError("ATLAS-400-00-057", "query")
+    m = _DSL.match(text)
+    if not m:
+        raise AtlasApiError("ATLAS-400-00-059", text)
+    type_name = m.group("type").strip()
+    if state.registry.entity(type_name) is None:
+        raise AtlasApiError("ATLAS-400-00-059", f"{type_name} type not found")
+    params: dict[str, Any] = {"typeName": type_name}
+    if m.group("attr"):
+        op = {"=": "=", "like": "like", "!=": "!="}[m.group("op").lower()]
+        params["entityFilters"] = {"attributeName": m.group("attr"), "operator": op,
+                                   "attributeValue": m.group("val")}  # fmt: skip
+    params["limit"] = int(m.group("limit")) if m.group("limit") else q.get("limit")
+    params["offset"] = int(m.group("offset")) if m.group("offset") else q.get("offset")
+    result = basic_search(state, params)
+    out: dict[str, Any] = {"queryType": "DSL", "queryText": text}
+    if "entities" in result:
+        out["entities"] = result["entities"]
+    return out

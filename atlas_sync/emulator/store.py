@@ -1,0 +1,97 @@
+"""SQLite persistence of the emulator: typedefs, entities and relationships.
+
+One connection, one writer at a time: every request runs inside :meth:`Store.transaction`, which holds a
+lock and commits only if the request succeeded (Atlas's ``@GraphTransaction``: any error rolls the whole
+request back). JSON documents live in TEXT columns; the columns that are queried have indexes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS typedefs (
+    name TEXT PRIMARY KEY, guid TEXT NOT NULL UNIQUE, category TEXT NOT NULL, body TEXT NOT NULL,
+    builtin INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS entities (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    guid TEXT NOT NULL UNIQUE, type_name TEXT NOT NULL, qualified_name TEXT, status TEXT NOT NULL,
+    attrs TEXT NOT NULL, created_by TEXT, updated_by TEXT, create_time INTEGER, update_time INTEGER,
+    version INTEGER NOT NULL DEFAULT 0, extra TEXT);
+CREATE INDEX IF NOT EXISTS entities_type_qn ON entities (type_name, qualified_name, status);
+CREATE INDEX IF NOT EXISTS entities_status ON entities (status);
+CREATE TABLE IF NOT EXISTS relationships (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    guid TEXT NOT NULL UNIQUE, type_name TEXT NOT NULL, end1 TEXT NOT NULL, end2 TEXT NOT NULL,
+    status TEXT NOT NULL, created_by TEXT, create_time INTEGER, update_time INTEGER);
+CREATE INDEX IF NOT EXISTS relationships_end1 ON relationships (end1, type_name);
+CREATE INDEX IF NOT EXISTS relationships_end2 ON relationships (end2, type_name);
+CREATE INDEX IF NOT EXISTS relationships_type ON relationships (type_name);
+"""
+
+
+class Store:
+    """The emulator's database. ``path=None`` keeps everything in memory (lost on close)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        if path is None:
+            target = ":memory:"
+        else:
+            p = Path(path)
+            if p.is_dir() or p.suffix == "":
+                p.mkdir(parents=True, exist_ok=True)
+                p = p / "atlas-emulator.sqlite"
+            else:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            target = str(p)
+        self.path = target
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves so a whole request is one transaction.
+        self.conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA foreign_keys=OFF")
+        if target != ":memory:":
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(SCHEMA)
+        self.lock = threading.RLock()
+        self._depth = 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Hold the writer lock and run one transaction; roll back on any exception."""
+        with self.lock:
+            if self._depth:
+                # nested use (a helper inside a request) joins the outer transaction
+                self._depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
