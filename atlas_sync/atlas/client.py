@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import requests
+import requests.adapters
 from requests.auth import AuthBase, HTTPBasicAuth
 
 from atlas_sync.atlas.errors import (
@@ -182,7 +183,13 @@ class AtlasClient:
         self.verify = verify
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
-        self.session = session or requests.Session()
+        if session is None:
+            session = requests.Session()
+            # Room for parallel batches (the default pool keeps 10 connections per host).
+            adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=32)
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
+        self.session = session
         self.batch_size = batch_size
         self.max_batch_bytes = max_batch_bytes
         self.stats = ClientStats()
