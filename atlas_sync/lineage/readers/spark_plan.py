@@ -1,0 +1,160 @@
+"""Readers of Spark logical plans: ``spark-plan`` (the printed tree / explain output) and ``spark-json``
+(``plan.toJSON()``). Both build the same operator tree and the same lineage graph.
+
+Options (keyword arguments of ``read``; unknown ones are ignored):
+
+- ``mode``: ``"job"`` (default; one process per plan, column lineage - the ``lineage`` profile) or
+  ``"operator"`` (one process per operator with intermediate datasets - the ``pico`` profile);
+- ``path``: source path(s) for file relations whose path the plan does not print (str or list, in plan order);
+- ``explain``: an ``explain(extended=True)`` output whose physical plan gives file paths
+  (``Location: InMemoryFileIndex[...]``) and whose analyzed plan fills names the JSON form lost;
+- ``job``: the job name (default: the file's stem, or its folder's name for generic stems);
+- ``section``: which explain section to read (``analyzed`` by default, ``optimized``, ``parsed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from atlas_sync.errors import InputError
+from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.readers.graph import load_json, read_text
+from atlas_sync.lineage.spark.build import build_graph
+from atlas_sync.lineage.spark.plan import PlanNode
+from atlas_sync.lineage.spark.text import ScanInfo, TextDocument, parse_text
+
+_GENERIC_STEMS = {
+    "analyzed",
+    "logical",
+    "optimized",
+    "explain",
+    "plan",
+    "parsed",
+    "physical",
+    "query",
+    "spark-plan",
+    "spark",
+    "plan-text",
+}
+
+
+def job_name(path: str) -> str:
+    """A sensible job name from a file name: its stem, or the folder name when the stem is generic."""
+    if path == "-":
+        return "spark-plan"
+    p = Path(path)
+    stem = p.name.split(".")[0] or "spark-plan"
+    if stem.lower() in _GENERIC_STEMS and p.parent.name not in ("", "."):
+        return p.resolve().parent.name if p.parent.name in ("..",) else p.parent.name
+    return stem
+
+
+def _paths_option(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def _explain(options: dict[str, Any]) -> TextDocument | None:
+    explain = options.get("explain")
+    if not explain:
+        return None
+    return parse_text(read_text(str(explain)), file=str(explain))
+
+
+class _SparkReader:
+    extensions: tuple[str, ...] = ()
+    name = ""
+    description = ""
+
+    def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
+        raise NotImplementedError
+
+    def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
+        if not paths:
+            raise InputError("no input file given")
+        mode = str(options.get("mode") or "job")
+        if mode not in ("job", "operator"):
+            raise InputError(
+                f"unknown mode {mode!r}", hint="use mode 'job' (lineage profile) or 'operator' (pico)"
+            )
+        graph: LineageGraph | None = None
+        for i, path in enumerate(paths):
+            plans, scans = self._plans(path, options)
+            job = str(options.get("job") or job_name(path))
+            if len(paths) > 1 and not options.get("job"):
+                job = job_name(path)
+            g = build_graph(
+                plans, mode=mode, job=job, file=path, scans=scans, paths=_paths_option(options.get("path"))
+            )
+            if graph is None:
+                graph = g
+            elif mode == "operator":
+                raise InputError(
+                    "operator mode takes one plan file at a time",
+                    file=path,
+                    hint="run one sync per plan (their level names would collide)",
+                )
+            else:
+                if i and g.job == graph.job:
+                    raise InputError(
+                        f"two plans with the same job name {g.job!r}",
+                        file=path,
+                        hint="give the files distinct names or one job option per run",
+                    )
+                graph = graph.merge(g)
+        assert graph is not None
+        return graph
+
+
+class SparkPlanTextReader(_SparkReader):
+    name = "spark-plan"
+    extensions = (".plan", ".plan.txt", ".logical.txt", ".analyzed.txt")
+    description = (
+        "Spark logical plan text (df.queryExecution.analyzed / logical, or explain(extended=True) output)"
+    )
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        text = head.decode("utf-8", "replace")
+        if "== Analyzed Logical Plan ==" in text or "== Parsed Logical Plan ==" in text:
+            return True
+        first = text.lstrip().split("\n", 1)
+        return len(first) > 1 and (first[1].startswith("+- ") or first[1].startswith(":- ")) and "#" in text
+
+    def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
+        doc = parse_text(read_text(path), file=path, section=options.get("section"))
+        scans = dict(doc.scans)
+        extra = _explain(options)
+        if extra is not None:
+            for k, v in extra.scans.items():
+                scans.setdefault(k, v)
+        return doc.plans, scans
+
+
+class SparkPlanJsonReader(_SparkReader):
+    name = "spark-json"
+    extensions = (".plan.json",)
+    description = "Spark logical plan JSON (plan.toJSON(), Spark 3.x and 4.x)"
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        text = head.decode("utf-8", "replace").lstrip()
+        return text.startswith("[") and '"num-children"' in text and "org.apache.spark.sql" in text
+
+    def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
+        from atlas_sync.lineage.spark.jsonplan import enrich_from_text, parse_json_plans
+
+        plans = parse_json_plans(load_json(path), file=path)
+        extra = _explain(options)
+        scans: dict[int, ScanInfo] = {}
+        if extra is not None:
+            scans = dict(extra.scans)
+            enrich_from_text(plans, extra.plans)
+        return plans, scans
+
+
+TEXT_READER = SparkPlanTextReader()
+JSON_READER = SparkPlanJsonReader()

@@ -1,0 +1,419 @@
+"""Column lineage over a Spark plan through expression ids.
+
+Bottom-up (iteratively, so deep plans are fine) every operator gets its output columns; each output
+exprId gets a :class:`Lin`: the source columns it is computed from (IDENTITY / TRANSFORMATION /
+AGGREGATION) and the source columns that decide its value indirectly (CONDITIONAL, WINDOW). Row-level
+dependencies (FILTER, JOIN, GROUP_BY, SORT) accumulate per operator and apply to every output column.
+
+Rules: Projects follow aliases; Union maps columns by position onto its first child's ids; a
+CTERelationRef maps its attributes by position to its definition's output; subquery plans (inner
+children) feed FILTER (in predicates) or their value (scalar subqueries); write commands map target
+columns by position to their query's output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_sync.lineage.spark.expr import (
+    Expr,
+    ExprDeps,
+    all_refs_deps,
+    analyze,
+    conjuncts,
+    output_of,
+    refs,
+    render,
+    subqueries,
+)
+from atlas_sync.lineage.spark.plan import LOCAL_RELATIONS, PASSTHROUGH, RELATIONS, WRITE_COMMANDS, PlanNode
+
+Src = tuple[str, str]  # (dataset id, column name)
+_RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+
+
+@dataclass
+class Lin:
+    """Where one column's values come from."""
+
+    direct: dict[Src, str] = field(default_factory=dict)
+    # (source, kind) pairs: one source may matter in several ways (FILTER and GROUP_BY)
+    indirect: dict[tuple[Src, str], None] = field(default_factory=dict)
+    expr: str | None = None
+
+    def merge(self, other: Lin) -> None:
+        for s, k in other.direct.items():
+            _put_direct(self.direct, s, k)
+        self.indirect.update(other.indirect)
+        self.expr = self.expr or other.expr
+
+    def all_sources(self) -> list[Src]:
+        return list(dict.fromkeys([*self.direct, *(s for s, _ in self.indirect)]))
+
+
+@dataclass
+class OutCol:
+    name: str
+    id: int | None
+    dtype: str | None = None
+
+
+@dataclass
+class Result:
+    """One operator's output columns and the row-level dependencies below it."""
+
+    out: list[OutCol] = field(default_factory=list)
+    rows: dict[tuple[Src, str], None] = field(default_factory=dict)
+
+
+def _put_direct(d: dict[Src, str], s: Src, k: str) -> None:
+    old = d.get(s)
+    if old is None or _RANK[k] > _RANK[old]:
+        d[s] = k
+
+
+@dataclass
+class PlanLineage:
+    """The lineage of one plan: per-node results, the env of exprIds, the datasets read."""
+
+    results: dict[int, Result] = field(default_factory=dict)
+    env: dict[int, Lin] = field(default_factory=dict)
+    problems: list[tuple[PlanNode, str, str]] = field(default_factory=list)  # (node, code, message)
+
+    def result(self, node: PlanNode) -> Result:
+        return self.results.get(id(node)) or Result()
+
+    def lin(self, col: OutCol) -> Lin:
+        if col.id is None:
+            return Lin()
+        return self.env.get(col.id) or Lin()
+
+
+def query_children(node: PlanNode) -> list[PlanNode]:
+    """The children that carry data (write commands: their query, wherever Spark printed it)."""
+    kids = [c for c in node.children if c.op not in ("ResolvedIdentifier", "UnresolvedIdentifier")]
+    if node.op in WRITE_COMMANDS and not kids:
+        return list(node.inner)
+    return kids
+
+
+def compute(root: PlanNode, datasets: dict[int, list[str]]) -> PlanLineage:
+    """Run the column lineage over one plan. ``datasets`` maps id(leaf node) -> dataset ids it reads."""
+    pl = PlanLineage()
+    cte_defs: dict[str, Result] = {}
+    # iterative post-order: regular children, then inner children, then the node
+    stack: list[tuple[PlanNode, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if not done:
+            stack.append((node, True))
+            for c in reversed(node.all_children):
+                stack.append((c, False))
+            continue
+        pl.results[id(node)] = _apply(node, pl, datasets, cte_defs)
+    return pl
+
+
+def _lin_of(e: Expr, pl: PlanLineage, sub: dict[int, Result]) -> Lin:
+    deps = analyze(e)
+    return _lin_from_deps(e, deps, pl, sub)
+
+
+def _lin_from_deps(e: Expr, deps: ExprDeps, pl: PlanLineage, sub: dict[int, Result]) -> Lin:
+    lin = Lin()
+    identity = len(deps.direct) == 1 and next(iter(deps.direct.values())) == "IDENTITY" and not deps.indirect
+    for i, kind in deps.direct.items():
+        src = pl.env.get(i)
+        if src is None:
+            continue
+        for s, k in src.direct.items():
+            _put_direct(lin.direct, s, k if _RANK[k] > _RANK[kind] else kind)
+        lin.indirect.update(src.indirect)
+        if identity:
+            lin.expr = src.expr
+    for i, kind in deps.indirect.items():
+        src = pl.env.get(i)
+        if src is None:
+            continue
+        for s in src.direct:
+            lin.indirect[(s, kind)] = None
+        lin.indirect.update(src.indirect)
+    for sq, role, agg in deps.subqueries:
+        res = sub.get(id(sq))
+        if res is None:
+            continue
+        if role in ("value", "identity") and res.out:
+            first = pl.lin(res.out[0])
+            for s, k in first.direct.items():
+                kk = (
+                    k
+                    if role == "identity"
+                    else ("AGGREGATION" if agg else ("TRANSFORMATION" if k == "IDENTITY" else k))
+                )
+                _put_direct(lin.direct, s, kk)
+            lin.indirect.update(first.indirect)
+            lin.indirect.update(res.rows)
+        else:
+            kind = "CONDITIONAL" if role == "cond" else "WINDOW" if role == "window" else "FILTER"
+            for s in _subquery_sources(res, pl):
+                lin.indirect[(s, kind)] = None
+    if not identity:
+        inner = e.args[0] if e.kind == "alias" and e.args else e
+        lin.expr = render(inner)
+    return lin
+
+
+def _subquery_sources(res: Result, pl: PlanLineage) -> list[Src]:
+    out: dict[Src, None] = {}
+    for c in res.out:
+        for s in pl.lin(c).all_sources():
+            out[s] = None
+    for s, _ in res.rows:
+        out[s] = None
+    return list(out)
+
+
+def _sources_of(exprs: list[Expr], pl: PlanLineage, sub: dict[int, Result]) -> list[Src]:
+    """Every source column a predicate / key list reads (directly or indirectly, subqueries too)."""
+    out: dict[Src, None] = {}
+    for e in exprs:
+        deps = all_refs_deps(e)
+        for i in deps.direct:
+            src = pl.env.get(i)
+            if src:
+                for s in src.all_sources():
+                    out[s] = None
+        for sq, _, _ in deps.subqueries:
+            res = sub.get(id(sq))
+            if res is not None:
+                for s in _subquery_sources(res, pl):
+                    out[s] = None
+    return list(out)
+
+
+def _subquery_results(node: PlanNode, pl: PlanLineage) -> dict[int, Result]:
+    """id(subquery expr) -> the result of the inner plan it refers to."""
+    out: dict[int, Result] = {}
+    k = 0
+    for exprs in node.exprs.values():
+        for e in exprs:
+            for sq in subqueries(e):
+                plan = sq.plan if sq.plan is not None else (node.inner[k] if k < len(node.inner) else None)
+                k += 1
+                if plan is not None:
+                    out[id(sq)] = pl.result(plan)
+    return out
+
+
+def _rows_union(results: list[Result]) -> dict[tuple[Src, str], None]:
+    rows: dict[tuple[Src, str], None] = {}
+    for r in results:
+        rows.update(r.rows)
+    return rows
+
+
+def _add_rows(rows: dict[tuple[Src, str], None], sources: list[Src], kind: str) -> None:
+    for s in sources:
+        rows[(s, kind)] = None
+
+
+def _define(pl: PlanLineage, e: Expr, sub: dict[int, Result]) -> OutCol | None:
+    o = output_of(e)
+    if o is None:
+        return None
+    name, i, dtype = o
+    col = OutCol(name, i, dtype)
+    if e.kind == "alias" and i is not None:
+        pl.env[i] = _lin_of(e, pl, sub)
+    return col
+
+
+def _join_sides(node: PlanNode, pl: PlanLineage) -> tuple[set[int], set[int]] | None:
+    """A Filter right above a Join (``FROM a, b WHERE a.x = b.y``): the ids of the join's two sides."""
+    below = node.children[0] if node.children else None
+    while below is not None and below.op in ("SubqueryAlias", "ResolvedHint") and below.children:
+        below = below.children[0]
+    if below is None or below.op != "Join" or len(below.children) != 2:
+        return None
+    left, right = (pl.result(c) for c in below.children)
+    return {c.id for c in left.out if c.id is not None}, {c.id for c in right.out if c.id is not None}
+
+
+def _apply(
+    node: PlanNode, pl: PlanLineage, datasets: dict[int, list[str]], cte_defs: dict[str, Result]
+) -> Result:
+    op = node.op
+    kids = [pl.result(c) for c in query_children(node)]
+    child = kids[0] if kids else Result()
+    sub = _subquery_results(node, pl)
+    res = Result(rows=_rows_union(kids))
+    if id(node) in datasets or op in RELATIONS or op in LOCAL_RELATIONS:
+        ds = datasets.get(id(node), [])
+        for a in node.output:
+            res.out.append(OutCol(a.name, a.id, a.dtype))
+            if a.id is not None:
+                pl.env[a.id] = Lin(direct={(d, a.name): "IDENTITY" for d in ds})
+        return res
+    if op == "Project":
+        for e in node.exprs.get("projectList", []):
+            col = _define(pl, e, sub)
+            if col is not None:
+                res.out.append(col)
+        return res
+    if op == "Filter":
+        res.out = list(child.out)
+        conds = node.exprs.get("condition", [])
+        sides = _join_sides(node, pl)
+        for c in (x for e in conds for x in conjuncts(e)) if sides else conds:
+            ids = set(refs(c))
+            kind = "JOIN" if sides and ids & sides[0] and ids & sides[1] else "FILTER"
+            _add_rows(res.rows, _sources_of([c], pl, sub), kind)
+        return res
+    if op == "Join":
+        jt = str(node.props.get("joinType", "Inner"))
+        left = kids[0] if kids else Result()
+        right = kids[1] if len(kids) > 1 else Result()
+        if jt.startswith(("LeftSemi", "LeftAnti")) or jt.startswith("ExistenceJoin"):
+            res.out = list(left.out)
+        else:
+            res.out = [*left.out, *right.out]
+        _add_rows(res.rows, _sources_of(node.exprs.get("condition", []), pl, sub), "JOIN")
+        return res
+    if op == "Aggregate":
+        _add_rows(res.rows, _sources_of(node.exprs.get("groupingExpressions", []), pl, sub), "GROUP_BY")
+        for e in node.exprs.get("aggregateExpressions", []):
+            col = _define(pl, e, sub)
+            if col is not None:
+                res.out.append(col)
+        return res
+    if op == "Window":
+        res.out = list(child.out)
+        spec = _sources_of(node.exprs.get("partitionSpec", []) + node.exprs.get("orderSpec", []), pl, sub)
+        for e in node.exprs.get("windowExpressions", []):
+            col = _define(pl, e, sub)
+            if col is not None:
+                res.out.append(col)
+                if col.id is not None:
+                    lin = pl.env.setdefault(col.id, Lin())
+                    for s in spec:
+                        lin.indirect[(s, "WINDOW")] = None
+        return res
+    if op == "WindowGroupLimit":
+        res.out = list(child.out)
+        _add_rows(
+            res.rows,
+            _sources_of(node.exprs.get("partitionSpec", []) + node.exprs.get("orderSpec", []), pl, sub),
+            "WINDOW",
+        )
+        return res
+    if op == "Sort":
+        res.out = list(child.out)
+        _add_rows(res.rows, _sources_of(node.exprs.get("order", []), pl, sub), "SORT")
+        return res
+    if op in ("Deduplicate", "DeduplicateWithinWatermark"):
+        res.out = list(child.out)
+        keys = node.exprs.get("keys") or []
+        if keys:
+            _add_rows(res.rows, _sources_of(keys, pl, sub), "GROUP_BY")
+        else:
+            _add_rows(res.rows, [s for c in child.out for s in pl.lin(c).direct], "GROUP_BY")
+        return res
+    if op == "Distinct":
+        res.out = list(child.out)
+        _add_rows(res.rows, [s for c in child.out for s in pl.lin(c).direct], "GROUP_BY")
+        return res
+    if op == "Union":
+        res.out = list(child.out)
+        for pos, col in enumerate(res.out):
+            merged = Lin()
+            for k in kids:
+                if pos < len(k.out):
+                    merged.merge(pl.lin(k.out[pos]))
+            if col.id is not None:
+                pl.env[col.id] = merged
+        return res
+    if op in ("Intersect", "Except"):
+        res.out = list(child.out)
+        if len(kids) > 1:
+            _add_rows(res.rows, [s for c in kids[1].out for s in pl.lin(c).all_sources()], "JOIN")
+        return res
+    if op == "Generate":
+        res.out = list(child.out)
+        gen = node.exprs.get("generator", [])
+        lin = Lin()
+        for g in gen:
+            deps = analyze(g)
+            deps.direct = {i: ("TRANSFORMATION" if k == "IDENTITY" else k) for i, k in deps.direct.items()}
+            lin.merge(_lin_from_deps(g, deps, pl, sub))
+        for a in node.output:
+            res.out.append(OutCol(a.name, a.id, a.dtype))
+            if a.id is not None:
+                pl.env[a.id] = Lin(dict(lin.direct), dict(lin.indirect), lin.expr)
+        return res
+    if op == "Expand":
+        projections: list[list[Expr]] = node.props.get("projections") or []
+        for pos, a in enumerate(node.output):
+            merged = Lin()
+            for proj in projections:
+                if pos < len(proj):
+                    merged.merge(_lin_of(proj[pos], pl, sub))
+            res.out.append(OutCol(a.name, a.id, a.dtype))
+            if a.id is not None:
+                pl.env[a.id] = merged
+        return res
+    if op == "WithCTE":
+        last = kids[-1] if kids else Result()
+        return Result(out=list(last.out), rows=dict(last.rows))
+    if op == "CTERelationDef":
+        res.out = list(child.out)
+        cte_defs[str(node.props.get("cteId", ""))] = res
+        return res
+    if op == "CTERelationRef":
+        d = cte_defs.get(str(node.props.get("cteId", "")))
+        res.rows = dict(d.rows) if d else {}
+        for pos, a in enumerate(node.output):
+            res.out.append(OutCol(a.name, a.id, a.dtype))
+            if d is not None and pos < len(d.out) and a.id is not None and a.id != d.out[pos].id:
+                pl.env[a.id] = pl.lin(d.out[pos])
+        return res
+    if op == "OneRowRelation":
+        return res
+    if op in WRITE_COMMANDS:
+        res.out = list(child.out)
+        return res
+    if op in PASSTHROUGH or op == "UnresolvedWith":
+        res.out = list(child.out)
+        return res
+    # an operator we do not know: pass its children's columns through, define what it aliases
+    for k in kids:
+        res.out.extend(k.out)
+    for e in node.exprs.get("arguments", []):
+        items = e.args if e.kind == "list" else [e]
+        for it in items:
+            if it.kind == "alias":
+                col = _define(pl, it, sub)
+                if col is not None:
+                    res.out.append(col)
+    return res
+
+
+def target_lins(node: PlanNode, pl: PlanLineage) -> tuple[list[str], list[Lin], dict[tuple[Src, str], None]]:
+    """The written (or returned) columns of a plan root: names, their lineage, row-level dependencies."""
+    res = pl.result(node)
+    if node.op in WRITE_COMMANDS:
+        qs = query_children(node)
+        q = pl.result(qs[0]) if qs else Result()
+        names = list(node.props.get("columns") or [])
+        lins = [pl.lin(c) for c in q.out]
+        if len(names) != len(q.out):
+            names = [c.name for c in q.out] if not names or len(q.out) else names
+            if len(lins) < len(names):
+                lins += [Lin() for _ in range(len(names) - len(lins))]
+        return names, lins[: len(names)], dict(q.rows)
+    return [c.name for c in res.out], [pl.lin(c) for c in res.out], dict(res.rows)
+
+
+def describe(node: PlanNode) -> dict[str, Any]:
+    """Small summary used by tests and the text view."""
+    return {"op": node.op, "level": node.level, "text": node.text}
