@@ -8,6 +8,7 @@ the connection open without answering (until ``hang_seconds`` or shutdown).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -40,6 +41,9 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "Jetty(9.4.31)"
     sys_version = ""
+
+    def version_string(self) -> str:
+        return self.server_version
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the emulator keeps its own request log
@@ -82,10 +86,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reset(self) -> None:
         # SO_LINGER with timeout 0 makes close() send a RST: the client sees "connection reset"
-        try:
+        with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
         self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _serve
