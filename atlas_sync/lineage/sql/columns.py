@@ -299,9 +299,11 @@ class QueryAnalyzer:
     ) -> None:
         expr = self._sql(node)
         for ref in _refs_in(node):
-            if outputs is not None and isinstance(ref, exp.Column) and not ref.table:
+            if outputs is not None and isinstance(ref, exp.Column) and isinstance(ref.this, exp.Identifier):
+                # ORDER BY sees the SELECT's aliases first (sqlglot may have pinned the name on a
+                # table whose columns it does not know).
                 out = outputs.get(self.col_name(ref.this))
-                if out is not None and self._unresolvable(scope, ref):
+                if out is not None and self._alias_wins(scope, ref):
                     for src in out.all_sources():
                         into.setdefault((src, kind), expr)
                     continue
@@ -356,8 +358,15 @@ class QueryAnalyzer:
             s = s.parent
         return Deps()
 
-    def _unresolvable(self, scope: Scope, col: exp.Column) -> bool:
-        return self._owner(scope, self.col_name(col.this)) is None
+    def _alias_wins(self, scope: Scope, col: exp.Column) -> bool:
+        name = self.col_name(col.this)
+        if not col.table:
+            return True
+        src = scope.sources.get(col.table)
+        if isinstance(src, exp.Table):
+            cols = self.known_columns(src)
+            return cols is None or name not in cols
+        return False
 
     def _source_column(self, scope: Scope, alias: str, name: str) -> Deps:
         src = scope.sources.get(alias)

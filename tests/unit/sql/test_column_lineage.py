@@ -1,0 +1,220 @@
+"""Column lineage through query constructs, and the kind of every edge."""
+
+from __future__ import annotations
+
+from .conftest import DIRECT, one, triples
+
+
+def test_chained_ctes_without_schema_reach_the_base_table() -> None:
+    st = one(
+        "WITH a AS (SELECT id, v FROM base), b AS (SELECT id, v * 2 AS w FROM a), "
+        "c AS (SELECT id, w FROM b) INSERT INTO out SELECT id, w FROM c",
+        "spark",
+    )
+    assert triples(st) == {("base.id", "out.id", "IDENTITY"), ("base.v", "out.w", "TRANSFORMATION")}
+
+
+def test_a_cte_used_twice_contributes_through_both_uses() -> None:
+    st = one(
+        "WITH s AS (SELECT k, amount FROM sales WHERE amount > 0) "
+        "INSERT INTO out SELECT x.k, x.amount + y.amount AS total FROM s x JOIN s y ON x.k = y.k",
+        "postgres",
+    )
+    assert triples(st, DIRECT) == {
+        ("sales.k", "out.k", "IDENTITY"),
+        ("sales.amount", "out.total", "TRANSFORMATION"),
+    }
+    assert triples(st, {"JOIN", "FILTER"}) == {
+        ("sales.k", "out.*", "JOIN"),
+        ("sales.amount", "out.*", "FILTER"),
+    }
+
+
+def test_recursive_cte_takes_lineage_from_anchor_and_recursive_member() -> None:
+    st = one(
+        "WITH RECURSIVE r AS (SELECT id, name FROM tree WHERE parent IS NULL "
+        "UNION ALL SELECT t.id, t.name FROM tree t JOIN r ON t.parent = r.id) "
+        "INSERT INTO flat SELECT id, name FROM r",
+        "postgres",
+    )
+    assert triples(st, DIRECT) == {("tree.id", "flat.id", "IDENTITY"), ("tree.name", "flat.name", "IDENTITY")}
+    assert ("tree.parent", "flat.*", "FILTER") in triples(st)
+    assert ("tree.parent", "flat.*", "JOIN") in triples(st)
+
+
+def test_derived_tables_and_subqueries_in_where_and_select() -> None:
+    st = one(
+        "INSERT INTO out SELECT d.k, (SELECT max(p.price) FROM prices p WHERE p.k = d.k) AS top "
+        "FROM (SELECT k FROM items WHERE active) d "
+        "WHERE d.k IN (SELECT k FROM allowed)",
+        "spark",
+    )
+    got = triples(st)
+    assert ("items.k", "out.k", "IDENTITY") in got
+    assert ("prices.price", "out.top", "AGGREGATION") in got
+    # The correlated condition shapes only the scalar subquery's column.
+    assert ("prices.k", "out.top", "FILTER") in got
+    assert ("items.active", "out.*", "FILTER") in got
+    assert ("allowed.k", "out.*", "FILTER") in got
+    assert ("items.k", "out.*", "FILTER") in got
+
+
+def test_set_operations_match_columns_by_position() -> None:
+    st = one(
+        "INSERT INTO out SELECT a AS x, b AS y FROM t1 UNION ALL SELECT c, d FROM t2 "
+        "EXCEPT SELECT e, f FROM t3",
+        "spark",
+    )
+    assert triples(st, DIRECT) == {
+        ("t1.a", "out.x", "IDENTITY"),
+        ("t2.c", "out.x", "IDENTITY"),
+        ("t3.e", "out.x", "IDENTITY"),
+        ("t1.b", "out.y", "IDENTITY"),
+        ("t2.d", "out.y", "IDENTITY"),
+        ("t3.f", "out.y", "IDENTITY"),
+    }
+
+
+def test_join_on_and_using_are_join_dependencies_on_the_whole_target() -> None:
+    st = one(
+        "INSERT INTO out SELECT o.v, c.n FROM o JOIN c ON o.cid = c.id LEFT JOIN r USING (rid)",
+        "trino",
+        schema={"o": ["v", "cid", "rid"], "c": ["n", "id"], "r": ["rid", "z"]},
+    )
+    assert triples(st, {"JOIN"}) == {
+        ("o.cid", "out.*", "JOIN"),
+        ("c.id", "out.*", "JOIN"),
+        ("o.rid", "out.*", "JOIN"),
+        ("r.rid", "out.*", "JOIN"),
+    }
+
+
+def test_aggregation_group_by_having_and_order_by_kinds() -> None:
+    st = one(
+        "INSERT INTO out SELECT region, sum(amount) AS total, count(DISTINCT cid) AS n FROM sales "
+        "WHERE year = 2024 GROUP BY region HAVING sum(amount) > 10 ORDER BY total DESC",
+        "bigquery",
+    )
+    assert triples(st) == {
+        ("sales.region", "out.region", "IDENTITY"),
+        ("sales.amount", "out.total", "AGGREGATION"),
+        ("sales.cid", "out.n", "AGGREGATION"),
+        ("sales.year", "out.*", "FILTER"),
+        ("sales.amount", "out.*", "FILTER"),
+        ("sales.region", "out.*", "GROUP_BY"),
+        ("sales.amount", "out.*", "SORT"),
+    }
+
+
+def test_window_keys_are_window_dependencies_of_that_column_only() -> None:
+    st = one(
+        "INSERT INTO out SELECT id, sum(v) OVER (PARTITION BY g ORDER BY ts) AS running, "
+        "row_number() OVER (PARTITION BY g ORDER BY ts DESC) AS rn FROM t",
+        "snowflake",
+    )
+    assert triples(st) == {
+        ("t.id", "out.id", "IDENTITY"),
+        ("t.v", "out.running", "AGGREGATION"),
+        ("t.g", "out.running", "WINDOW"),
+        ("t.ts", "out.running", "WINDOW"),
+        ("t.g", "out.rn", "WINDOW"),
+        ("t.ts", "out.rn", "WINDOW"),
+    }
+
+
+def test_case_if_and_coalesce_conditions_are_conditional_on_the_column() -> None:
+    st = one(
+        "INSERT INTO out SELECT CASE WHEN status = 'x' THEN a ELSE b END AS c1, "
+        "IF(flag, p, q) AS c2, COALESCE(m, n) AS c3 FROM t",
+        "spark",
+    )
+    assert triples(st) == {
+        ("t.a", "out.c1", "TRANSFORMATION"),
+        ("t.b", "out.c1", "TRANSFORMATION"),
+        ("t.status", "out.c1", "CONDITIONAL"),
+        ("t.p", "out.c2", "TRANSFORMATION"),
+        ("t.q", "out.c2", "TRANSFORMATION"),
+        ("t.flag", "out.c2", "CONDITIONAL"),
+        ("t.m", "out.c3", "TRANSFORMATION"),
+        ("t.n", "out.c3", "TRANSFORMATION"),
+        ("t.m", "out.c3", "CONDITIONAL"),
+    }
+
+
+def test_aggregate_over_a_case_keeps_the_condition_conditional() -> None:
+    st = one("INSERT INTO out SELECT sum(CASE WHEN ok THEN amt ELSE 0 END) AS good FROM t", "postgres")
+    assert triples(st) == {("t.amt", "out.good", "AGGREGATION"), ("t.ok", "out.good", "CONDITIONAL")}
+
+
+def test_kinds_compose_through_ctes_strongest_direct_kind_wins() -> None:
+    st = one(
+        "WITH s AS (SELECT k, sum(v) AS total FROM t GROUP BY k) INSERT INTO out SELECT k, total / 100 AS pct FROM s",
+        "duckdb",
+    )
+    assert triples(st, DIRECT) == {("t.k", "out.k", "IDENTITY"), ("t.v", "out.pct", "AGGREGATION")}
+
+
+def test_lateral_view_explode_traces_the_exploded_array() -> None:
+    st = one("INSERT INTO out SELECT a, tag FROM t LATERAL VIEW explode(tags) x AS tag", "hive")
+    assert triples(st, DIRECT) == {("t.a", "out.a", "IDENTITY"), ("t.tags", "out.tag", "TRANSFORMATION")}
+
+
+def test_unnest_in_bigquery_and_trino() -> None:
+    bq = one("CREATE TABLE ds.out AS SELECT t.a, e FROM ds.t CROSS JOIN UNNEST(t.arr) AS e", "bigquery")
+    assert triples(bq, DIRECT) == {
+        ("ds.t.a", "ds.out.a", "IDENTITY"),
+        ("ds.t.arr", "ds.out.e", "TRANSFORMATION"),
+    }
+    trino = one("INSERT INTO out SELECT t.a, u.e FROM t CROSS JOIN UNNEST(t.arr) AS u(e)", "trino")
+    assert ("t.arr", "out.e", "TRANSFORMATION") in triples(trino)
+
+
+def test_star_is_expanded_with_a_schema() -> None:
+    st = one(
+        "INSERT INTO out SELECT * FROM db.src", "spark", schema={"db.src": ["a", "b"], "out": ["x", "y"]}
+    )
+    assert triples(st) == {("db.src.a", "out.x", "IDENTITY"), ("db.src.b", "out.y", "IDENTITY")}
+
+
+def test_star_over_an_unknown_table_gives_table_lineage_only_and_a_problem() -> None:
+    st = one("INSERT INTO out SELECT * FROM src", "spark")
+    assert [r.id for r in st.reads] == ["src"] and [w.id for w in st.writes] == ["out"]
+    assert st.edges == []
+    assert [p["code"] for p in st.problems] == ["unknown-star"]
+    assert "src" in st.problems[0]["message"]
+
+
+def test_star_before_named_columns_leaves_later_positions_unmapped() -> None:
+    # Without the star's width, position 2 of the target is unknowable; nothing is guessed.
+    st = one("INSERT INTO out SELECT *, b FROM src", "spark", schema={"out": ["p", "q", "r"]})
+    assert triples(st, DIRECT) == set()
+
+
+def test_unqualified_column_over_two_unknown_tables_is_reported_not_guessed() -> None:
+    st = one("INSERT INTO out SELECT a, t1.b FROM t1 JOIN t2 ON t1.id = t2.id", "spark")
+    assert triples(st, DIRECT) == {("t1.b", "out.b", "IDENTITY")}
+    assert any(p["code"] == "ambiguous-column" and "'a'" in p["message"] for p in st.problems)
+
+
+def test_unqualified_column_is_placed_by_the_schema() -> None:
+    st = one(
+        "INSERT INTO out SELECT a, b FROM t1 JOIN t2 ON t1.id = t2.id",
+        "spark",
+        schema={"t1": ["id", "a"], "t2": ["id", "b"]},
+    )
+    assert triples(st, DIRECT) == {("t1.a", "out.a", "IDENTITY"), ("t2.b", "out.b", "IDENTITY")}
+
+
+def test_unqualified_column_next_to_a_cte_that_lacks_it_belongs_to_the_table() -> None:
+    st = one(
+        "WITH c AS (SELECT k FROM base) INSERT INTO out SELECT c.k, v FROM c JOIN raw ON c.k = raw.k", "spark"
+    )
+    assert ("raw.v", "out.v", "IDENTITY") in triples(st)
+
+
+def test_snowflake_unquoted_names_are_lowercased_and_quoted_names_keep_their_case() -> None:
+    st = one('INSERT INTO DB.OUT SELECT "MixedCase", COL2 FROM DB.SRC', "snowflake")
+    assert triples(st) == {
+        ("db.src.MixedCase", "db.out.MixedCase", "IDENTITY"),
+        ("db.src.col2", "db.out.col2", "IDENTITY"),
+    }
