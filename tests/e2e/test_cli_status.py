@@ -122,7 +122,11 @@ def test_verbose_prints_request_counters(server_env: dict[str, str], tmp_path: P
     assert proc.returncode == 0, proc.stderr
     assert "requests:" in proc.stderr
     # status, version and typedef headers: one admin pair and one typedef read
-    rows = {line.split()[0]: line.split()[1] for line in proc.stderr.splitlines()[1:] if line[:1].isalpha()}
+    rows = {
+        p[0]: p[1]
+        for p in (line.split() for line in proc.stderr.splitlines())
+        if len(p) > 1 and p[1].isdigit()
+    }
     assert rows.get("admin") == "2" and rows.get("typedef_read") == "1"
 
 
