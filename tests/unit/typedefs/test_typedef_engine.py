@@ -28,8 +28,8 @@ WRITES = {"POST", "PUT", "DELETE"}
 
 
 @pytest.fixture
-def emu() -> Emulator:
-    return Emulator()
+def emu(emulator: Emulator) -> Emulator:
+    return emulator
 
 
 @pytest.fixture
