@@ -214,13 +214,21 @@ class AtlasClient:
         State lives in ``<data_dir>/atlas.db`` (created if missing); ``data_dir=None`` keeps it in
         memory. Pass ``emulator=`` to share an existing :class:`~atlas_sync.emulator.Emulator`.
         """
-        from atlas_sync.emulator import Emulator, EmulatorAdapter  # lazy: the emulator is optional here
+        # Lazy: a client of a real Atlas never loads the emulator.
+        from atlas_sync.emulator import Emulator
+        from atlas_sync.emulator.adapter import EmulatorAdapter
 
         where = "in memory"
         if emulator is None:
             db_path: Path | None = None
             if data_dir is not None:
-                Path(data_dir).mkdir(parents=True, exist_ok=True)
+                try:
+                    Path(data_dir).mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise ConfigError(
+                        f"cannot create the emulator's data folder {data_dir}: {exc.strerror}",
+                        hint="set ATLAS_SYNC_DATA_DIR (or data_dir in atlas-sync.toml) to a writable folder",
+                    ) from None
                 db_path = Path(data_dir) / "atlas.db"
                 where = str(db_path)
             emulator = Emulator(db_path)

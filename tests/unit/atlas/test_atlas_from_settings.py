@@ -91,3 +91,12 @@ def test_kerberos_uses_requests_kerberos_when_installed(monkeypatch: pytest.Monk
     client = AtlasClient.from_settings(Settings(url=BASE, kerberos=True))  # no password needed
     assert isinstance(client._auth, FakeKerberosAuth)
     assert "Kerberos" in client.target
+
+
+def test_unusable_data_dir_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ConfigError) as info:
+        AtlasClient.from_settings(Settings(data_dir=blocker / "sub"))
+    assert str(blocker / "sub") in str(info.value)
+    assert "ATLAS_SYNC_DATA_DIR" in (info.value.hint or "")
