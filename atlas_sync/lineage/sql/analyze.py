@@ -304,6 +304,8 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     materialized = exp.MaterializedProperty in prop_types
     temporary = exp.TemporaryProperty in prop_types
     query = _query_of(expr)
+    if query is None and re.search(r"\bAS\s*$", result.text, re.IGNORECASE):
+        raise StatementRejected(f"CREATE {kind} ... AS without a query")
     if kind not in ("TABLE", "VIEW") or not isinstance(expr.this, (exp.Table, exp.Schema)):
         result.type = f"CREATE {kind}".strip()
         return []
@@ -522,7 +524,14 @@ def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage, *, set_
     _add_reads(qa, ctx, result)
 
 
+def _check_query(query: exp.Expr) -> None:
+    for sel in query.find_all(exp.Select):
+        if not sel.expressions:
+            raise StatementRejected("SELECT without columns")
+
+
 def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
+    _check_query(flow.query)
     problems = Problems()
     q = _qualified(flow.query.copy(), ctx)
     qa = _analyzer(q, ctx, problems)
