@@ -283,3 +283,34 @@ def test_teardown_refuses_when_a_type_outside_the_bundle_depends_on_it(client: A
         delete_typedefs(client, load_bundle(DATA / "base"))
     assert "t_table" in str(err.value) and "subtype" in str(err.value)
     assert client.get_typedef_by_name("t_dataset") is not None
+
+
+@pytest.mark.parametrize("folder", ["base", "mutual"])
+def test_enums_structs_relationships_and_mutual_references_round_trip_unchanged(
+    client: AtlasClient, emu: Emulator, folder: str
+) -> None:
+    bundle = load_bundle(DATA / folder)
+    ensure_typedefs(client, bundle)
+    emu.clear_log()
+    plan = plan_typedefs(client, bundle)
+    assert not plan.has_changes, plan.render()
+    assert _writes(emu) == []
+
+
+def test_update_that_uses_a_new_type_runs_after_its_creation(
+    client: AtlasClient, emu: Emulator, tmp_path: Path
+) -> None:
+    ensure_typedefs(client, load_bundle(_write_bundle(tmp_path / "v1", _ds(NOTE))))
+    v2_doc = _ds(NOTE, {"name": "window", "typeName": "t_window", "isOptional": True})
+    v2_doc["structDefs"] = [{"name": "t_window", "attributeDefs": [{"name": "start", "typeName": "date"}]}]
+    v2 = load_bundle(_write_bundle(tmp_path / "v2", v2_doc))
+    emu.clear_log()
+    result = ensure_typedefs(client, v2)
+    assert result.created == ["t_window"] and result.updated == ["t_evo"]
+    assert _writes(emu) == [
+        ("POST", "/api/atlas/v2/types/typedefs"),
+        ("PUT", "/api/atlas/v2/types/typedefs"),
+    ]
+    got = client.get_typedef_by_name("t_evo")
+    assert got is not None
+    assert {a["name"]: a["typeName"] for a in got["attributeDefs"]}["window"] == "t_window"
