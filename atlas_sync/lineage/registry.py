@@ -43,7 +43,7 @@ BUILTIN: dict[str, str] = {
 
 def _load(spec: str) -> Reader:
     module, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), attr)
 
 
 def available() -> dict[str, Reader]:
@@ -89,8 +89,11 @@ def detect(path: str) -> Reader:
             raise InputError(f"cannot read: {exc.strerror}", file=path) from None
     for reader in readers.values():
         sniff = getattr(reader, "sniff", None)
-        if sniff is not None and sniff(path, head):
-            return reader
+        try:
+            if sniff is not None and sniff(path, head):
+                return reader
+        except Exception:  # noqa: BLE001 - a plugin's faulty sniff must not stop detection
+            continue
     lower = path.lower()
     for reader in readers.values():
         if any(lower.endswith(ext) for ext in reader.extensions):
