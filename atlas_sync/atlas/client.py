@@ -615,24 +615,26 @@ class AtlasClient:
     ) -> list[dict[str, Any]]:
         """Entities by guid (bulk GET, ~300 per request); unknown guids are skipped.
 
-        Atlas fails a whole bulk GET when one guid is unknown; such a chunk is re-read one by one.
+        Atlas fails a whole bulk GET when one guid is unknown; such a chunk is split in halves until
+        the unknown guids are isolated.
         """
         flags = self._read_flags(min_ext_info, ignore_relationships)
         out: list[dict[str, Any]] = []
         params = [("guid", g) for g in dict.fromkeys(guids)]
         for chunk in _chunks_by_query(params):
-            try:
-                body = self._call("entity_read", "GET", "/v2/entity/bulk", params=chunk + flags)
-            except NotFoundError:
-                for _, guid in chunk:
-                    entity = self.get_entity(
-                        guid, min_ext_info=min_ext_info, ignore_relationships=ignore_relationships
-                    )
-                    if entity is not None:
-                        out.append(entity)
-                continue
-            out.extend((body or {}).get("entities") or [])
+            out.extend(self._get_bulk(chunk, flags))
         return out
+
+    def _get_bulk(self, chunk: list[tuple[str, str]], flags: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        # Atlas fails the whole bulk GET if one guid is unknown: bisect to find and skip it.
+        try:
+            body = self._call("entity_read", "GET", "/v2/entity/bulk", params=chunk + flags)
+        except NotFoundError:
+            if len(chunk) == 1:
+                return []
+            half = len(chunk) // 2
+            return self._get_bulk(chunk[:half], flags) + self._get_bulk(chunk[half:], flags)
+        return list((body or {}).get("entities") or [])
 
     def get_entities_by_unique(
         self,
@@ -695,12 +697,24 @@ class AtlasClient:
             body["sortBy"] = sort_by
             body["sortOrder"] = "ASCENDING"
         offset = 0
+        seen: set[str] = set()
         while True:
             body["offset"] = offset
             page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
             entities = page.get("entities") or []
-            yield from entities
-            if len(entities) < limit:
+            # A server with a lower atlas.search.maxlimit silently shrinks the page; judge "short page"
+            # by the limit it actually used, or results would be cut off without a word.
+            used = (page.get("searchParameters") or {}).get("limit")
+            page_limit = used if isinstance(used, int) and 0 < used < limit else limit
+            fresh = [e for e in entities if e.get("guid") not in seen]
+            seen.update(str(e.get("guid")) for e in fresh)
+            yield from fresh
+            if len(entities) < page_limit:
+                return
+            if not fresh:
+                log.warning(
+                    "search for %s returned the same page again at offset %d; stopping", type_name, offset
+                )
                 return
             offset += len(entities)
 

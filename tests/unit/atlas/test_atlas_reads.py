@@ -42,12 +42,22 @@ def test_get_entities_chunks_guids_below_the_url_limit(client: AtlasClient) -> N
         assert ("minExtInfo", "false") in query(call) and ("ignoreRelationships", "false") in query(call)
 
 
-def test_get_entities_falls_back_to_single_gets_when_one_guid_is_unknown(client: AtlasClient) -> None:
+def test_get_entities_skips_unknown_guids_by_bisecting(client: AtlasClient) -> None:
+    known = set(guid_list(40)[::3])
+    asked_sizes: list[int] = []
+
+    def answer(request: Any) -> tuple[int, dict[str, str], str]:
+        asked = [v for k, v in parse_qsl(urlsplit(request.url).query) if k == "guid"]
+        asked_sizes.append(len(asked))
+        if any(g not in known for g in asked):  # like Atlas: one unknown guid fails the whole GET
+            return 404, {}, json.dumps({"errorCode": "ATLAS-404-00-005"})
+        return 200, {}, json.dumps({"entities": [{"guid": g} for g in asked]})
+
     with responses.RequestsMock() as mock:
-        mock.get(API + "/v2/entity/bulk", status=404, json={"errorCode": "ATLAS-404-00-005"})
-        mock.get(API + "/v2/entity/guid/a", json={"entity": {"guid": "a"}, "referredEntities": {}})
-        mock.get(API + "/v2/entity/guid/b", status=404, json={"errorCode": "ATLAS-404-00-005"})
-        assert client.get_entities(["a", "b"]) == [{"guid": "a"}]
+        mock.add_callback(responses.GET, API + "/v2/entity/bulk", callback=answer)
+        got = client.get_entities(guid_list(40))
+    assert [e["guid"] for e in got] == [g for g in guid_list(40) if g in known]
+    assert len(asked_sizes) < 2 * 40  # bisection, not worse than one GET per guid plus the splits
 
 
 def test_get_entities_by_unique_chunks_by_bytes_and_renumbers_attr_keys(client: AtlasClient) -> None:
@@ -140,6 +150,29 @@ def test_search_pages_with_offset_until_a_short_page(client: AtlasClient, n: int
         out = list(client.search_basic("demo_dataset", page_size=1000))
     assert [e["guid"] for e in out] == [f"g{i}" for i in range(n)]
     assert [b["offset"] for b in server.bodies] == [1000 * i for i in range(pages)]
+
+
+def test_search_follows_a_server_that_shrinks_the_page(client: AtlasClient) -> None:
+    # A server configured with a lower maximum answers 100 per page whatever we ask.
+    items = [{"guid": f"g{i}"} for i in range(250)]
+
+    def answer(request: Any) -> tuple[int, dict[str, str], str]:
+        body = json.loads(request.body)
+        page = items[body["offset"] : body["offset"] + 100]
+        return 200, {}, json.dumps({"entities": page, "searchParameters": {**body, "limit": 100}})
+
+    with responses.RequestsMock() as mock:
+        mock.add_callback(responses.POST, API + "/v2/search/basic", callback=answer)
+        out = list(client.search_basic("t", page_size=1000))
+    assert [e["guid"] for e in out] == [f"g{i}" for i in range(250)]
+
+
+def test_search_stops_when_the_server_ignores_offset(client: AtlasClient) -> None:
+    with responses.RequestsMock() as mock:
+        mock.post(API + "/v2/search/basic", json={"entities": [{"guid": "a"}, {"guid": "b"}]})
+        out = list(client.search_basic("t", page_size=2))
+        assert len(mock.calls) == 2
+    assert [e["guid"] for e in out] == ["a", "b"]
 
 
 def test_search_excludes_deleted_by_default_and_caps_limit(client: AtlasClient) -> None:
