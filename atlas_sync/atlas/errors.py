@@ -89,8 +89,6 @@ class BadRequestError(AtlasError):
 class AuthError(AtlasError):
     """HTTP 401/403: missing or wrong credentials, or the user lacks a privilege."""
 
-    exit_code = 3
-
 
 class NotFoundError(AtlasError):
     """HTTP 404: type, entity or referenced entity not found (also Atlas's missing-mandatory-attribute)."""

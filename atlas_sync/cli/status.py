@@ -34,8 +34,9 @@ def gather_status(client: Any) -> dict[str, Any]:
 def status(as_json: bool) -> int:
     """Check the configured Atlas: target, service status, version and typedef counts.
 
-    With no URL configured this checks the embedded emulator (state in ./.atlas-sync/); no
-    server is needed. Exit code 0 when Atlas is ACTIVE, 1 otherwise.
+    With no URL configured this checks the embedded emulator (state in the data folder,
+    .atlas-sync by default); no server is needed. Exit code 0 when Atlas is ACTIVE, 1 when it
+    is not, cannot be reached or refuses the credentials.
     """
     client = client_from_options()
     info = gather_status(client)
