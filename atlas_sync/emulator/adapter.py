@@ -8,13 +8,17 @@ Injected faults become the exceptions a real network would raise: ``reset`` and 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
+from http.client import HTTPMessage
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import requests
 from requests.adapters import BaseAdapter
+from requests.cookies import extract_cookies_to_jar
 from requests.structures import CaseInsensitiveDict
+from urllib3 import HTTPResponse
 
 from atlas_sync.emulator.app import Emulator
 from atlas_sync.emulator.faults import ConnectionResetFault, LostResponseFault, TimeoutFault
@@ -78,14 +82,26 @@ class EmulatorAdapter(BaseAdapter):
         response.reason = _REASONS.get(result.status, "")
         response.encoding = "utf-8" if "json" in result.headers.get("Content-Type", "") else None
         response.connection = self  # type: ignore[assignment]
-        cookie = result.headers.get("Set-Cookie")
-        if cookie:
-            name, _, rest = cookie.partition("=")
-            response.cookies.set(name, rest.split(";", 1)[0], domain=url.hostname or "", path="/")
+        # a urllib3-like raw response so that requests' Session stores Set-Cookie (ATLASSESSIONID)
+        raw_response = HTTPResponse(body=io.BytesIO(result.body), headers=result.headers, status=result.status,
+                           preload_content=False, decode_content=False)  # fmt: skip
+        message = HTTPMessage()
+        for k, v in result.headers.items():
+            message[k] = v
+        raw_response._original_response = _Original(message)  # type: ignore[assignment]
+        response.raw = raw_response
+        extract_cookies_to_jar(response.cookies, request, raw_response)
         return response
 
     def close(self) -> None:
         pass
+
+
+class _Original:
+    """Stands in for ``http.client.HTTPResponse``: cookie extraction only needs ``.msg``."""
+
+    def __init__(self, msg: HTTPMessage) -> None:
+        self.msg = msg
 
 
 _REASONS = {200: "OK", 204: "No Content", 302: "Found", 400: "Bad Request", 401: "Unauthorized",

@@ -190,7 +190,7 @@ class Registry:
                 for a in own[sup].values():
                     attrs.setdefault(a.name, a)
             for a in own[name].values():
-                if a.name in attrs and a.declaring != name:
+                if a.name in attrs:
                     raise AtlasApiError("ATLAS-400-00-09E", name, a.name, attrs[a.name].declaring)
                 attrs[a.name] = a
             subs = frozenset(
