@@ -79,7 +79,7 @@ def parse_documents(text: str, *, file: str | None = None) -> list[tuple[dict[st
     if isinstance(whole, dict):
         return [(whole, None)]
     if isinstance(whole, list):
-        out = []
+        out: list[tuple[dict[str, Any], int | None]] = []
         for i, d in enumerate(whole):
             if not isinstance(d, dict):
                 raise InputError("a lineage document must be a JSON object", file=file, path=f"$[{i}]")
