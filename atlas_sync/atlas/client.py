@@ -490,12 +490,23 @@ class AtlasClient:
         return self._call("typedef_write", "PUT", "/v2/types/typedefs", body=body) or {}
 
     def delete_typedefs(self, body: dict[str, Any]) -> None:
-        """DELETE the types named in ``body``; mutually referencing types may go together."""
-        self._call("typedef_write", "DELETE", "/v2/types/typedefs", body=body)
+        """DELETE the types named in ``body``; mutually referencing types may go together.
+
+        A 404 on a retry whose first attempt may have been applied counts as done.
+        """
+        try:
+            self._call("typedef_write", "DELETE", "/v2/types/typedefs", body=body)
+        except NotFoundError as exc:
+            if not getattr(exc, "retried_after_ambiguous", False):
+                raise
 
     def delete_typedef_by_name(self, name: str) -> None:
-        """DELETE one type by name."""
-        self._call("typedef_write", "DELETE", f"/v2/types/typedef/name/{quote(name, safe='')}")
+        """DELETE one type by name (a 404 after an ambiguous first attempt counts as done)."""
+        try:
+            self._call("typedef_write", "DELETE", f"/v2/types/typedef/name/{quote(name, safe='')}")
+        except NotFoundError as exc:
+            if not getattr(exc, "retried_after_ambiguous", False):
+                raise
 
     # ------------------------------------------------------------------ entity writes
 

@@ -232,11 +232,37 @@ def test_client_over_http(http_emu: tuple[Emulator, Any], sleeps: SleepRecorder)
     assert client.stats["entity_write"].retries == 1
 
 
-def test_wrong_password_over_http_is_auth_error(http_emu: tuple[Emulator, Any]) -> None:
+def test_wrong_password_over_http_is_auth_error(
+    http_emu: tuple[Emulator, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    import base64
+    import logging
+
     _, server = http_emu
-    client = AtlasClient(server.url, auth=("admin", "wrong"), retry=RetryPolicy.none())
+    caplog.set_level(logging.DEBUG)  # urllib3's connection logs included
+    client = AtlasClient(server.url, auth=("admin", "wrong-pw-123"), retry=RetryPolicy.none())
     assert client.status() == "ACTIVE"  # /admin/status needs no credentials
     with pytest.raises(AuthError) as info:
         client.version()
     assert info.value.status == 401
     assert server.url in (info.value.hint or "")
+    assert "urllib3" in caplog.text or "/admin/version" in caplog.text  # logging was captured
+    for secret in ("wrong-pw-123", base64.b64encode(b"admin:wrong-pw-123").decode()):
+        assert secret not in caplog.text
+        assert secret not in str(info.value) + repr(info.value) + (info.value.hint or "")
+
+
+def test_lost_typedef_delete_answer_counts_as_done(client: AtlasClient, emu: Emulator) -> None:
+    emu.inject_fault("lost_response", at=1, path_prefix="/api/atlas/v2/types/typedef/name/", method="DELETE")
+    client.delete_typedef_by_name(PROC)
+    assert client.get_typedef_by_name(PROC) is None
+    emu.inject_fault("lost_response", at=1, path_prefix="/api/atlas/v2/types/typedefs", method="DELETE")
+    client.delete_typedefs({"entityDefs": [{"name": DS}]})
+    assert client.get_typedef_by_name(DS) is None
+
+
+def test_delete_of_unknown_type_is_still_not_found(client: AtlasClient) -> None:
+    from atlas_sync.atlas import NotFoundError
+
+    with pytest.raises(NotFoundError):
+        client.delete_typedef_by_name("acl_never_existed")
