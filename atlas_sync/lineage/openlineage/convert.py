@@ -36,8 +36,11 @@ class EventSource:
 
 
 def job_key(namespace: str, name: str) -> str:
-    """The job scope of an OpenLineage job: ``<namespace>/<name>``."""
-    return f"{namespace}/{name}"
+    """The job scope of an OpenLineage job: ``<namespace>/<name>``.
+
+    ``@`` separates the domain in qualified names, so it becomes ``_`` here.
+    """
+    return f"{namespace}/{name}".replace("@", "_")
 
 
 def _time(value: Any) -> datetime | None:

@@ -1,0 +1,192 @@
+"""``atlas-sync openlineage serve``: an OpenLineage HTTP endpoint that syncs each job to Atlas."""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from atlas_sync.cli.common import client_from_options, connection_options, settings_from_options, stderr
+from atlas_sync.errors import ConfigError
+
+
+@click.group("openlineage")
+def openlineage_group() -> None:
+    """Receive OpenLineage events (Spark, Flink, Airflow, dbt, Doris...) and publish them to Atlas."""
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_key(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        key = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read API key file {path}: {exc.strerror}") from None
+    if not key:
+        raise ConfigError(f"API key file {path} is empty")
+    return key
+
+
+@openlineage_group.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to bind")
+@click.option(
+    "--port", default=5000, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free)"
+)
+@click.option("--domain", "-d", metavar="DOMAIN", help="domain of every entity [env ATLAS_SYNC_DOMAIN]")
+@click.option(
+    "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
+)
+@click.option(
+    "--queue-size", default=10_000, show_default=True, type=click.IntRange(1), help="events held before 503"
+)
+@click.option(
+    "--api-key-file",
+    type=click.Path(dir_okay=False),
+    help="file holding the API key clients must send as 'Authorization: Bearer KEY'",
+)
+@click.option(
+    "--namespace-map",
+    type=click.Path(dir_okay=False),
+    help="TOML/JSON map of OpenLineage dataset namespaces to metadata namespaces",
+)
+@click.option(
+    "--event-types",
+    default="COMPLETE",
+    show_default=True,
+    help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
+)
+@click.option(
+    "--spool",
+    type=click.Path(dir_okay=False),
+    help="queue file on shutdown [DATA_DIR/openlineage-spool.jsonl]",
+)
+@click.option(
+    "--dead-letter",
+    type=click.Path(dir_okay=False),
+    help="events given up on after --max-attempts [DATA_DIR/openlineage-dead-letter.jsonl]",
+)
+@click.option(
+    "--max-attempts", default=8, show_default=True, type=click.IntRange(1), help="sync attempts per batch"
+)
+@click.option(
+    "--drain-timeout",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="seconds to drain the queue on SIGTERM",
+)
+@connection_options
+def serve_cmd(
+    host: str,
+    port: int,
+    domain: str | None,
+    profile: str | None,
+    queue_size: int,
+    api_key_file: str | None,
+    namespace_map: str | None,
+    event_types: str,
+    spool: str | None,
+    dead_letter: str | None,
+    max_attempts: int,
+    drain_timeout: float,
+) -> None:
+    """Serve POST /api/v1/lineage (openlineage-python HTTP transport / Marquez compatible).
+
+    Events are validated and queued at once; a worker batches them per OpenLineage job and syncs
+    each job (one Atlas process per job, updated on every completed run). GET /health and
+    GET /metrics report the counters. SIGTERM stops accepting, drains the queue for up to
+    --drain-timeout seconds and writes what is left to the spool file, loaded again on next start.
+
+    \b
+    Point a producer at it, e.g. for openlineage-python:
+      OPENLINEAGE_URL=http://127.0.0.1:5000  (and OPENLINEAGE_API_KEY=... with --api-key-file)
+    """
+    from atlas_sync.api import Publisher
+    from atlas_sync.lineage.openlineage import load_namespace_map
+    from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, serve
+
+    settings = settings_from_options(domain=domain, profile=profile)
+    if not settings.domain:
+        raise click.UsageError(
+            "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
+        )
+    api_key = _read_key(api_key_file)
+    if not _loopback(host) and api_key is None:
+        stderr(f"warning: listening on {host} without --api-key-file: anyone who can reach it can publish")
+    types = tuple(t.strip().upper() for t in event_types.split(",") if t.strip())
+    unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
+    if unknown or not types:
+        raise click.BadParameter(
+            f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
+        )
+    data_dir = Path(settings.data_dir)
+    config = EndpointConfig(
+        queue_size=queue_size,
+        api_key=api_key,
+        event_types=types,
+        namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
+        max_attempts=max_attempts,
+        drain_timeout=drain_timeout,
+        spool_path=Path(spool) if spool else data_dir / "openlineage-spool.jsonl",
+        dead_letter_path=Path(dead_letter) if dead_letter else data_dir / "openlineage-dead-letter.jsonl",
+    )
+    client = client_from_options(settings=settings)
+    publisher = Publisher(
+        client,
+        profile=settings.profile,
+        domain=settings.domain,
+        batch_size=settings.batch_size,
+        parallel=settings.parallel,
+        max_delete_percent=settings.max_delete_percent,
+    )
+
+    def sync(graph: Any, job: str) -> Any:
+        return publisher.sync(graph, job)
+
+    endpoint = LineageEndpoint(sync, config)
+    try:
+        server = serve(endpoint, host=host, port=port)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror}", hint="pick another --port"
+        ) from None
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stderr(
+        f"OpenLineage endpoint on {server.url}/api/v1/lineage -> {client.target}, domain {settings.domain} "
+        f"(queue {queue_size}, events {','.join(types)}; health: {server.url}/health)"
+    )
+    m = endpoint.metrics()
+    if m["restored"]:
+        stderr(f"restored {m['restored']} events from {config.spool_path}")
+    while not stop.wait(0.5):
+        pass
+    stderr("stopping: draining the queue...")
+    spooled = server.shutdown(drain=True)
+    m = endpoint.metrics()
+    stderr(
+        f"stopped: accepted {m['accepted']}, synced {m['synced']}, skipped {m['skipped']}, "
+        f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
+        + (f", {spooled} events spooled to {config.spool_path}" if spooled else "")
+    )
+
+
+COMMANDS = [openlineage_group]
