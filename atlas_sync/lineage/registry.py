@@ -66,6 +66,11 @@ def available() -> dict[str, Reader]:
 
 
 def get(name: str) -> Reader:
+    if name in BUILTIN:  # import only the reader asked for
+        try:
+            return _load(BUILTIN[name])
+        except (ImportError, AttributeError):
+            pass
     readers = available()
     if name not in readers:
         raise InputError(
