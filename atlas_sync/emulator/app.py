@@ -38,6 +38,7 @@ from atlas_sync.emulator.types import KEY_CATEGORIES, LIST_KEYS, Registry
 
 ATLAS_VERSION = "2.4.0"
 JSON_TYPE = "application/json;charset=UTF-8"
+MAX_SESSIONS = 10_000
 BROWSER_UA = re.compile(r"^(Mozilla|Opera|Chrome)")
 
 
@@ -326,6 +327,8 @@ class Emulator:
                 if "ATLASSESSIONID=" not in headers.get("cookie", ""):
                     token = secrets.token_hex(16)
                     self._sessions[token] = user
+                    if len(self._sessions) > MAX_SESSIONS:  # clients that drop cookies must not grow this
+                        self._sessions.pop(next(iter(self._sessions)))
                 return user, token
             return None, None
         for part in headers.get("cookie", "").split(";"):
