@@ -82,6 +82,8 @@ class Context:
     catalog: str | None = None
     views: set[str] = field(default_factory=set)
     temporary: set[str] = field(default_factory=set)
+    # Learn columns from DDL/CTAS for later statements (off for independent query-log entries).
+    learn: bool = True
 
     @classmethod
     def create(cls, dialect: str, schema: SchemaStore, default_schema: str | None) -> Context:
@@ -322,7 +324,7 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     if query is None:
         # Plain DDL: no data flow, but its columns let later statements expand SELECT *.
         parts = _table_parts(target, ctx)
-        if parts and cols:
+        if parts and cols and ctx.learn:
             ctx.schema.add(parts, cols)
         return []
     return [Flow(target, query, cols, by_name=cols is None, creates=True)]
@@ -614,5 +616,5 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     else:
         existing.columns += [c for c in target.columns if c not in existing.columns]
     # Later statements of the script can expand SELECT * over what this one created.
-    if flow.creates and res.complete and target.columns:
+    if flow.creates and res.complete and target.columns and ctx.learn:
         ctx.schema.add(parts, target.columns)

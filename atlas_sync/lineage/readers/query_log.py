@@ -1,0 +1,392 @@
+"""The ``query-log`` reader: lineage from a database query log exported as CSV.
+
+The CSV has OpenMetadata's ``queryLogFilePath`` columns: ``query_text`` (required), ``user_name``,
+``start_time``, ``end_time``, ``database_name``, ``schema_name``, ``duration``. Only lineage-bearing
+statements are kept (CTAS, INSERT ... SELECT, UPDATE, MERGE, CREATE VIEW, SELECT INTO, COPY);
+identical statements (same text up to whitespace, same database/schema) are parsed once and become
+one process that counts its runs. Parsing runs in chunks on a process pool (all cores by default)
+with a per-statement timeout, so one pathological query cannot stall the run; every failure is kept
+as a warning problem and, with ``report=PATH``, written to a JSON report (statement, error).
+
+Options: ``dialect``, ``schema``, ``default_schema`` (for rows without ``schema_name``), ``job``,
+``workers`` (default: CPU count), ``timeout`` (seconds per statement, default 10), ``chunk_size``
+(default 200), ``report`` (path), ``progress`` (default: on when stderr is a terminal).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from atlas_sync.errors import InputError
+from atlas_sync.lineage.model import LineageGraph, Problem
+from atlas_sync.lineage.readers.graph import read_text
+from atlas_sync.lineage.readers.sql import load_schema_option
+from atlas_sync.lineage.sql.analyze import Context, StatementLineage
+from atlas_sync.lineage.sql.build import add_statement
+from atlas_sync.lineage.sql.dialects import resolve_dialect
+from atlas_sync.lineage.sql.schema import SchemaStore
+from atlas_sync.lineage.sql.script import analyze_sql
+
+COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_CHUNK = 200
+# Cheap text test before parsing: statements that may write somewhere (as OpenMetadata's filters).
+_CANDIDATE = re.compile(
+    r"\b(insert|merge|update|copy|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+_WS = re.compile(r"\s+")
+_STRING = re.compile(r"'(?:[^'\\]|''|\\.)*'")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?\b", re.IGNORECASE)
+
+
+def fingerprint(text: str) -> str:
+    """The statement up to whitespace, letter case and literal values: runs of one query differing
+    only in a date or an id have the same lineage and count as one statement."""
+    t = _STRING.sub("?", text)
+    t = _NUMBER.sub("?", t)
+    return _WS.sub(" ", t).strip().rstrip(";").strip().lower()
+
+
+@dataclass
+class Entry:
+    """One distinct statement of the log and the runs it stands for."""
+
+    key: str
+    text: str
+    default_schema: str | None
+    database: str | None
+    schema: str | None
+    first_row: int
+    count: int = 0
+    users: list[str] = field(default_factory=list)
+    first_start: str | None = None
+    last_start: str | None = None
+    total_duration: float = 0.0
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Timeout()
+
+
+# Per worker process: the schema store is built once and reused for every statement.
+_WORKER_STATE: dict[str, Any] = {}
+
+
+def _store(dialect: str, schema: dict[str, list[str]] | None) -> SchemaStore:
+    if _WORKER_STATE.get("args") != (dialect, schema) or "store" not in _WORKER_STATE:
+        _WORKER_STATE["store"] = SchemaStore(schema, dialect=dialect)
+        _WORKER_STATE["args"] = (dialect, schema)
+    store: SchemaStore = _WORKER_STATE["store"]
+    return store
+
+
+def parse_chunk(
+    items: list[tuple[int, str, str | None]],
+    dialect: str,
+    schema: dict[str, list[str]] | None,
+    timeout: float,
+) -> list[tuple[int, list[StatementLineage] | None, str | None]]:
+    """Analyse statements one by one: (item id, results or None, error or None). Runs in a worker."""
+    store = _store(dialect, schema)
+    use_alarm = (
+        timeout > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    )
+    old = signal.signal(signal.SIGALRM, _on_alarm) if use_alarm else None
+    out: list[tuple[int, list[StatementLineage] | None, str | None]] = []
+    try:
+        for item_id, text, default_schema in items:
+            ctx = Context.create(dialect, store, default_schema)
+            ctx.learn = False  # log entries are independent: one must not change another's schema
+            try:
+                if use_alarm:
+                    signal.setitimer(signal.ITIMER_REAL, timeout)
+                try:
+                    results = analyze_sql(text, dialect=dialect, context=ctx)
+                finally:
+                    if use_alarm:
+                        signal.setitimer(signal.ITIMER_REAL, 0)
+                out.append((item_id, results, None))
+            except _Timeout:
+                out.append((item_id, None, f"timed out after {timeout:g} s"))
+            except RecursionError:
+                out.append((item_id, None, "statement nested too deeply to analyse"))
+            except Exception as exc:  # noqa: BLE001 - one statement must never stop the log
+                out.append((item_id, None, f"internal error: {type(exc).__name__}: {exc}"))
+    finally:
+        if use_alarm and old is not None:
+            signal.signal(signal.SIGALRM, old)
+    return out
+
+
+def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows of a query-log CSV with the line each starts on; the header must name ``query_text``."""
+    text = read_text(path)
+    file = None if path == "-" else path
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError("empty query log", file=file) from None
+    except csv.Error as exc:
+        raise InputError(f"invalid CSV: {exc}", file=file, line=1) from None
+    names = [h.strip().lower() for h in header]
+    if "query_text" not in names:
+        raise InputError(
+            "the query log has no query_text column",
+            file=file,
+            line=1,
+            hint="expected a CSV header with " + ", ".join(COLUMNS),
+        )
+    start = 2
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"invalid CSV: {exc}", file=file, line=reader.line_num) from None
+        line = start
+        start = reader.line_num + 1
+        if not row or all(not c.strip() for c in row):
+            continue
+        yield line, {names[i]: row[i] for i in range(min(len(names), len(row)))}
+
+
+def _float(value: str | None) -> float:
+    try:
+        return float(value) if value not in (None, "") else 0.0
+    except ValueError:
+        return 0.0
+
+
+class QueryLogReader:
+    name = "query-log"
+    extensions = (".querylog.csv", ".query_log.csv")
+    description = "query logs as CSV (OpenMetadata queryLogFilePath columns), parsed in parallel"
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        first = head.split(b"\n", 1)[0].lower()
+        return b"query_text" in first and path.lower().endswith(".csv")
+
+    def read(
+        self,
+        paths: Sequence[str],
+        *,
+        dialect: str | None = None,
+        schema: Any = None,
+        default_schema: str | None = None,
+        job: str | None = None,
+        workers: int | None = None,
+        timeout: float | None = None,
+        chunk_size: int | None = None,
+        report: str | None = None,
+        progress: bool | None = None,
+        **_options: Any,
+    ) -> LineageGraph:
+        """Read query-log CSV files; see the module docstring for the options."""
+        if not paths:
+            raise InputError("no query log given")
+        sqlglot_dialect = resolve_dialect(dialect)
+        schema_map = load_schema_option(schema)
+        timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+        chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
+        workers = max(1, int(workers or os.cpu_count() or 1))
+        show = sys.stderr.isatty() if progress is None else progress
+        graph = LineageGraph(
+            job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]), source="query-log"
+        )
+
+        entries: dict[str, Entry] = {}
+        rows = skipped = 0
+        for path in paths:
+            for line, row in read_log(path):
+                rows += 1
+                text = (row.get("query_text") or "").strip()
+                if not text or not _CANDIDATE.search(text):
+                    skipped += 1
+                    continue
+                database = (row.get("database_name") or "").strip() or None
+                schema_name = (row.get("schema_name") or "").strip() or None
+                key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
+                e = entries.get(key)
+                if e is None:
+                    e = entries[key] = Entry(
+                        key=key,
+                        text=text,
+                        default_schema=schema_name or default_schema,
+                        database=database,
+                        schema=schema_name,
+                        first_row=line,
+                    )
+                e.count += 1
+                user = (row.get("user_name") or "").strip()
+                if user and user not in e.users and len(e.users) < 50:
+                    e.users.append(user)
+                started = (row.get("start_time") or "").strip() or None
+                if started:
+                    e.first_start = min(e.first_start or started, started)
+                    e.last_start = max(e.last_start or started, started)
+                e.total_duration += _float(row.get("duration"))
+
+        ordered = list(entries.values())
+        outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, show)
+
+        failures: list[dict[str, Any]] = []
+        kept = 0
+        base = graph.job or "query-log"
+        for i, e in enumerate(ordered):
+            results, error = outcomes.get(i, (None, "not parsed"))
+            if error is not None or results is None:
+                failures.append({"row": e.first_row, "statement": e.text, "error": error})
+                graph.problems.append(
+                    Problem(
+                        message=f"not analysed: {error}",
+                        severity="warning",
+                        code="sql-timeout" if error and "timed out" in error else "sql-failed",
+                        line=e.first_row,
+                    )
+                )
+                continue
+            digest = hashlib.sha1(e.key.encode("utf-8")).hexdigest()[:12]
+            for st in results:
+                if st.error:
+                    msg = next((p["message"] for p in st.problems if p["severity"] == "error"), "error")
+                    failures.append({"row": e.first_row, "statement": st.text, "error": msg})
+                    graph.problems.append(
+                        Problem(message=msg, severity="warning", code="sql-parse", line=e.first_row)
+                    )
+                    continue
+                if not st.lineage_bearing or st.type == "INSERT VALUES":
+                    continue
+                pid = f"{base}:{digest}" if st.index == 1 else f"{base}:{digest}:{st.index}"
+                attrs: dict[str, Any] = {"runs": e.count, "firstRow": e.first_row}
+                if e.users:
+                    attrs["users"] = e.users
+                if e.database:
+                    attrs["databaseName"] = e.database
+                if e.schema:
+                    attrs["schemaName"] = e.schema
+                if e.first_start:
+                    attrs["firstStartTime"] = e.first_start
+                    attrs["lastStartTime"] = e.last_start
+                if e.total_duration:
+                    attrs["totalDuration"] = e.total_duration
+                # Warnings keep the log row, not the statement's line inside the query text.
+                st.line = e.first_row
+                for p in st.problems:
+                    p["line"] = e.first_row
+                    p.pop("column", None)
+                add_statement(
+                    graph, st, process_id=pid, dialect=sqlglot_dialect, attributes=attrs, statement_doc=False
+                )
+                kept += 1
+        summary = {
+            "rows": rows,
+            "skipped_not_lineage": skipped,
+            "distinct_statements": len(ordered),
+            "processes": kept,
+            "failures": len(failures),
+        }
+        graph.statements.append({"type": "QUERY LOG SUMMARY", **summary})
+        if report:
+            self._write_report(report, summary, failures)
+        if rows and ordered and len(failures) == len(ordered) and kept == 0:
+            raise InputError(
+                f"none of the {len(ordered)} lineage-bearing statements could be analysed "
+                f"(first: {failures[0]['error']})",
+                file=None if paths[0] == "-" else paths[0],
+                line=failures[0]["row"],
+                hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
+            )
+        return graph
+
+    # ------------------------------------------------------------------ parallel parsing
+    @staticmethod
+    def _parse_all(
+        entries: list[Entry],
+        dialect: str,
+        schema: dict[str, list[str]] | None,
+        timeout: float,
+        chunk: int,
+        workers: int,
+        show: bool,
+    ) -> dict[int, tuple[list[StatementLineage] | None, str | None]]:
+        items = [(i, e.text, e.default_schema) for i, e in enumerate(entries)]
+        chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+        out: dict[int, tuple[list[StatementLineage] | None, str | None]] = {}
+        started = time.monotonic()
+
+        def tick() -> None:
+            if show:
+                rate = len(out) / max(time.monotonic() - started, 1e-6)
+                sys.stderr.write(f"\rparsed {len(out)}/{len(items)} statements ({rate:.0f}/s)")
+                sys.stderr.flush()
+
+        if workers == 1 or len(chunks) <= 1:
+            for c in chunks:
+                for item_id, results, error in parse_chunk(c, dialect, schema, timeout):
+                    out[item_id] = (results, error)
+                tick()
+        else:
+            # Chunk deadline: every statement may take the full timeout, plus start-up slack.
+            deadline = chunk * timeout + 60 if timeout > 0 else None
+            with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+                pending: dict[Future[Any], tuple[list[tuple[int, str, str | None]], float]] = {}
+                queue = list(chunks)
+                while queue or pending:
+                    while queue and len(pending) < workers * 2:
+                        c = queue.pop(0)
+                        pending[pool.submit(parse_chunk, c, dialect, schema, timeout)] = (c, time.monotonic())
+                    done, _ = wait(list(pending), timeout=1.0, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        c, _t = pending.pop(fut)
+                        try:
+                            for item_id, results, error in fut.result():
+                                out[item_id] = (results, error)
+                        except Exception as exc:  # noqa: BLE001 - a dead worker fails its chunk only
+                            for item_id, _text, _s in c:
+                                out[item_id] = (None, f"worker failed: {type(exc).__name__}")
+                    if deadline is not None:
+                        now = time.monotonic()
+                        for fut, (c, t0) in list(pending.items()):
+                            if now - t0 > deadline and fut.cancel():
+                                pending.pop(fut)
+                                for item_id, _text, _s in c:
+                                    out[item_id] = (None, "chunk timed out")
+                    tick()
+        if show:
+            sys.stderr.write("\n")
+        return out
+
+    @staticmethod
+    def _write_report(path: str, summary: dict[str, Any], failures: list[dict[str, Any]]) -> None:
+        try:
+            Path(path).write_text(
+                json.dumps({"summary": summary, "failures": failures}, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+        except OSError as exc:
+            raise InputError(f"cannot write the report: {exc.strerror}", file=path) from None
+
+
+READER = QueryLogReader()
