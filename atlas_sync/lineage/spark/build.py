@@ -135,7 +135,7 @@ class _Datasets:
             ids = [self.file(p, fmt=fmt)]
             info["location"] = ids[0]
         else:
-            name = self._unique(f"{self.job}/{fmt or 'relation'}_source")
+            name = self._unique(f"{self.job}/source")
             ds_id = "unknown:" + name
             self.graph.add_dataset(
                 Dataset(

@@ -383,7 +383,7 @@ def render(e: Expr) -> str:
             opener, closer = {"call": (x.name + "(", ")"), "group": ("(", ")"), "list": ("[", "]")}.get(
                 k, ("", "")
             )
-            sep = " " if k == "seq" else ", "
+            sep = " " if k == "seq" else "," if (k == "group" and x.name == "in") else ", "
             parts: list[Any] = [opener]
             for i, a in enumerate(x.args):
                 if i:
