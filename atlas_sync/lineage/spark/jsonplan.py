@@ -208,8 +208,8 @@ def _expr_node(o: dict[str, Any], kids: list[Expr], file: str | None, path: str)
     if c == "CaseWhen":
         items: list[Expr] = [_word("CASE")]
         pairs = len(kids) // 2
-        for k in range(pairs):
-            items += [_word("WHEN"), kids[2 * k], _word("THEN"), kids[2 * k + 1]]
+        for b in range(pairs):
+            items += [_word("WHEN"), kids[2 * b], _word("THEN"), kids[2 * b + 1]]
         if len(kids) % 2:
             items += [_word("ELSE"), kids[-1]]
         items.append(_word("END"))
@@ -386,9 +386,9 @@ def _qualify_attrs(node: PlanNode, o: dict[str, Any]) -> None:
             if q:
                 a.__dict__["qualifier"] = ".".join(q)
     if node.op == "RelationV2" and not node.props.get("table"):
-        q = next((a.__dict__.get("qualifier") for a in node.output if a.__dict__.get("qualifier")), None)
-        if q:
-            node.props["table"] = q
+        quals = [str(a.__dict__["qualifier"]) for a in node.output if a.__dict__.get("qualifier")]
+        if quals:
+            node.props["table"] = quals[0]
 
 
 def _write(node: PlanNode, o: dict[str, Any], file: str | None, path: str) -> None:
