@@ -253,7 +253,10 @@ class QueryAnalyzer:
 
     def _report_star(self, scope: Scope, proj: exp.Expr) -> None:
         tables = []
+        only = proj.table if isinstance(proj, exp.Column) and proj.table else None
         for alias, src in scope.selected_sources.items():
+            if only is not None and alias != only:
+                continue
             node = src[1] if isinstance(src, tuple) else src
             if isinstance(node, exp.Table):
                 ref = self.table_ref(node)
@@ -340,6 +343,9 @@ class QueryAnalyzer:
             while s is not None:
                 if table in s.sources:
                     return self._source_column(s, table, name)
+                for pivot in s.pivots:
+                    if pivot.alias_or_name == table:
+                        return self._pivot_column(s, pivot, name)
                 s = s.parent
             return Deps()
         # Unqualified: sqlglot could not tell which source holds it; decide when only one can.
@@ -356,6 +362,51 @@ class QueryAnalyzer:
                 )
                 return Deps()
             s = s.parent
+        return Deps()
+
+    def _pivot_column(self, scope: Scope, pivot: exp.Pivot, name: str) -> Deps:
+        """A column of PIVOT/UNPIVOT output: pivoted values aggregate the measure and depend on the
+        FOR column; other columns pass through from the pivoted source."""
+        parent = pivot.parent
+        source_alias = parent.alias_or_name if isinstance(parent, (exp.Table, exp.Subquery)) else ""
+        fields = [f.this for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
+        generated = [
+            self.col_name(c) for c in pivot.args.get("columns") or [] if isinstance(c, exp.Identifier)
+        ]
+        deps = Deps()
+        expr = self._sql(pivot)
+        if pivot.args.get("unpivot"):
+            values = [
+                self.col_name(e) if isinstance(e, exp.Identifier) else e.alias_or_name
+                for e in pivot.expressions
+            ]
+            if name in values:
+                for f in pivot.args.get("fields") or []:
+                    for c in _columns_in(f):
+                        if c is not f.this:
+                            for src in self._in_source(scope, source_alias, c).all_sources():
+                                deps.add_direct(src, "TRANSFORMATION", expr)
+                return deps
+            if any(isinstance(f, exp.Expr) and f.name and self.col_name(f.name) == name for f in fields):
+                return deps
+            return self._source_column(scope, source_alias, name) if source_alias in scope.sources else deps
+        if any(name == g or name.endswith("_" + g) or name.startswith(g + "_") for g in generated):
+            for agg in pivot.expressions:
+                for c in _columns_in(agg):
+                    for src in self._in_source(scope, source_alias, c).all_sources():
+                        deps.add_direct(src, "AGGREGATION", expr)
+            for f in fields:
+                for c in _columns_in(f):
+                    for src in self._in_source(scope, source_alias, c).all_sources():
+                        deps.add_indirect(src, "CONDITIONAL", expr)
+            return deps
+        return self._source_column(scope, source_alias, name) if source_alias in scope.sources else deps
+
+    def _in_source(self, scope: Scope, alias: str, col: exp.Column) -> Deps:
+        if col.table and col.table in scope.sources:
+            return self._source_column(scope, col.table, self.col_name(col.this))
+        if alias in scope.sources:
+            return self._source_column(scope, alias, self.col_name(col.this))
         return Deps()
 
     def _alias_wins(self, scope: Scope, col: exp.Column) -> bool:

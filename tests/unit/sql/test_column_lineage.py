@@ -218,3 +218,62 @@ def test_snowflake_unquoted_names_are_lowercased_and_quoted_names_keep_their_cas
         ("db.src.MixedCase", "db.out.MixedCase", "IDENTITY"),
         ("db.src.col2", "db.out.col2", "IDENTITY"),
     }
+
+
+def test_star_of_one_table_names_only_that_table() -> None:
+    st = one("CREATE TABLE x AS SELECT a.id, b.* FROM a JOIN b ON a.id = b.id", "spark")
+    assert ("a.id", "x.id", "IDENTITY") in triples(st)
+    [problem] = st.problems
+    assert "over b " in problem["message"] and "a," not in problem["message"]
+
+
+def test_pivot_values_aggregate_the_measure_and_depend_on_the_for_column() -> None:
+    st = one(
+        "INSERT INTO out SELECT k, a_total, b_total FROM src "
+        "PIVOT (sum(v) AS total FOR cat IN ('a' AS a, 'b' AS b)) p",
+        "spark",
+    )
+    assert triples(st) == {
+        ("src.k", "out.k", "IDENTITY"),
+        ("src.v", "out.a_total", "AGGREGATION"),
+        ("src.cat", "out.a_total", "CONDITIONAL"),
+        ("src.v", "out.b_total", "AGGREGATION"),
+        ("src.cat", "out.b_total", "CONDITIONAL"),
+    }
+
+
+def test_unpivot_value_column_comes_from_every_unpivoted_column() -> None:
+    st = one(
+        "INSERT INTO out SELECT id, attr, val FROM wide UNPIVOT (val FOR attr IN (c1, c2)) u", "snowflake"
+    )
+    assert triples(st) == {
+        ("wide.id", "out.id", "IDENTITY"),
+        ("wide.c1", "out.val", "TRANSFORMATION"),
+        ("wide.c2", "out.val", "TRANSFORMATION"),
+    }
+
+
+def test_nested_struct_field_reads_the_struct_column() -> None:
+    st = one("INSERT INTO out SELECT s.addr.city AS city FROM people s", "spark")
+    assert triples(st) == {("people.addr", "out.city", "TRANSFORMATION")}
+
+
+def test_exists_subquery_filters_the_whole_target() -> None:
+    st = one(
+        "INSERT INTO out SELECT id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.aid = a.id AND b.flag)",
+        "postgres",
+    )
+    assert triples(st) == {
+        ("a.id", "out.id", "IDENTITY"),
+        ("b.aid", "out.*", "FILTER"),
+        ("a.id", "out.*", "FILTER"),
+        ("b.flag", "out.*", "FILTER"),
+    }
+
+
+def test_snowflake_flatten_traces_the_flattened_column() -> None:
+    st = one(
+        "INSERT INTO out SELECT t.id, f.value:name::string AS nm FROM raw t, LATERAL FLATTEN(input => t.items) f",
+        "snowflake",
+    )
+    assert triples(st) == {("raw.id", "out.id", "IDENTITY"), ("raw.items", "out.nm", "TRANSFORMATION")}
