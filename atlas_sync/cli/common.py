@@ -162,12 +162,14 @@ def setup_logging(level: int) -> None:
 
     logger = logging.getLogger("atlas_sync")
     logger.setLevel({-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(level, logging.DEBUG))
-    if not any(getattr(h, "_atlas_sync", False) for h in logger.handlers):
+    # Leave logging alone when the host program (or pytest) has configured it.
+    if not logging.getLogger().handlers and not any(
+        getattr(h, "_atlas_sync", False) for h in logger.handlers
+    ):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
         handler._atlas_sync = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
-        logger.propagate = False
 
 
 def settings_from_options(ctx: click.Context | None = None, **overrides: Any) -> Settings:
