@@ -314,3 +314,15 @@ def test_update_that_uses_a_new_type_runs_after_its_creation(
     got = client.get_typedef_by_name("t_evo")
     assert got is not None
     assert {a["name"]: a["typeName"] for a in got["attributeDefs"]}["window"] == "t_window"
+
+
+def test_lost_post_response_still_ends_with_every_type_registered(client: AtlasClient, emu: Emulator) -> None:
+    # The POST is applied but its answer is lost; the client retries and meets "already exists".
+    bundle = load_bundle("lineage")
+    emu.inject_fault("lost_response", at=1, method="POST", path_prefix="/api/atlas/v2/types/typedefs")
+    result = ensure_typedefs(client, bundle)
+    assert sorted(result.created + result.unchanged) == bundle.names
+    emu.clear_faults()
+    emu.clear_log()
+    assert ensure_typedefs(client, bundle).writes == 0
+    assert _writes(emu) == []
