@@ -80,6 +80,8 @@ class PlanLineage:
     results: dict[int, Result] = field(default_factory=dict)
     env: dict[int, Lin] = field(default_factory=dict)
     problems: list[tuple[PlanNode, str, str]] = field(default_factory=list)  # (node, code, message)
+    # ids that some join or filter predicate reads, apart from bare isnotnull() checks
+    predicate_ids: set[int] = field(default_factory=set)
 
     def result(self, node: PlanNode) -> Result:
         return self.results.get(id(node)) or Result()
@@ -101,6 +103,7 @@ def query_children(node: PlanNode) -> list[PlanNode]:
 def compute(root: PlanNode, datasets: dict[int, list[str]]) -> PlanLineage:
     """Run the column lineage over one plan. ``datasets`` maps id(leaf node) -> dataset ids it reads."""
     pl = PlanLineage()
+    pl.predicate_ids = _predicate_ids(root)
     cte_defs: dict[str, Result] = {}
     # iterative post-order: regular children, then inner children, then the node
     stack: list[tuple[PlanNode, bool]] = [(root, False)]
@@ -113,6 +116,31 @@ def compute(root: PlanNode, datasets: dict[int, list[str]]) -> PlanLineage:
             continue
         pl.results[id(node)] = _apply(node, pl, datasets, cte_defs)
     return pl
+
+
+def _is_not_null_check(c: Expr) -> int | None:
+    """The attribute id of a bare ``isnotnull(x#1)`` conjunct, else None."""
+    if c.kind == "call" and c.name.lower() == "isnotnull" and len(c.args) == 1 and c.args[0].kind == "attr":
+        return c.args[0].id
+    return None
+
+
+def _predicate_ids(root: PlanNode) -> set[int]:
+    out: set[int] = set()
+    for n in root.walk():
+        if n.op in ("Filter", "Join"):
+            for e in n.exprs.get("condition", []):
+                for c in conjuncts(e):
+                    if _is_not_null_check(c) is None:
+                        out.update(refs(c))
+    return out
+
+
+def _inferred_not_null(c: Expr, predicate_ids: set[int]) -> bool:
+    """The optimizer adds ``isnotnull(x)`` for columns other predicates already test (join keys,
+    filtered columns): such a check adds no dependency of its own."""
+    i = _is_not_null_check(c)
+    return i is not None and i in predicate_ids
 
 
 def _lin_of(e: Expr, pl: PlanLineage, sub: dict[int, Result]) -> Lin:
@@ -263,9 +291,10 @@ def _apply(
         return res
     if op == "Filter":
         res.out = list(child.out)
-        conds = node.exprs.get("condition", [])
         sides = _join_sides(node, pl)
-        for c in (x for e in conds for x in conjuncts(e)) if sides else conds:
+        for c in (x for e in node.exprs.get("condition", []) for x in conjuncts(e)):
+            if _inferred_not_null(c, pl.predicate_ids):
+                continue
             ids = set(refs(c))
             kind = "JOIN" if sides and ids & sides[0] and ids & sides[1] else "FILTER"
             _add_rows(res.rows, _sources_of([c], pl, sub), kind)
