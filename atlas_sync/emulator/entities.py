@@ -76,6 +76,8 @@ class Repo:
         self.conn: sqlite3.Connection = state.store.conn
         self.reg = state.registry
         self.rows: dict[str, Row | None] = {}
+        # entities of the current write request not created yet: guid -> (typeName, qualifiedName)
+        self.pending: dict[str, tuple[str, Any]] = {}
 
     # -- entities
     def _row(self, r: sqlite3.Row) -> Row:
@@ -293,6 +295,13 @@ def _rel_value(repo: Repo, row: Row, et: EntityType, name: str, *, header_only: 
     return items[-1] if items else None
 
 
+def _object_id(repo: Repo, row: Row | None, guid: str) -> dict[str, Any]:
+    if row is None and guid in repo.pending:
+        type_name, qn = repo.pending[guid]
+        return {"guid": guid, "typeName": type_name, "uniqueAttributes": {"qualifiedName": qn}}
+    return object_id(row, guid)
+
+
 def related_object(repo: Repo, rel: Rel, other: Row | None, other_guid: str, end: RelEnd) -> dict[str, Any]:
     et = repo.reg.entity(other.type_name) if other else None
     out: dict[str, Any] = {
@@ -424,7 +433,8 @@ def _parse_ref(value: Any) -> ObjRef:
 
 def _ref_text(ref: ObjRef) -> str:
     ua = ", ".join(f"{k}:{v}" for k, v in (ref.unique or {}).items())
-    return f"AtlasObjectId{{guid='{ref.guid}', typeName='{ref.type_name}', uniqueAttributes={{{ua}}}}}"
+    guid = "null" if ref.guid is None else ref.guid
+    return f"AtlasObjectId{{guid='{guid}', typeName='{ref.type_name}', uniqueAttributes={{{ua}}}}}"
 
 
 @dataclass
@@ -537,6 +547,9 @@ def create_or_update(
             key = (inc.type.name, str(inc.attrs.get("qualifiedName")))
             inc.real_guid = pending_new.setdefault(key, str(uuid.uuid4()))
     guid_map = {inc.sent_guid: inc.real_guid for inc in incoming}
+    for inc in incoming:
+        if not inc.existing:
+            repo.pending[inc.real_guid] = (inc.type.name, inc.attrs.get("qualifiedName"))
 
     # 3. resolve references: placeholders to this request, assigned guids to the store, unique attrs to ACTIVE
     resolved: dict[int, dict[str, list[tuple[str, ObjRef]]]] = {}
@@ -663,7 +676,7 @@ def _apply(
             new_value: Any = None
             if value is not None:
                 targets = repo.get_many([g for g, _ in refs.get(name, [])])
-                ids = [object_id(targets.get(g), g) for g, _ in refs.get(name, [])]
+                ids = [_object_id(repo, targets.get(g), g) for g, _ in refs.get(name, [])]
                 new_value = ids if attr.kind == "array" else (ids[0] if ids else None)
         elif value is None:
             new_value = default_for(reg, attr) if attr.has_default else null_value(attr)
@@ -708,11 +721,10 @@ def _apply_rel(
     # the referenced entities must fit the relationship's other end
     for g, _ in targets:
         trow = target_rows.get(g)
-        tet = repo.reg.entity(trow.type_name) if trow else None
+        target_type = trow.type_name if trow else repo.pending.get(g, ("null", None))[0]
+        tet = repo.reg.entity(target_type)
         if tet is None or not tet.is_a(end.other_type):
-            raise AtlasApiError(
-                "ATLAS-400-00-036", end.rel_type, end.other_type, trow.type_name if trow else "null"
-            )
+            raise AtlasApiError("ATLAS-400-00-036", end.rel_type, end.other_type, target_type)
     current = [] if creating else [r for r in repo.rels_for_attr(row.guid, end) if r.status == ACTIVE]
     current_other = {(r.end2 if end.end == 1 else r.end1): r for r in current}
     wanted: list[str] = []

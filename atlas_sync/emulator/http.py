@@ -39,6 +39,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # one write per response (headers + body) and no Nagle delay: keep-alive requests stay fast
+    disable_nagle_algorithm = True
+    wbufsize = 1 << 16
     server_version = "Jetty(9.4.31)"
     sys_version = ""
 

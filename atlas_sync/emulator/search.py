@@ -143,25 +143,40 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
             all_types |= et.subs if include_subs else {t}
     predicate, sql_hint = _criteria(params.get("entityFilters"), check_attr)
     exclude_deleted = bool(params.get("excludeDeletedEntities", False))
-    rows = _select(repo, sorted(all_types), exclude_deleted, sql_hint)
-    text = params.get("query")
-    if text and text != "*":
-        needle = str(text).strip("*").lower()
-        rows = [
-            r for r in rows if any(needle in str(v).lower() for v in r.attrs.values() if isinstance(v, str))
-        ]
-    matches = [r for r in rows if predicate(r)]
-    if params.get("sortBy"):
-        key = str(params["sortBy"])
-        present = [r for r in matches if r.attrs.get(key) is not None]
-        missing = [r for r in matches if r.attrs.get(key) is None]
-        present.sort(
-            key=lambda r: _sort_key(r.attrs.get(key)), reverse=params.get("sortOrder") == "DESCENDING"
-        )
-        matches = present + missing
     norm_limit = normalize_limit(limit)
     start = offset or 0
-    page = matches[start : start + norm_limit]
+    text = params.get("query")
+    attr_types = (
+        {n: a.type_name for n, a in first.attrs.items() if a.kind in ("primitive", "enum")} if first else {}
+    )
+    sql_filter = _sql_criteria(params.get("entityFilters"), attr_types)
+    sort_by = params.get("sortBy")
+    sortable = not sort_by or _column(str(sort_by), attr_types) is not None
+    if sql_filter is not None and sortable and not (text and text != "*"):
+        # the whole filter runs in SQL: count, then fetch only the page
+        total, page = _sql_page(
+            repo, sorted(all_types), exclude_deleted, sql_filter, params, attr_types, norm_limit, start
+        )
+    else:
+        rows = _select(repo, sorted(all_types), exclude_deleted, sql_hint)
+        if text and text != "*":
+            needle = str(text).strip("*").lower()
+            rows = [
+                r
+                for r in rows
+                if any(needle in str(v).lower() for v in r.attrs.values() if isinstance(v, str))
+            ]
+        matches = [r for r in rows if predicate(r)]
+        if sort_by:
+            key = str(sort_by)
+            present = [r for r in matches if r.attrs.get(key) is not None]
+            missing = [r for r in matches if r.attrs.get(key) is None]
+            present.sort(
+                key=lambda r: _sort_key(r.attrs.get(key)), reverse=params.get("sortOrder") == "DESCENDING"
+            )
+            matches = present + missing
+        total = len(matches)
+        page = matches[start : start + norm_limit]
     echo = dict(params)
     echo["limit"] = norm_limit
     echo["offset"] = start
@@ -171,7 +186,7 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     extra = [str(a) for a in params.get("attributes") or []]
     if page:
         out["entities"] = [header(repo, r, extra) for r in page]
-    out["approximateCount"] = len(matches)
+    out["approximateCount"] = total
     return out
 
 
@@ -379,3 +394,121 @@ def dsl_search(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
     if "entities" in result:
         out["entities"] = result["entities"]
     return out
+
+
+# ---------------------------------------------------------------------- SQL push-down
+COLUMNS = {"qualifiedName": "qualified_name", "__guid": "guid", "__typeName": "type_name", "__state": "status",
+           "__createdBy": "created_by", "__modifiedBy": "updated_by", "__timestamp": "create_time",
+           "__modificationTimestamp": "update_time"}  # fmt: skip
+NUMERIC = {"byte", "short", "int", "long", "biginteger", "float", "double", "bigdecimal", "date"}
+
+
+def _column(name: str, attr_types: dict[str, str]) -> tuple[str, list[Any], str] | None:
+    """SQL expression for an attribute, its parameters and its type; None if not expressible."""
+    if name in COLUMNS:
+        return COLUMNS[name], [], "long" if name in ("__timestamp", "__modificationTimestamp") else "string"
+    t = attr_types.get(name)
+    if t is None or '"' in name:
+        return None
+    return "json_extract(attrs, ?)", [f'$."{name}"'], t
+
+
+def _sql_value(type_name: str, value: Any) -> Any:
+    if type_name in NUMERIC:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+        return int(number) if number.is_integer() else number
+    if type_name == "boolean":
+        return 1 if str(value).lower() == "true" else 0
+    return value if isinstance(value, str) else str(value)
+
+
+def _sql_criteria(spec: Any, attr_types: dict[str, str]) -> tuple[str, list[Any]] | None:
+    """Translate entityFilters to a SQL condition with the same semantics, or None (use the Python path)."""
+    if not spec or not isinstance(spec, dict):
+        return "1", []
+    if spec.get("criterion") is not None:
+        if not spec.get("condition"):
+            return "1", []
+        parts = [_sql_criteria(c, attr_types) for c in spec.get("criterion") or []]
+        done = [p for p in parts if p is not None]
+        if len(done) != len(parts):
+            return None
+        if not done:
+            return "1", []
+        joiner = " OR " if str(spec["condition"]).upper() == "OR" else " AND "
+        return "(" + joiner.join(p[0] for p in done) + ")", [a for p in done for a in p[1]]
+    op = OPERATORS.get(str(spec.get("operator")))
+    if op is None:
+        return "1", []
+    col = _column(str(spec.get("attributeName")), attr_types)
+    if col is None:
+        return None
+    expr, cargs, type_name = col
+    value = spec.get("attributeValue")
+    if op in ("EQ", "NEQ", "LT", "GT", "LTE", "GTE"):
+        if value is None:
+            return None
+        v = _sql_value(type_name, value)
+        if op == "NEQ":
+            return f"({expr} IS NULL OR {expr} != ?)", [*cargs, *cargs, v]
+        sql_op = {"EQ": "=", "LT": "<", "GT": ">", "LTE": "<=", "GTE": ">="}[op]
+        return f"{expr} {sql_op} ?", [*cargs, v]
+    if type_name in NUMERIC or type_name == "boolean":
+        return None
+    text = "" if value is None else str(value)
+    if op in ("STARTS_WITH", "ENDS_WITH"):
+        if not text:
+            return f"{expr} IS NOT NULL", cargs
+        if op == "STARTS_WITH":
+            return f"substr({expr}, 1, ?) = ?", [*cargs, len(text), text]
+        return f"substr({expr}, -?) = ?", [*cargs, len(text), text]
+    if op == "CONTAINS":
+        return f"instr({expr}, ?) > 0", [*cargs, text]
+    if op == "NOT_CONTAINS":
+        return f"({expr} IS NULL OR instr({expr}, ?) = 0)", [*cargs, *cargs, text]
+    if op == "LIKE":
+        return f"{expr} GLOB ?", [*cargs, text]
+    if op == "IS_NULL":
+        return f"({expr} IS NULL OR {expr} = '')", [*cargs, *cargs]
+    if op in ("NOT_NULL", "NOT_EMPTY"):
+        return f"({expr} IS NOT NULL AND {expr} != '')", [*cargs, *cargs]
+    return None
+
+
+def _sql_page(
+    repo: Repo,
+    types: list[str],
+    exclude_deleted: bool,
+    sql_filter: tuple[str, list[Any]],
+    params: dict[str, Any],
+    attr_types: dict[str, str],
+    limit: int,
+    offset: int,
+) -> tuple[int, list[Row]]:
+    if not types:
+        return 0, []
+    marks = ",".join("?" * len(types))
+    where = (
+        f"type_name IN ({marks})"
+        + (" AND status='ACTIVE'" if exclude_deleted else "")
+        + f" AND {sql_filter[0]}"
+    )
+    args: list[Any] = [*types, *sql_filter[1]]
+    total = int(repo.conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", args).fetchone()[0])
+    order = "seq"
+    order_args: list[Any] = []
+    if params.get("sortBy"):
+        col = _column(str(params["sortBy"]), attr_types)
+        assert col is not None
+        direction = "DESC" if params.get("sortOrder") == "DESCENDING" else "ASC"
+        order = f"({col[0]} IS NULL), {col[0]} {direction}, seq"
+        order_args = [*col[1], *col[1]]
+    sql = f"SELECT * FROM entities WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?"
+    rows = []
+    for r in repo.conn.execute(sql, [*args, *order_args, limit, offset]):
+        cached = repo.rows.get(r["guid"])
+        rows.append(cached if cached is not None else repo._row(r))
+    return total, rows
