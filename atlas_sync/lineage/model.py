@@ -327,26 +327,45 @@ class LineageGraph(_Model):
         result: list[ColumnEdge] = []
         seen: set[tuple[ColumnRef, ColumnRef, str]] = set()
 
-        def walk(
-            target: ColumnRef, node: ColumnRef, kind: str, expr: str | None, depth: int, stack: set[ColumnRef]
+        def visit(
+            target: ColumnRef,
+            e: ColumnEdge,
+            kind: str,
+            expr: str | None,
+            depth: int,
+            stack: frozenset[ColumnRef],
         ) -> None:
-            for e in by_target.get(node, []) + (
-                by_target.get(ColumnRef(dataset=node.dataset, column=None), [])
-                if node.column is not None
-                else []
-            ):
-                k = _compose(kind, e.kind)
-                x = e.expression if depth == 0 else expr
-                if e.source.dataset in sources:
-                    key = (e.source, target, k)
-                    if key not in seen:
-                        seen.add(key)
-                        result.append(ColumnEdge(source=e.source, target=target, kind=k, expression=x))  # type: ignore[arg-type]
-                elif e.source not in stack and depth < 64:
-                    walk(target, e.source, k, x, depth + 1, stack | {e.source})
+            if e.source.dataset in sources:
+                key = (e.source, target, kind)
+                if key not in seen:
+                    seen.add(key)
+                    result.append(ColumnEdge(source=e.source, target=target, kind=kind, expression=expr))  # type: ignore[arg-type]
+            elif e.source not in stack and depth < 64:
+                walk(target, e.source, kind, expr, depth + 1, stack | {e.source})
+
+        def walk(
+            target: ColumnRef,
+            node: ColumnRef,
+            kind: str,
+            expr: str | None,
+            depth: int,
+            stack: frozenset[ColumnRef],
+        ) -> None:
+            for e in by_target.get(node, []):
+                visit(target, e, _compose(kind, e.kind), e.expression if depth == 0 else expr, depth, stack)
+            if depth == 0 or node.column is None:
+                return
+            # Row-level dependencies of an intermediate (FILTER, JOIN, ... on the whole dataset) decide
+            # which rows reach the target at all: they apply to the whole target and keep their kind.
+            whole = ColumnRef(dataset=target.dataset, column=None)
+            for e in by_target.get(ColumnRef(dataset=node.dataset, column=None), []):
+                if e.kind in INDIRECT_KINDS:
+                    visit(whole, e, e.kind, e.expression, depth, stack)
+                else:
+                    visit(target, e, _compose(kind, e.kind), expr, depth, stack)
 
         for t in sorted({e.target for e in self.edges if e.target.dataset in targets}, key=str):
-            walk(t, t, "IDENTITY", None, 0, {t})
+            walk(t, t, "IDENTITY", None, 0, frozenset({t}))
         return result
 
     def to_document(self) -> dict[str, Any]:

@@ -41,11 +41,6 @@ def test_script_end_to_end_collapses_a_temporary_view(tmp_path: Path) -> None:
     assert doc["statements"][1]["line"] == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LineageGraph.end_to_end_edges (model.py, the lead's) spreads an intermediate's row-level "
-    "deps (cleaned.* FILTER) onto every target column and relabels them with the outer kind",
-)
 def test_row_level_deps_of_an_intermediate_stay_row_level_end_to_end(tmp_path: Path) -> None:
     path = write(
         tmp_path,
