@@ -1,6 +1,8 @@
 """Embedded Apache Atlas 2.4 emulator: one core (:class:`Emulator`), three faces (a requests transport
-adapter, pytest fixtures in :mod:`atlas_sync.emulator.testing`, and an HTTP server via :func:`serve`)."""
+adapter :class:`EmulatorAdapter`, pytest fixtures in :mod:`atlas_sync.emulator.testing`, and an HTTP server
+via :func:`serve`)."""
 
+from atlas_sync.emulator.adapter import EmulatorAdapter, emulator_session
 from atlas_sync.emulator.app import Emulator, EmulatorResponse, RequestRecord
 from atlas_sync.emulator.faults import (
     ConnectionResetFault,
@@ -9,6 +11,7 @@ from atlas_sync.emulator.faults import (
     TimeoutFault,
     parse_fault_spec,
 )
+from atlas_sync.emulator.http import EmulatorServer, serve
 
 __all__ = [
     "ConnectionResetFault",
@@ -20,19 +23,7 @@ __all__ = [
     "LostResponseFault",
     "RequestRecord",
     "TimeoutFault",
+    "emulator_session",
     "parse_fault_spec",
     "serve",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # the faces import requests / http.server; load them only when asked for
-    if name == "EmulatorAdapter":
-        from atlas_sync.emulator.adapter import EmulatorAdapter
-
-        return EmulatorAdapter
-    if name in ("serve", "EmulatorServer"):
-        from atlas_sync.emulator import http
-
-        return getattr(http, name)
-    raise AttributeError(name)

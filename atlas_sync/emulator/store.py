@@ -45,7 +45,7 @@ class Store:
             p = Path(path)
             if p.is_dir() or p.suffix == "":
                 p.mkdir(parents=True, exist_ok=True)
-                p = p / "atlas-emulator.sqlite"
+                p = p / "atlas.db"  # same file the embedded client uses (AtlasClient.embedded)
             else:
                 p.parent.mkdir(parents=True, exist_ok=True)
             target = str(p)
