@@ -133,7 +133,50 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
     return tuple(p for p in (catalog, db, name) if p)
 
 
+# Table functions and Spark's ``format.`path``` read files: table-level lineage from a file dataset.
+_FILE_FUNCTIONS = {
+    "read_parquet",
+    "parquet_scan",
+    "read_csv",
+    "read_csv_auto",
+    "read_json",
+    "read_json_auto",
+    "read_ndjson",
+    "read_ndjson_auto",
+    "read_text",
+    "read_blob",
+    "read_files",
+}
+_FILE_FORMATS = {"parquet", "csv", "json", "orc", "avro", "delta", "text", "binaryfile"}
+
+
+def file_of(table: exp.Table) -> TableRef | None:
+    """The file a FROM item reads, for ``read_parquet('p')``-style functions and ``parquet.`p```."""
+    fn = table.this
+    if isinstance(fn, (exp.Anonymous, exp.Func)) and not isinstance(fn, exp.Identifier):
+        name = (fn.name if isinstance(fn, exp.Anonymous) else fn.sql_name()).lower()
+        args = [fn.this] if not isinstance(fn, exp.Anonymous) else list(fn.expressions)
+        args = [a for a in args if a is not None] + list(
+            fn.expressions if not isinstance(fn, exp.Anonymous) else []
+        )
+        first = next((a for a in args if isinstance(a, exp.Literal) and a.is_string), None)
+        if name in _FILE_FUNCTIONS and first is not None:
+            return _file_ref(first)
+    db = table.args.get("db")
+    if (
+        isinstance(db, exp.Identifier)
+        and db.this.lower() in _FILE_FORMATS
+        and isinstance(table.this, exp.Identifier)
+        and ("/" in table.this.this or ":" in table.this.this)
+    ):
+        return _file_ref(exp.Literal.string(table.this.this))
+    return None
+
+
 def table_ref(table: exp.Table, ctx: Context) -> TableRef | None:
+    f = file_of(table)
+    if f is not None:
+        return f
     parts = _table_parts(table, ctx)
     if not parts:
         return None
@@ -490,6 +533,9 @@ def _qualified(query: exp.Expr, ctx: Context) -> exp.Expr:
 
 def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyzer:
     def tref(t: exp.Table) -> str | None:
+        f = file_of(t)
+        if f is not None:
+            return f.id
         parts = _table_parts(t, ctx)
         return dotted(*parts) if parts else None
 

@@ -347,7 +347,7 @@ class QueryAnalyzer:
                     if pivot.alias_or_name == table:
                         return self._pivot_column(s, pivot, name)
                 s = s.parent
-            return Deps()
+            return self._struct_field(scope, col)
         # Unqualified: sqlglot could not tell which source holds it; decide when only one can.
         s = scope
         while s is not None:
@@ -363,6 +363,26 @@ class QueryAnalyzer:
                 return Deps()
             s = s.parent
         return Deps()
+
+    def _struct_field(self, scope: Scope, col: exp.Column) -> Deps:
+        """``user.address.city`` where ``user`` is a STRUCT column (or ``t.user.city`` with ``t`` a
+        source): the field reads the struct column, as a TRANSFORMATION."""
+        quals = [
+            q for q in (col.args.get("catalog"), col.args.get("db"), col.args.get("table")) if q is not None
+        ]
+        names = [self.col_name(q) if isinstance(q, exp.Identifier) else q.name for q in quals]
+        base = Deps()
+        if len(names) >= 2 and names[0] in scope.sources:
+            base = self._source_column(scope, names[0], names[1])
+        elif names:
+            owner = self._owner(scope, names[0])
+            if owner is not None:
+                base = self._source_column(scope, owner, names[0])
+        out = Deps(indirect=dict(base.indirect))
+        expr = self._sql(col)
+        for src, (k, _x) in base.direct.items():
+            out.add_direct(src, stronger(k, "TRANSFORMATION"), expr)
+        return out
 
     def _pivot_column(self, scope: Scope, pivot: exp.Pivot, name: str) -> Deps:
         """A column of PIVOT/UNPIVOT output: pivoted values aggregate the measure and depend on the

@@ -277,3 +277,21 @@ def test_snowflake_flatten_traces_the_flattened_column() -> None:
         "snowflake",
     )
     assert triples(st) == {("raw.id", "out.id", "IDENTITY"), ("raw.items", "out.nm", "TRANSFORMATION")}
+
+
+def test_bigquery_struct_column_qualifier_is_a_field_of_that_column() -> None:
+    st = one(
+        "INSERT INTO out SELECT user.id AS uid, user.address.city AS city FROM raw.users_nested",
+        "bigquery",
+    )
+    assert triples(st) == {
+        ("raw.users_nested.user", "out.uid", "TRANSFORMATION"),
+        ("raw.users_nested.user", "out.city", "TRANSFORMATION"),
+    }
+
+
+def test_file_table_functions_are_read_as_file_datasets() -> None:
+    st = one("CREATE TABLE o AS SELECT count(*) AS n FROM read_parquet('trips/*.parquet')", "duckdb")
+    assert [(r.name, r.kind) for r in st.reads] == [("trips/*.parquet", "file")]
+    spark = one("INSERT INTO o SELECT a FROM parquet.`/data/x`", "spark")
+    assert [(r.name, r.kind) for r in spark.reads] == [("/data/x", "file")]

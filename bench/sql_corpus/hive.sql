@@ -1,0 +1,23 @@
+-- dialect: hive
+INSERT OVERWRITE TABLE dw.page_views PARTITION (dt) SELECT pv.user_id, pv.url, pv.ts, to_date(pv.ts) AS dt FROM raw.page_views pv WHERE pv.url IS NOT NULL;
+INSERT INTO TABLE dw.sessions SELECT user_id, min(ts) AS start_ts, max(ts) AS end_ts, count(*) AS hits FROM raw.page_views GROUP BY user_id, session_id;
+FROM raw.logs l INSERT OVERWRITE TABLE dw.errors SELECT l.ts, l.msg WHERE l.level = 'ERROR' INSERT OVERWRITE TABLE dw.warnings SELECT l.ts, l.msg WHERE l.level = 'WARN';
+INSERT OVERWRITE TABLE dw.words SELECT w.word, count(*) AS n FROM raw.docs d LATERAL VIEW explode(split(d.body, ' ')) w AS word GROUP BY w.word;
+CREATE TABLE dw.tmp_agg AS SELECT dept, avg(salary) AS avg_salary, percentile_approx(salary, 0.5) AS median FROM raw.employees GROUP BY dept;
+CREATE VIEW dw.v_high_paid AS SELECT e.name, e.salary, d.name AS dept FROM raw.employees e JOIN raw.depts d ON e.dept_id = d.id WHERE e.salary > 100000;
+INSERT OVERWRITE DIRECTORY '/exports/high_paid' SELECT name, salary FROM dw.v_high_paid;
+INSERT INTO TABLE dw.map_values SELECT id, m['color'] AS color, m['size'] AS size FROM raw.items;
+INSERT INTO TABLE dw.coalesced SELECT id, coalesce(mobile, home, work) AS phone FROM raw.contacts;
+INSERT INTO TABLE dw.unioned SELECT * FROM (SELECT id, v FROM raw.a UNION ALL SELECT id, v FROM raw.b) u;
+INSERT INTO TABLE dw.dept_rank SELECT name, dept, salary, row_number() OVER (PARTITION BY dept ORDER BY salary DESC) AS rn FROM raw.employees;
+INSERT INTO TABLE dw.case_when SELECT id, CASE status WHEN 1 THEN 'new' WHEN 2 THEN 'open' ELSE 'closed' END AS status_name FROM raw.tickets;
+INSERT INTO TABLE dw.collected SELECT user_id, collect_set(tag) AS tags, collect_list(ts) AS times FROM raw.tag_events GROUP BY user_id;
+INSERT INTO TABLE dw.joined3 SELECT a.id, b.x, c.y FROM raw.a a LEFT OUTER JOIN raw.b b ON a.id = b.a_id FULL OUTER JOIN raw.c c ON b.id = c.b_id;
+INSERT INTO TABLE dw.sub_where SELECT id FROM raw.a WHERE v > (SELECT avg(v) FROM raw.a);
+INSERT INTO TABLE dw.nested_ctes SELECT * FROM (WITH x AS (SELECT id, v FROM raw.a), y AS (SELECT id, v * 2 AS v2 FROM x) SELECT id, v2 FROM y) z;
+INSERT INTO TABLE dw.hosts SELECT regexp_extract(url, 'https?://([^/]+)', 1) AS host, count(*) AS n FROM raw.page_views GROUP BY regexp_extract(url, 'https?://([^/]+)', 1);
+INSERT INTO TABLE dw.stack_unpivot SELECT id, k, v FROM raw.wide LATERAL VIEW stack(2, 'a', a, 'b', b) s AS k, v;
+INSERT INTO TABLE dw.json_tuple SELECT t.id, j.name, j.age FROM raw.people t LATERAL VIEW json_tuple(t.doc, 'name', 'age') j AS name, age;
+INSERT INTO TABLE dw.window_frame SELECT id, avg(v) OVER (PARTITION BY g ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS moving FROM raw.series;
+INSERT INTO TABLE dw.values_only VALUES (1, 'a'), (2, 'b');
+INSERT INTO TABLE dw.distribute SELECT id, v FROM raw.a DISTRIBUTE BY id SORT BY v;

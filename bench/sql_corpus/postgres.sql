@@ -1,0 +1,24 @@
+-- dialect: postgres
+INSERT INTO mart.customer_ltv (customer_id, ltv, first_order, last_order) SELECT customer_id, SUM(amount), MIN(created_at), MAX(created_at) FROM app.orders GROUP BY customer_id;
+WITH RECURSIVE tree AS (SELECT id, parent_id, name, 1 AS depth FROM app.categories WHERE parent_id IS NULL UNION ALL SELECT c.id, c.parent_id, c.name, t.depth + 1 FROM app.categories c JOIN tree t ON c.parent_id = t.id) INSERT INTO mart.category_tree SELECT id, parent_id, name, depth FROM tree;
+UPDATE app.accounts SET balance = a.balance + p.amount FROM app.payments p, app.accounts a WHERE p.account_id = a.id AND p.processed = false;
+UPDATE app.products SET price = price * 1.1 WHERE category_id IN (SELECT id FROM app.categories WHERE name = 'premium');
+INSERT INTO mart.last_orders SELECT DISTINCT ON (customer_id) customer_id, id, created_at FROM app.orders ORDER BY customer_id, created_at DESC;
+INSERT INTO mart.lateral_top SELECT c.id, t.id AS top_order, t.amount FROM app.customers c CROSS JOIN LATERAL (SELECT o.id, o.amount FROM app.orders o WHERE o.customer_id = c.id ORDER BY o.amount DESC LIMIT 3) t;
+INSERT INTO mart.tags SELECT p.id, unnest(p.tags) AS tag FROM app.posts p;
+INSERT INTO mart.json_attrs SELECT id, data->>'name' AS name, (data->'address'->>'zip')::int AS zip FROM app.profiles;
+CREATE TABLE mart.snapshot AS SELECT * FROM app.orders WHERE created_at >= now() - interval '1 day';
+CREATE MATERIALIZED VIEW mart.mv_daily AS SELECT date_trunc('day', created_at) AS day, count(*) AS n, sum(amount) AS total FROM app.orders GROUP BY 1;
+CREATE VIEW mart.v_customer_orders AS SELECT c.name, o.id AS order_id, o.amount FROM app.customers c LEFT JOIN app.orders o ON o.customer_id = c.id;
+INSERT INTO mart.filtered_agg SELECT customer_id, count(*) FILTER (WHERE status = 'paid') AS paid, count(*) AS all_orders FROM app.orders GROUP BY customer_id;
+INSERT INTO mart.upsert (id, name) SELECT id, name FROM app.staging ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name;
+INSERT INTO mart.generated SELECT g AS n, g * g AS sq FROM generate_series(1, 100) AS g;
+INSERT INTO mart.string_agg SELECT customer_id, string_agg(sku, ', ' ORDER BY sku) AS skus FROM app.order_items GROUP BY customer_id;
+INSERT INTO mart.window_named SELECT id, sum(amount) OVER w AS s, avg(amount) OVER w AS a FROM app.orders WINDOW w AS (PARTITION BY customer_id ORDER BY created_at);
+INSERT INTO mart.case_nested SELECT id, CASE WHEN amount > 100 THEN CASE WHEN vip THEN 'A' ELSE 'B' END ELSE 'C' END AS grade FROM app.orders;
+COPY (SELECT id, amount FROM app.orders WHERE amount > 100) TO '/tmp/big_orders.csv' WITH CSV HEADER;
+COPY app.imports FROM '/data/imports.csv' WITH (FORMAT csv);
+SELECT c.name, count(o.id) FROM app.customers c JOIN app.orders o ON o.customer_id = c.id GROUP BY c.name;
+DELETE FROM app.sessions WHERE expires_at < now();
+CREATE TABLE app.audit (id bigint, action text, at timestamptz);
+INSERT INTO app.audit SELECT id, 'refresh', now() FROM app.sessions;

@@ -1,0 +1,25 @@
+-- dialect: snowflake
+INSERT INTO analytics.daily_orders SELECT DATE_TRUNC('day', o.created_at) AS day, o.region, COUNT(*) AS orders, SUM(o.total) AS revenue FROM raw.orders o GROUP BY 1, 2;
+CREATE OR REPLACE TABLE analytics.customers_clean AS SELECT id, TRIM(UPPER(name)) AS name, TRY_TO_NUMBER(age) AS age, IFF(email ILIKE '%@%', email, NULL) AS email FROM raw.customers;
+MERGE INTO analytics.dim_customer d USING (SELECT id, name, email, updated_at FROM raw.customers QUALIFY ROW_NUMBER() OVER (PARTITION BY id ORDER BY updated_at DESC) = 1) s ON d.customer_id = s.id WHEN MATCHED THEN UPDATE SET d.name = s.name, d.email = s.email, d.updated_at = s.updated_at WHEN NOT MATCHED THEN INSERT (customer_id, name, email, updated_at) VALUES (s.id, s.name, s.email, s.updated_at);
+INSERT ALL WHEN total > 1000 THEN INTO analytics.big_orders (id, total) VALUES (id, total) WHEN total <= 1000 THEN INTO analytics.small_orders (id, total) VALUES (id, total) SELECT id, total FROM raw.orders;
+INSERT ALL INTO analytics.order_ids (id) VALUES (id) INTO analytics.order_totals (id, total) VALUES (id, total) SELECT id, total FROM raw.orders;
+INSERT INTO analytics.items_flat SELECT o.id AS order_id, f.value:sku::STRING AS sku, f.value:qty::NUMBER AS qty FROM raw.orders o, LATERAL FLATTEN(input => o.items) f;
+INSERT INTO analytics.event_props SELECT e.id, e.payload:user.id::STRING AS user_id, e.payload:device.os::STRING AS os FROM raw.events e;
+CREATE OR REPLACE VIEW analytics.v_active AS SELECT c.id, c.name FROM analytics.customers_clean c WHERE EXISTS (SELECT 1 FROM raw.orders o WHERE o.customer_id = c.id AND o.created_at > DATEADD(day, -30, CURRENT_DATE()));
+CREATE MATERIALIZED VIEW analytics.mv_region AS SELECT region, SUM(total) AS revenue FROM raw.orders GROUP BY region;
+COPY INTO raw.orders FROM @landing/orders/ FILE_FORMAT = (TYPE = 'CSV' SKIP_HEADER = 1);
+COPY INTO @exports/orders FROM (SELECT id, total FROM raw.orders WHERE total > 0);
+UPDATE analytics.dim_customer d SET segment = s.segment FROM analytics.segments s WHERE d.customer_id = s.customer_id;
+INSERT INTO analytics.unpivoted SELECT id, metric, value FROM raw.wide_metrics UNPIVOT (value FOR metric IN (clicks, views, buys));
+INSERT INTO analytics.pivoted SELECT * FROM (SELECT region, quarter, total FROM raw.orders) PIVOT (SUM(total) FOR quarter IN ('Q1', 'Q2', 'Q3', 'Q4'));
+INSERT INTO analytics.ratios SELECT region, total / NULLIF(SUM(total) OVER (), 0) AS share, RATIO_TO_REPORT(total) OVER (PARTITION BY year) AS rtr FROM raw.region_totals;
+INSERT INTO analytics.decoded SELECT id, DECODE(status, 1, 'new', 2, 'open', 'other') AS status_name, NVL2(closed_at, 'closed', 'open') AS state FROM raw.tickets;
+INSERT INTO analytics.listagg SELECT customer_id, LISTAGG(sku, ',') WITHIN GROUP (ORDER BY sku) AS skus FROM raw.order_items GROUP BY customer_id;
+INSERT INTO analytics.recursive_org WITH RECURSIVE org (id, manager_id, lvl) AS (SELECT id, manager_id, 1 FROM raw.employees WHERE manager_id IS NULL UNION ALL SELECT e.id, e.manager_id, o.lvl + 1 FROM raw.employees e JOIN org o ON e.manager_id = o.id) SELECT id, manager_id, lvl FROM org;
+INSERT INTO analytics.sampled SELECT * FROM raw.events SAMPLE (10);
+INSERT INTO "Analytics"."MixedCase" SELECT "Id", "FullName" FROM "Raw"."People";
+CREATE TABLE analytics.clone_like LIKE raw.orders;
+INSERT INTO analytics.conditional_sum SELECT customer_id, SUM(CASE WHEN status = 'paid' THEN total ELSE 0 END) AS paid, COUNT_IF(status = 'refunded') AS refunds FROM raw.orders GROUP BY customer_id;
+INSERT INTO analytics.asof SELECT t.id, t.ts, q.price FROM raw.trades t ASOF JOIN raw.quotes q MATCH_CONDITION (t.ts >= q.ts) ON t.sym = q.sym;
+INSERT INTO analytics.time_travel SELECT id, total FROM raw.orders AT (OFFSET => -3600);
