@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -119,10 +120,10 @@ def render_graph(graph: LineageGraph, fmt: str) -> str:
 
         return graph_text(graph)
     try:
-        from atlas_sync.view import pictures
+        pictures = importlib.import_module("atlas_sync.view.pictures")
     except ImportError:
         raise InputError(f"--format {fmt} is not available in this build") from None
-    return pictures.render(graph, fmt)
+    return str(pictures.render(graph, fmt))
 
 
 @click.command("lineage", context_settings={"show_default": True})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -270,7 +271,7 @@ def teardown_cmd(
     """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them."""
     pub, _ = _publisher(domain, profile)
     if not yes:
-        if not click.get_text_stream("stdin").isatty():
+        if not sys.stdin.isatty():
             raise AtlasSyncError("teardown needs confirmation", hint="re-run with --yes")
         click.confirm(
             f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?", abort=True, err=True
@@ -306,7 +307,7 @@ def rebuild_cmd(
     pub, _ = _publisher(domain, profile)
     graph = _read(pub, reader, files, kwargs)
     if not yes:
-        if not click.get_text_stream("stdin").isatty():
+        if not sys.stdin.isatty():
             raise AtlasSyncError(
                 "rebuild deletes the whole domain and needs confirmation", hint="re-run with --yes"
             )

@@ -269,10 +269,10 @@ class LineageGraph(_Model):
                 if ref not in ids:
                     out.append(f"process {p.id!r} refers to unknown dataset {ref!r}")
         for e in self.edges:
-            for ref in (e.source, e.target):
-                if ref.dataset not in ids:
+            for end in (e.source, e.target):
+                if end.dataset not in ids:
                     out.append(
-                        f"column edge {e.source} -> {e.target} refers to unknown dataset {ref.dataset!r}"
+                        f"column edge {e.source} -> {e.target} refers to unknown dataset {end.dataset!r}"
                     )
             if e.process is not None and e.process not in pids:
                 out.append(f"column edge {e.source} -> {e.target} refers to unknown process {e.process!r}")
@@ -397,10 +397,13 @@ class LineageGraph(_Model):
         except ValueError as exc:
             raise InputError(_first_error(exc), file=file) from None
         ids = [d.id for d in datasets]
-        raw_edges = doc.get("edges") if doc.get("edges") is not None else doc.get("columns") or []
+        key = "edges" if doc.get("edges") is not None else "columns"
+        raw_edges = doc.get(key) or []
+        if not isinstance(raw_edges, list):
+            raise InputError(f"'{key}' must be a list", file=file, path=f"$.{key}")
         edges: list[ColumnEdge] = []
         for i, e in enumerate(raw_edges):
-            where = f"$.{'edges' if doc.get('edges') is not None else 'columns'}[{i}]"
+            where = f"$.{key}[{i}]"
             if not isinstance(e, dict) or "source" not in e or "target" not in e:
                 raise InputError("a column edge needs 'source' and 'target'", file=file, path=where)
             kind = e.get("kind", "IDENTITY")

@@ -276,7 +276,7 @@ def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> D
             pid = e.process or default_proc or _producer(graph, e.target.dataset)
             if pid is None or pid not in proc_keys:
                 continue
-            bucket = "DIRECT" if e.is_direct else e.kind
+            bucket: str = "DIRECT" if e.is_direct else e.kind
             groups[(pid, e.target.dataset, e.target.column, bucket)].append(e)
         for (pid, tds, tcol, bucket), edges in groups.items():
             target_key = col_keys.get((tds, tcol)) if tcol is not None else ds_keys.get(tds)

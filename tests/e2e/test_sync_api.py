@@ -26,11 +26,26 @@ DOC = {
         {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["region", "total"]},
     ],
     "processes": [
-        {"id": "daily", "name": "daily revenue", "inputs": ["raw.orders", "raw.regions"], "outputs": ["mart.revenue"]}
+        {
+            "id": "daily",
+            "name": "daily revenue",
+            "inputs": ["raw.orders", "raw.regions"],
+            "outputs": ["mart.revenue"],
+        }
     ],
     "edges": [
-        {"source": "raw.regions.name", "target": "mart.revenue.region", "kind": "IDENTITY", "process": "daily"},
-        {"source": "raw.orders.amount", "target": "mart.revenue.total", "kind": "AGGREGATION", "process": "daily"},
+        {
+            "source": "raw.regions.name",
+            "target": "mart.revenue.region",
+            "kind": "IDENTITY",
+            "process": "daily",
+        },
+        {
+            "source": "raw.orders.amount",
+            "target": "mart.revenue.total",
+            "kind": "AGGREGATION",
+            "process": "daily",
+        },
         {"source": "raw.orders.region", "target": "mart.revenue.*", "kind": "JOIN", "process": "daily"},
         {"source": "raw.regions.id", "target": "mart.revenue.*", "kind": "JOIN", "process": "daily"},
     ],
@@ -66,7 +81,11 @@ def domain_entities(client, domain, *, include_deleted=False):
     out = []
     for h in client.search_basic(
         "lineage_dataset,lineage_column,lineage_process,lineage_column_lineage",
-        entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain},
+        entity_filters={
+            "attributeName": "qualifiedName",
+            "operator": "endsWith",
+            "attributeValue": "@" + domain,
+        },
         exclude_deleted=not include_deleted,
         attributes=["qualifiedName", "atlasSyncJob"],
     ):
@@ -149,8 +168,10 @@ def test_sync_never_touches_another_jobs_processes_or_another_domain(client, emu
         h["guid"]: h for h in domain_entities(client, "elsewhere")
     }
     # daily now produces nothing but one dataset: everything else of daily goes, weekly's stays
-    shrunk = {"datasets": [{"id": "raw.orders", "name": "orders", "columns": ["id", "amount", "region"]}],
-              "processes": [{"id": "daily", "name": "daily", "inputs": ["raw.orders"], "outputs": []}]}
+    shrunk = {
+        "datasets": [{"id": "raw.orders", "name": "orders", "columns": ["id", "amount", "region"]}],
+        "processes": [{"id": "daily", "name": "daily", "inputs": ["raw.orders"], "outputs": []}],
+    }
     publisher(client).sync(graph(shrunk), job="daily", force=True)
     after = {h["guid"] for h in domain_entities(client, "demo")}
     weekly = {g for g, h in before.items() if (h.get("attributes") or {}).get("atlasSyncJob") == "weekly"}
@@ -165,7 +186,10 @@ def test_sync_never_touches_another_jobs_processes_or_another_domain(client, emu
 
 def test_deletes_above_the_threshold_are_refused_unless_forced(client):
     publisher(client).sync(graph(), job="daily")
-    tiny = {"datasets": [{"id": "raw.orders", "name": "orders"}], "processes": [{"id": "daily", "name": "d", "inputs": ["raw.orders"]}]}
+    tiny = {
+        "datasets": [{"id": "raw.orders", "name": "orders"}],
+        "processes": [{"id": "daily", "name": "d", "inputs": ["raw.orders"]}],
+    }
     with pytest.raises(PlanRefused, match="max-delete-percent"):
         publisher(client).plan(graph(tiny), job="daily")
     plan = publisher(client).plan(graph(tiny), job="daily", force=True)
@@ -242,7 +266,10 @@ def test_large_sync_batches_by_tier_and_converges(client, emu):
     n = 120
     doc = {
         "datasets": [{"id": f"s.t{i}", "name": f"t{i}", "columns": ["a", "b"]} for i in range(n)],
-        "processes": [{"id": f"p{i}", "name": f"p{i}", "inputs": [f"s.t{i}"], "outputs": [f"s.t{(i + 1) % n}"]} for i in range(n)],
+        "processes": [
+            {"id": f"p{i}", "name": f"p{i}", "inputs": [f"s.t{i}"], "outputs": [f"s.t{(i + 1) % n}"]}
+            for i in range(n)
+        ],
     }
     pub = publisher(client, batch_size=50, parallel=3)
     pub.ensure_typedefs()

@@ -15,17 +15,32 @@ DOC = {
         {"id": "raw.orders", "namespace": "raw", "name": "orders", "columns": ["id", "amount"]},
         {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["total"]},
     ],
-    "processes": [{"id": "daily", "name": "daily revenue", "inputs": ["raw.orders"], "outputs": ["mart.revenue"]}],
-    "columns": [{"source": "raw.orders.amount", "target": "mart.revenue.total", "kind": "AGGREGATION", "process": "daily"}],
+    "processes": [
+        {"id": "daily", "name": "daily revenue", "inputs": ["raw.orders"], "outputs": ["mart.revenue"]}
+    ],
+    "columns": [
+        {
+            "source": "raw.orders.amount",
+            "target": "mart.revenue.total",
+            "kind": "AGGREGATION",
+            "process": "daily",
+        }
+    ],
 }
 # 2 datasets + 3 columns + 1 process + 1 column lineage
 TOTAL = 7
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str], env: dict[str, str], cwd: Path, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "atlas_sync.cli.main", *args],
-        env=env, cwd=cwd, capture_output=True, text=True, timeout=120,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if check and proc.returncode not in (0, 2):
         raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
@@ -59,12 +74,16 @@ def test_sync_then_resync_writes_nothing(env, tmp_path, doc_file, emulator_serve
 
 def test_plan_prints_terraform_style_and_detailed_exitcode(env, tmp_path, doc_file):
     run(["typedefs", "apply", "--profile", "lineage"], env, tmp_path)
-    p = run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path)
+    p = run(
+        ["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path
+    )
     assert p.returncode == 2
     assert "  + lineage_process daily@demo" in p.stdout
     assert f"Plan: {TOTAL} to create, 0 to update, 0 to delete, 0 unchanged." in p.stdout
     run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "-q"], env, tmp_path)
-    p = run(["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path)
+    p = run(
+        ["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path
+    )
     assert p.returncode == 0
     assert f"Plan: 0 to create, 0 to update, 0 to delete, {TOTAL} unchanged." in p.stdout
 

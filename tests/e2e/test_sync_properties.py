@@ -15,7 +15,8 @@ from atlas_sync.lineage.model import ColumnEdge, ColumnRef, Dataset, LineageGrap
 from atlas_sync.render import render
 
 NAMES = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")) | st.sampled_from(['"', "\\", "\n", "@", "{", "}", "%"]),
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+    | st.sampled_from(['"', "\\", "\n", "@", "{", "}", "%"]),
     min_size=1,
     max_size=12,
 ).filter(lambda s: s.strip() == s and s != "*")
@@ -39,7 +40,9 @@ def graphs(draw: st.DrawFn) -> LineageGraph:
             for i in ins:
                 idd = g.dataset(i)
                 if od is not None and idd is not None and od.columns and idd.columns:
-                    kind = draw(st.sampled_from(["IDENTITY", "TRANSFORMATION", "AGGREGATION", "FILTER", "JOIN"]))
+                    kind = draw(
+                        st.sampled_from(["IDENTITY", "TRANSFORMATION", "AGGREGATION", "FILTER", "JOIN"])
+                    )
                     tgt = None if kind in ("FILTER", "JOIN") else draw(st.sampled_from(od.column_names()))
                     g.add_edge(
                         ColumnEdge(
@@ -57,7 +60,11 @@ def _holdings(client: AtlasClient, domain: str) -> Counter[tuple[str, str]]:
         (h["typeName"], h["attributes"]["qualifiedName"])
         for h in client.search_basic(
             "lineage_dataset,lineage_column,lineage_process,lineage_column_lineage",
-            entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain},
+            entity_filters={
+                "attributeName": "qualifiedName",
+                "operator": "endsWith",
+                "attributeValue": "@" + domain,
+            },
             attributes=["qualifiedName"],
         )
     )
@@ -65,7 +72,9 @@ def _holdings(client: AtlasClient, domain: str) -> Counter[tuple[str, str]]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=graphs(), after=graphs())
-def test_sync_reaches_exactly_the_desired_state_from_any_previous_state(before: LineageGraph, after: LineageGraph) -> None:
+def test_sync_reaches_exactly_the_desired_state_from_any_previous_state(
+    before: LineageGraph, after: LineageGraph
+) -> None:
     client = AtlasClient.embedded(emulator=Emulator(None))
     pub = Publisher(client, profile="lineage", domain="prop", max_delete_percent=100)
     pub.sync(before, job="job")
@@ -73,7 +82,9 @@ def test_sync_reaches_exactly_the_desired_state_from_any_previous_state(before: 
     desired = render(after, pub.profile, domain="prop", job="job")
     assert _holdings(client, "prop") == Counter(desired.entities.keys())
     second = pub.plan(after, job="job")
-    assert not second.has_changes, [(i.action, i.qualified_name, i.changes) for i in second.items if i.action != "unchanged"]
+    assert not second.has_changes, [
+        (i.action, i.qualified_name, i.changes) for i in second.items if i.action != "unchanged"
+    ]
     # names came back unchanged
     for d in after.datasets:
         ent = client.get_entity_by_unique("lineage_dataset", f"{d.id}@prop")
