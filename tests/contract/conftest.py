@@ -110,10 +110,24 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _used_target:
-        terminalreporter.write_sep("-", "atlas contract suite")
-        terminalreporter.write_line(f"contract target: {_used_target[0]} (run id {RUN})")
-        for p in _cleanup_problems:
-            terminalreporter.write_line(f"cleanup: {p}")
+        line = f"contract target: {_used_target[0]} (run id {RUN})"
+    elif _ran_contract_tests(terminalreporter):
+        # under pytest-xdist the targets live in the workers; they derive theirs from the same environment
+        line = f"contract target: {_describe_env()} (one per xdist worker)"
+    else:
+        return
+    terminalreporter.write_sep("-", "atlas contract suite")
+    terminalreporter.write_line(line)
+    for p in _cleanup_problems:
+        terminalreporter.write_line(f"cleanup: {p}")
+
+
+def _ran_contract_tests(terminalreporter: pytest.TerminalReporter) -> bool:
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            if "contract" in (getattr(rep, "keywords", None) or {}):
+                return True
+    return False
 
 
 SHARED_TYPES = typedefs(

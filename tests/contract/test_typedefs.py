@@ -82,6 +82,10 @@ def test_TD_004_headers_are_guid_name_category(api: Api) -> None:
         assert {"guid", "name", "category"} <= set(h)
     ds = [h for h in body if h["name"] == "DataSet"]
     assert len(ds) == 1 and ds[0]["category"] == "ENTITY"
+    # built-in types carry serviceType atlas_core, so it shows in their headers
+    assert ds[0]["serviceType"] == "atlas_core"
+    mine = [h for h in body if h["name"] == CT_DS]
+    assert len(mine) == 1 and "serviceType" not in mine[0]
 
 
 def test_TD_005_get_by_name_returns_the_def(api: Api) -> None:
@@ -216,12 +220,13 @@ def test_TD_018_attribute_without_typeName_is_plain_500(api: Api) -> None:
 
 def test_TD_019_empty_attribute_name_is_400_00_02B(api: Api) -> None:
     d = entity_def(fresh_type(), attrs=[{"name": "", "typeName": "string", "isOptional": True}])
-    expect_error(
+    body = expect_error(
         api.post("/v2/types/typedefs", typedefs(entityDefs=[d])),
         400,
         "ATLAS-400-00-02B",
-        contains="has empty/null value",
+        startswith="Mandatory field ",
     )
+    assert body["errorMessage"].endswith(".name has empty/null value"), body
 
 
 def test_TD_020_struct_as_entity_supertype_is_400_00_003(api: Api) -> None:
