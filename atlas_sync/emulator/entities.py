@@ -457,12 +457,19 @@ class Mutations:
     partial: list[str] = field(default_factory=list)
     assignments: dict[str, str] = field(default_factory=dict)
 
+    _seen: set[tuple[str, str]] = field(default_factory=set)
+
+    def note_create(self, guid: str) -> None:
+        self.created.append(guid)
+        self._seen.add(("C", guid))
+
     def note_update(self, guid: str, *, partial: bool = False) -> None:
-        if guid in self.created:
+        if ("C", guid) in self._seen:
             return
-        target = self.partial if partial else self.updated
-        if guid not in target:
-            target.append(guid)
+        key = ("P" if partial else "U", guid)
+        if key not in self._seen:
+            self._seen.add(key)
+            (self.partial if partial else self.updated).append(guid)
 
 
 def _compact(et: EntityType, entity: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -648,7 +655,7 @@ def _apply(
 ) -> None:
     et = inc.type
     reg = repo.reg
-    row = repo.get(inc.real_guid) if inc.existing or inc.real_guid in muts.created else None
+    row = repo.get(inc.real_guid) if inc.existing or ("C", inc.real_guid) in muts._seen else None
     creating = row is None
     if row is None:
         row = Row(
@@ -693,7 +700,7 @@ def _apply(
         if _apply_rel(repo, row, et, name, refs.get(name, []), muts, now, creating=creating):
             changed = True
     if creating:
-        muts.created.append(row.guid)
+        muts.note_create(row.guid)
     elif changed:
         row.updated_by = state.user
         row.update_time = now
