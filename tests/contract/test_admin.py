@@ -64,8 +64,18 @@ def _is_html_401(resp) -> None:
     assert "WWW-Authenticate" not in resp.headers
 
 
-def test_AD_005_no_auth_is_401_html(api: Api) -> None:
-    _is_html_401(api.get(PROTECTED, session=api.new_session()))
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", PROTECTED),
+        ("GET", "/admin/version"),
+        ("POST", "/v2/entity/bulk"),
+        ("PUT", "/admin/purge"),
+        ("DELETE", "/v2/types/typedef/name/DataSet"),
+    ],
+)
+def test_AD_005_no_auth_is_401_html(api: Api, method: str, path: str) -> None:
+    _is_html_401(api.call(method, path, session=api.new_session(), json={}))
 
 
 def test_AD_006_wrong_password_is_401_html(api: Api) -> None:
@@ -115,14 +125,31 @@ def test_AD_011_session_cookie_authenticates(api: Api) -> None:
     assert r2.status_code == 200, r2.text[:300]
 
 
-def test_AD_012_atlas_error_body_shape(api: Api) -> None:
-    r = api.get("/v2/types/typedef/name/no_such_type")
-    body = r.json()
-    assert set(body) == {"errorCode", "errorMessage"}
-    m = re.fullmatch(r"ATLAS-(\d{3})-\d{2}-[0-9A-F]{3}", body["errorCode"])
-    assert m, body["errorCode"]
+ERROR_CASES = {
+    "typedef-name": ("GET", "/v2/types/typedef/name/no_such_type", None),
+    "typedef-post-conflict": ("POST", "/v2/types/typedefs", "conflict"),
+    "entity-guid": ("GET", "/v2/entity/guid/00000000-0000-4000-8000-000000000000", None),
+    "entity-unknown-type": ("POST", "/v2/entity/bulk", {"entities": [E("x", type_="no_such_type")]}),
+    "entity-missing-name": ("POST", "/v2/entity/bulk", {"entities": [{"typeName": CT_DS, "attributes": {}}]}),
+    "search-unknown-type": ("POST", "/v2/search/basic", {"typeName": "no_such_type"}),
+    "lineage-unknown-guid": ("GET", "/v2/lineage/00000000-0000-4000-8000-000000000000", None),
+    "purge-empty": ("PUT", "/admin/purge", []),
+}
+
+
+@pytest.mark.parametrize("case", list(ERROR_CASES))
+def test_AD_012_atlas_error_body_shape(api: Api, case: str) -> None:
+    method, path, body = ERROR_CASES[case]
+    if body == "conflict":
+        body = typedefs(entityDefs=[entity_def(CT_DS)])
+    r = api.call(method, path) if body is None else api.call(method, path, json=body)
+    payload = r.json()
+    assert set(payload) == {"errorCode", "errorMessage"}, payload
+    m = re.fullmatch(r"ATLAS-(\d{3})-\d{2}-[0-9A-F]{3}", payload["errorCode"])
+    assert m, payload["errorCode"]
     assert r.status_code == int(m.group(1))
     assert _media_type(r)[0] == "application/json"
+    assert isinstance(payload["errorMessage"], str) and payload["errorMessage"]
 
 
 def test_AD_013_malformed_json_is_400_error_key(api: Api) -> None:
@@ -194,3 +221,22 @@ def test_AD_020_json_content_type_and_epoch_ms_dates(api: Api) -> None:
     assert e["attributes"]["born"] == born
     td = expect_ok(api.get(f"/v2/types/typedef/name/{CT_DS}"))
     assert isinstance(td["createTime"], int) and isinstance(td["updateTime"], int)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/v2/types/typedefs/headers", None),
+        ("GET", "/v2/types/typedef/name/DataSet", None),
+        ("GET", "/admin/version", None),
+        ("POST", "/v2/search/basic", {"typeName": CT_DS, "limit": 1}),
+        ("GET", "/v2/entity/bulk/uniqueAttribute/type/DataSet?attr_0:qualifiedName=nothing", None),
+    ],
+)
+def test_AD_020_every_json_response_is_utf8_json(api: Api, method: str, path: str, body: dict | None) -> None:
+    r = api.call(method, path) if body is None else api.call(method, path, json=body)
+    assert r.status_code == 200, r.text[:300]
+    media, params = _media_type(r)
+    assert media == "application/json"
+    assert params.get("charset", "").lower() == "utf-8"
+    r.json()
