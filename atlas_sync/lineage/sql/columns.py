@@ -183,6 +183,19 @@ class QueryAnalyzer:
             if not names and alias.this is not None and isinstance(node, exp.Unnest):
                 names = [self.col_name(alias.this)]  # BigQuery: UNNEST(x) AS e names the element
         fn = node.this if isinstance(node, exp.Lateral) else node
+        inner = fn.this if isinstance(fn, exp.Subquery) else fn
+        sub = self.by_expr.get(id(inner)) if isinstance(inner, exp.Query) else None
+        if sub is not None:
+            # LATERAL (SELECT ...) / CROSS APPLY: the subquery's columns, renamed by the alias if any.
+            res = self.scope_result(sub)
+            if not names:
+                return res
+            cols = {
+                n: res.columns[o]
+                for n, o in zip(names, res.names, strict=False)
+                if n is not None and o in res.columns
+            }
+            return ScopeResult(list(names), cols, dict(res.dataset), res.complete)
         deps = Deps()
         expr_sql = self._sql(fn)
         for col in _columns_in(fn):
@@ -218,7 +231,7 @@ class QueryAnalyzer:
         # Rows of this scope depend on everything its sources' rows depend on.
         for src in scope.selected_sources.values():
             node = src[1] if isinstance(src, tuple) else src
-            if isinstance(node, Scope) and node.scope_type != ScopeType.UDTF:
+            if isinstance(node, Scope):
                 for k, v in self.scope_result(node).dataset.items():
                     dataset.setdefault(k, v)
         where = select.args.get("where")
@@ -228,6 +241,12 @@ class QueryAnalyzer:
             for conj in _conjuncts(clause.this):
                 kind = "JOIN" if clause is where and self._joins_sources(scope, conj) else "FILTER"
                 self._clause(scope, conj, kind, dataset)
+        connect = select.args.get("connect")
+        if isinstance(connect, exp.Connect):  # Oracle hierarchies: START WITH / CONNECT BY pick the rows
+            for key in ("start", "connect"):
+                cond = connect.args.get(key)
+                if cond is not None:
+                    self._clause(scope, cond, "FILTER", dataset)
         for join in select.args.get("joins") or []:
             on = join.args.get("on")
             if on is not None:
@@ -348,6 +367,8 @@ class QueryAnalyzer:
                         return self._pivot_column(s, pivot, name)
                 s = s.parent
             return self._struct_field(scope, col)
+        if self.dialect in _PSEUDO_COLUMNS and name in _PSEUDO_COLUMNS[self.dialect]:
+            return Deps()  # LEVEL, ROWNUM, ...: computed by the engine, not read from a table
         # Unqualified: sqlglot could not tell which source holds it; decide when only one can.
         s = scope
         while s is not None:
@@ -495,11 +516,22 @@ class QueryAnalyzer:
         for col in _columns_in(cond):
             if col.table and col.table in scope.selected_sources:
                 tables.add(col.table)
+            elif col.table and self._outer_source(scope, col.table):
+                tables.add("outer:" + col.table)  # a correlated condition joins to an outer row
             elif not col.table:
                 owner = self._owner(scope, self.col_name(col.this))
                 if owner:
                     tables.add(owner)
         return len(tables) >= 2
+
+    @staticmethod
+    def _outer_source(scope: Scope, alias: str) -> bool:
+        s = scope.parent
+        while s is not None:
+            if alias in s.sources:
+                return True
+            s = s.parent
+        return False
 
     def _sql(self, node: exp.Expr) -> str:
         try:
@@ -526,6 +558,18 @@ def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
             return _conjuncts(inner)
     return [node]
 
+
+_PSEUDO_COLUMNS = {
+    "oracle": {
+        "level",
+        "rownum",
+        "rowid",
+        "sysdate",
+        "systimestamp",
+        "connect_by_isleaf",
+        "connect_by_iscycle",
+    },
+}
 
 _QUERY_TYPES = (exp.Subquery, exp.Select, exp.SetOperation)
 

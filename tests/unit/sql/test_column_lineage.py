@@ -52,8 +52,8 @@ def test_derived_tables_and_subqueries_in_where_and_select() -> None:
     got = triples(st)
     assert ("items.k", "out.k", "IDENTITY") in got
     assert ("prices.price", "out.top", "AGGREGATION") in got
-    # The correlated condition shapes only the scalar subquery's column.
-    assert ("prices.k", "out.top", "FILTER") in got
+    # The correlated condition joins the scalar subquery to the outer row: it shapes only that column.
+    assert ("prices.k", "out.top", "JOIN") in got
     assert ("items.active", "out.*", "FILTER") in got
     assert ("allowed.k", "out.*", "FILTER") in got
     assert ("items.k", "out.*", "FILTER") in got
@@ -295,3 +295,39 @@ def test_file_table_functions_are_read_as_file_datasets() -> None:
     assert [(r.name, r.kind) for r in st.reads] == [("trips/*.parquet", "file")]
     spark = one("INSERT INTO o SELECT a FROM parquet.`/data/x`", "spark")
     assert [(r.name, r.kind) for r in spark.reads] == [("/data/x", "file")]
+
+
+def test_cross_apply_and_lateral_subqueries_pass_their_columns_through() -> None:
+    tsql = one(
+        "INSERT INTO r SELECT c.CustomerID, x.OrderID FROM dbo.Customers c CROSS APPLY "
+        "(SELECT TOP 1 OrderID FROM dbo.Orders o WHERE o.CustomerID = c.CustomerID ORDER BY OrderDate DESC) x",
+        "tsql",
+    )
+    assert triples(tsql, DIRECT) == {
+        ("dbo.customers.customerid", "r.customerid", "IDENTITY"),
+        ("dbo.orders.orderid", "r.orderid", "IDENTITY"),
+    }
+    assert ("dbo.orders.customerid", "r.*", "JOIN") in triples(tsql)
+    pg = one(
+        "INSERT INTO top3 SELECT c.id, t.amount FROM customers c CROSS JOIN LATERAL "
+        "(SELECT o.amount FROM orders o WHERE o.customer_id = c.id ORDER BY o.amount DESC LIMIT 3) t",
+        "postgres",
+    )
+    assert triples(pg, DIRECT) == {
+        ("customers.id", "top3.id", "IDENTITY"),
+        ("orders.amount", "top3.amount", "IDENTITY"),
+    }
+    assert ("orders.customer_id", "top3.*", "JOIN") in triples(pg)
+
+
+def test_oracle_connect_by_filters_rows_and_level_is_not_a_column() -> None:
+    st = one(
+        "INSERT INTO dw.hier SELECT employee_id, LEVEL AS lvl FROM hr.employees "
+        "START WITH manager_id IS NULL CONNECT BY PRIOR employee_id = manager_id",
+        "oracle",
+    )
+    assert triples(st) == {
+        ("hr.employees.employee_id", "dw.hier.employee_id", "IDENTITY"),
+        ("hr.employees.manager_id", "dw.hier.*", "FILTER"),
+        ("hr.employees.employee_id", "dw.hier.*", "FILTER"),
+    }
