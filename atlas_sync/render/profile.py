@@ -31,24 +31,22 @@ class Profile:
     create_only_attributes: list[str] = field(default_factory=list)
     _schema: EntitySchema | None = None
 
-    def typedef_files(self) -> list[Path]:
-        files: list[Path] = []
-        for src in self.typedef_sources:
-            p = Path(src)
-            if not p.exists():
-                p = builtin_dir("typedefs") / str(src)
-            if p.is_file():
-                files.append(p)
-            elif p.is_dir():
-                files.extend(sorted(p.glob("*.json")))
-            else:
-                raise ConfigError(f"profile {self.name!r}: typedef bundle {src!s} not found")
-        return files
-
     @property
     def schema(self) -> EntitySchema:
+        """The profile's entity types, read through the typedef engine (validated, same files)."""
         if self._schema is None:
-            self._schema = EntitySchema.from_files(self.typedef_files())
+            from atlas_sync.typedefs import load_bundle
+
+            bundle = load_bundle(*self.typedef_sources)
+            doc: dict[str, list[dict[str, Any]]] = {"entityDefs": [], "relationshipDefs": []}
+            for entry in bundle.entries.values():
+                if entry.category == "ENTITY":
+                    doc["entityDefs"].append(entry.atlas())
+                elif entry.category == "RELATIONSHIP":
+                    doc["relationshipDefs"].append(entry.atlas())
+            schema = EntitySchema.from_files([])
+            schema.add_typedefs(doc)
+            self._schema = schema
         return self._schema
 
     def entity_types(self) -> list[str]:
