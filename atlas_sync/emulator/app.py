@@ -171,9 +171,20 @@ class Emulator:
                 conn.execute("UPDATE typedefs SET builtin=1")
                 self.store.set_meta("builtin_loaded", "1")
                 self.state = State(self.store, registry)
+                self._data_version = self.store.data_version()
                 return
             defs = [json.loads(r[0]) for r in rows]
             self.state = State(self.store, Registry({d["name"]: d for d in defs}))
+            self._data_version = self.store.data_version()
+
+    def _refresh_registry(self) -> None:
+        """Reload the typedefs if another process wrote to the same database file since we last looked."""
+        version = self.store.data_version()
+        if version != self._data_version:
+            self._data_version = version
+            rows = self.store.conn.execute("SELECT body FROM typedefs").fetchall()
+            defs = [json.loads(r[0]) for r in rows]
+            self.state.registry = Registry({d["name"]: d for d in defs})
 
     @property
     def registry(self) -> Registry:
@@ -294,6 +305,7 @@ class Emulator:
             params = [unquote(g) for g in match.groups()]
             try:
                 with self.store.transaction():
+                    self._refresh_registry()
                     before = self.state.registry
                     self.state.user = user
                     self.state.staged = None
@@ -326,9 +338,10 @@ class Emulator:
                 token = None
                 if "ATLASSESSIONID=" not in headers.get("cookie", ""):
                     token = secrets.token_hex(16)
-                    self._sessions[token] = user
-                    if len(self._sessions) > MAX_SESSIONS:  # clients that drop cookies must not grow this
-                        self._sessions.pop(next(iter(self._sessions)))
+                    with self._log_lock:
+                        self._sessions[token] = user
+                        if len(self._sessions) > MAX_SESSIONS:  # clients that drop cookies must not grow this
+                            self._sessions.pop(next(iter(self._sessions)))
                 return user, token
             return None, None
         for part in headers.get("cookie", "").split(";"):

@@ -54,6 +54,9 @@ class Store:
         self.conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys=OFF")
+        # another process (e.g. `emulator serve` and an embedded client on the same file) may hold the lock
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.execute("PRAGMA cache_size=-65536")  # 64 MB of pages: lookups stay in memory
         if target != ":memory:":
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -74,7 +77,8 @@ class Store:
                     self._depth -= 1
                 return
             self._depth = 1
-            self.conn.execute("BEGIN")
+            # IMMEDIATE: take the write lock up front, so two processes never deadlock upgrading a read lock
+            self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self.conn
             except BaseException:
@@ -84,6 +88,10 @@ class Store:
                 self.conn.execute("COMMIT")
             finally:
                 self._depth = 0
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (another process) commits to the same database file."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

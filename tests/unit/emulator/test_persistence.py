@@ -75,3 +75,15 @@ def test_failed_typedef_request_keeps_registry_unchanged(emulator: Emulator) -> 
     # the in-memory registry was not left with the half-applied batch either
     status, _ = call(emulator, "POST", "/v2/types/typedefs", {"entityDefs": [{"name": "u_new"}]})
     assert status == 200
+
+
+def test_two_emulators_on_one_file_see_each_others_writes(tmp_path: Path) -> None:
+    # e.g. `atlas-sync emulator serve --data X` and an embedded client on the same folder
+    first, second = Emulator(tmp_path), Emulator(tmp_path)
+    _types(first)
+    status, body = call(second, "POST", "/v2/entity/bulk", {"entities": [dataset("shared", "-1")]})
+    assert status == 200, body
+    guid = body["guidAssignments"]["-1"]
+    assert call(first, "GET", f"/v2/entity/guid/{guid}")[0] == 200
+    first.close()
+    second.close()
