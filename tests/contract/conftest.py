@@ -5,6 +5,8 @@
 * ``CONTRACT_TARGET=http``: the emulator served over real HTTP on a free loopback port;
 * ``ATLAS_URL`` (+ ``ATLAS_USERNAME``, ``ATLAS_PASSWORD``): any real Apache Atlas, unchanged.
 
+``CONTRACT_DB=<file>`` makes either emulator target keep its state in that SQLite file instead of in memory.
+
 The target is printed in the pytest header and in the terminal summary.
 """
 
@@ -41,9 +43,10 @@ def _describe_env() -> str:
     url = os.environ.get("ATLAS_URL")
     if url:
         return f"real Atlas at {url} (ATLAS_URL)"
+    where = f", state in {os.environ['CONTRACT_DB']}" if os.environ.get("CONTRACT_DB") else ""
     if os.environ.get("CONTRACT_TARGET", "").lower() == "http":
-        return "atlas-sync emulator over HTTP on 127.0.0.1 (CONTRACT_TARGET=http)"
-    return "atlas-sync emulator in-process (EmulatorAdapter)"
+        return f"atlas-sync emulator over HTTP on 127.0.0.1 (CONTRACT_TARGET=http){where}"
+    return f"atlas-sync emulator in-process (EmulatorAdapter){where}"
 
 
 def _normalise_base(url: str) -> str:
@@ -70,7 +73,10 @@ def _build_target() -> Target:
 
     from atlas_sync.emulator import Emulator  # imported lazily: the suite can target a real Atlas without it
 
-    emu = Emulator()
+    # CONTRACT_DB=<file> runs the emulator on a SQLite file instead of in memory (persistence code paths)
+    db = os.environ.get("CONTRACT_DB") or None
+    emu = Emulator(db)
+    where = f", state in {db}" if db else ""
     if os.environ.get("CONTRACT_TARGET", "").lower() == "http":
         from atlas_sync.emulator import serve
 
@@ -78,7 +84,7 @@ def _build_target() -> Target:
         return Target(
             kind="emulator-http",
             base_url=server.url.rstrip("/") + "/api/atlas",
-            description=f"atlas-sync emulator over HTTP at {server.url}",
+            description=f"atlas-sync emulator over HTTP at {server.url}{where}",
             username="admin",
             password="admin",
             make_session=requests.Session,
@@ -97,7 +103,7 @@ def _build_target() -> Target:
     return Target(
         kind="emulator",
         base_url=EMULATOR_BASE + "/api/atlas",
-        description="atlas-sync emulator in-process (EmulatorAdapter)",
+        description=f"atlas-sync emulator in-process (EmulatorAdapter){where}",
         username="admin",
         password="admin",
         make_session=make_session,
