@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.errors import AtlasSyncError
+from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile.actual import list_scope
@@ -207,12 +207,25 @@ class Publisher:
         force: bool = False,
         purge: bool = False,
         ensure_typedefs: bool = True,
+        allow_partial: bool = False,
         progress: Progress | None = None,
     ) -> SyncResult:
-        """Plan and apply: after it, Atlas holds exactly what ``graph`` says for this job."""
-        if graph.has_errors and not (graph.datasets or graph.processes):
-            first = next(p for p in graph.problems if p.severity == "error")
-            raise AtlasSyncError(f"the input has errors and nothing to publish: {first}")
+        """Plan and apply: after it, Atlas holds exactly what ``graph`` says for this job.
+
+        An input with errors (``graph.problems`` of severity ``error``) publishes nothing, unless
+        ``allow_partial``: then what was read is published, and nothing is deleted.
+        """
+        errors = [p for p in graph.problems if p.severity == "error"]
+        if errors and (not allow_partial or not (graph.datasets or graph.processes)):
+            raise InputError(
+                f"the input has {len(errors)} error(s); nothing was published. First: {errors[0]}",
+                hint="fix the input"
+                + (
+                    ""
+                    if not (graph.datasets or graph.processes)
+                    else ", or publish the rest with allow_partial (--allow-partial)"
+                ),
+            )
         writes = self.ensure_typedefs() if ensure_typedefs else 0
         plan = self.plan(graph, job, allow_delete=allow_delete, force=force)
         applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None

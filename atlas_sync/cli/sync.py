@@ -41,7 +41,9 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
     return pub, settings
 
 
-def _read(pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> Any:
+def _read(
+    pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any], allow_partial: bool = False
+) -> Any:
     if not files:
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
@@ -56,7 +58,7 @@ def _read(pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any])
     errors = [p for p in graph.problems if p.severity == "error"]
     for p in errors:
         click.echo(f"error: {p}", err=True)
-    if errors:
+    if errors and not (allow_partial and (graph.datasets or graph.processes)):
         raise InputError(
             f"{len(errors)} error(s) in the input; nothing was published",
             hint="fix the input (see the errors above); a batch that fails validation is never published",
@@ -171,6 +173,11 @@ def plan_cmd(
 @_safety
 @click.option("--purge", is_flag=True, help="purge deleted entities too (hard delete)")
 @click.option("--no-typedefs", is_flag=True, help="do not check/register the profile's typedefs first")
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="publish what could be read when some statements/events failed (never deletes then)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 def sync_cmd(
     domain: str | None,
@@ -183,6 +190,7 @@ def sync_cmd(
     force: bool,
     purge: bool,
     no_typedefs: bool,
+    allow_partial: bool,
     as_json: bool,
     **kwargs: Any,
 ) -> None:
@@ -199,7 +207,7 @@ def sync_cmd(
     from atlas_sync.reconcile import plan_text
 
     pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
-    graph = _read(pub, reader, files, kwargs)
+    graph = _read(pub, reader, files, kwargs, allow_partial=allow_partial)
     quiet = verbosity() < 0
     with progress("applying", quiet=quiet or as_json) as update:
         result = pub.sync(
@@ -209,6 +217,7 @@ def sync_cmd(
             force=force,
             purge=purge,
             ensure_typedefs=not no_typedefs,
+            allow_partial=allow_partial,
             progress=update,
         )
     if as_json:

@@ -280,3 +280,16 @@ def test_large_sync_batches_by_tier_and_converges(client, emu):
     # tiers: datasets (120 -> 3 batches), columns (240 -> 5), processes (120 -> 3)
     assert len(writes(emu)) == 11
     assert not pub.plan(graph(doc), job="big").has_changes
+
+
+def test_input_with_errors_publishes_nothing_unless_partial_is_allowed(client, emu):
+    from atlas_sync.errors import InputError
+
+    g = graph()
+    g.problem("statement 2: syntax error", severity="error", statement=2)
+    emu.clear_log()
+    with pytest.raises(InputError, match="nothing was published"):
+        publisher(client).sync(g, job="daily")
+    assert [r for r in emu.request_log if r.method != "GET"] == []
+    res = publisher(client).sync(g, job="daily", allow_partial=True)
+    assert res.applied is not None and res.applied.created == sum(EXPECTED.values())
