@@ -1,0 +1,392 @@
+"""Sync benchmark: atlas-sync vs the seed's one-POST-per-entity approach vs pyapacheatlas.
+
+For each size N (entities under the ``lineage`` profile, see bench/workload.py) and each approach, a
+fresh emulator runs in its own process (``atlas-sync emulator serve --memory``) with injected latency
+(default 5 ms per request + 0.05 ms per entity in the request/answer), the profile's typedefs are
+registered (untimed), and three phases each run in a fresh worker process (so peak RSS is per phase):
+
+* ``initial``   - empty domain -> N entities;
+* ``unchanged`` - the same input again;
+* ``changed``   - 1% of the entities changed (column data types; one update each).
+
+Approaches:
+
+* ``seed``          - the seed design: one ``POST /v2/entity`` per entity, datasets first, then
+                      processes; every run re-posts everything;
+* ``pyapacheatlas`` - ``pyapacheatlas.core.client.AtlasClient.upload_entities(..., batch_size=B)``
+                      with its ``AtlasEntity`` objects; every run re-uploads everything;
+* ``atlas-sync``    - ``atlas_sync.api.Publisher.sync`` (plan against Atlas, write only the difference).
+
+All three send the same entities (rendered by the ``lineage`` profile). Requests and bytes are counted
+in the worker by wrapping ``requests.Session.send`` (all three use requests); wall time covers
+rendering + sending; peak RSS is the worker's ``ru_maxrss``. After each phase the emulator's domain is
+checked to hold exactly N active entities.
+
+    .venv/bin/python bench/sync_bench.py --sizes 1000,10000
+    .venv/bin/python bench/sync_bench.py --sizes 100000 --approaches atlas-sync,pyapacheatlas
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+APPROACHES = ("seed", "pyapacheatlas", "atlas-sync")
+PHASES = ("initial", "unchanged", "changed")
+DOMAIN = "bench"
+ROOT_TYPES = "lineage_dataset,lineage_column,lineage_process,lineage_column_lineage"
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+class Counter:
+    """Counts every request sent through ``requests`` in this process."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.write_requests = 0
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    def install(self) -> None:
+        import requests
+
+        original = requests.Session.send
+        counter = self
+
+        def send(session: Any, request: Any, **kw: Any) -> Any:
+            body = request.body or b""
+            counter.requests += 1
+            if request.method in ("POST", "PUT", "DELETE") and "/v2/entity" in (request.url or ""):
+                counter.write_requests += 1
+            counter.bytes_sent += len(body.encode() if isinstance(body, str) else body)
+            resp = original(session, request, **kw)
+            counter.bytes_received += len(resp.content or b"")
+            return resp
+
+        requests.Session.send = send  # type: ignore[method-assign]
+
+
+def _graph(entities: int, phase: str) -> Any:
+    from workload import change_fraction, job_graph, shape_for_entities
+
+    graph = job_graph(shape_for_entities(entities, seed=0), 0)
+    if phase == "changed":
+        graph, _ = change_fraction(graph, 0.01, seed=1)
+    return graph
+
+
+def _payloads(graph: Any, *, with_tier: bool = False) -> list[Any]:
+    """The profile's entities as Atlas JSON in dependency order, references by unique attributes
+    (``with_tier``: ``(tier, body)`` pairs)."""
+    from atlas_sync.reconcile.apply import _Batcher
+    from atlas_sync.render.profile import load_profile
+    from atlas_sync.render.renderer import render
+
+    desired = render(graph, load_profile("lineage"), domain=DOMAIN, job=graph.job)
+    batcher = _Batcher({})
+    ordered = sorted(desired.entities.values(), key=lambda e: e.tier)
+    bodies = [(e.tier, batcher.payload(e, batcher.placeholder(), {}, True)) for e in ordered]
+    return bodies if with_tier else [b for _, b in bodies]
+
+
+def run_seed(url: str, graph: Any, batch_size: int) -> dict[str, Any]:
+    import requests
+
+    session = requests.Session()
+    session.auth = ("admin", "admin")
+    n = 0
+    for body in _payloads(graph):
+        resp = session.post(url + "/api/atlas/v2/entity", json={"entity": body}, timeout=(10, 120))
+        resp.raise_for_status()
+        n += 1
+    return {"writes": n}
+
+
+def run_pyapacheatlas(url: str, graph: Any, batch_size: int) -> dict[str, Any]:
+    from itertools import groupby
+
+    from pyapacheatlas.auth.basic import BasicAuthentication
+    from pyapacheatlas.core.client import AtlasClient as PyAtlas
+    from pyapacheatlas.core.entity import AtlasEntity
+
+    client = PyAtlas(url + "/api/atlas/v2", BasicAuthentication(username="admin", password="admin"))
+    # pyapacheatlas's batch_dependent_entities only follows negative guids in relationshipAttributes
+    # (not a Process's attributes.inputs/outputs) and reorders batches, so placeholder links across
+    # batches fail with ATLAS-404-00-00A. The working pattern: references by qualifiedName and one
+    # upload_entities call per dependency level (tables, then columns, then processes, ...).
+    n = 0
+    for _, level in groupby(_payloads(graph, with_tier=True), key=lambda p: p[0]):
+        objs = []
+        for _, body in level:
+            attrs = dict(body["attributes"])
+            objs.append(
+                AtlasEntity(
+                    name=attrs.get("name", attrs["qualifiedName"]),
+                    typeName=body["typeName"],
+                    qualified_name=attrs["qualifiedName"],
+                    guid=body["guid"],
+                    attributes=attrs,
+                    relationshipAttributes=body.get("relationshipAttributes", {}),
+                )
+            )
+        client.upload_entities(objs, batch_size=batch_size)
+        n += len(objs)
+    return {"writes": n}
+
+
+def run_atlas_sync(url: str, graph: Any, batch_size: int) -> dict[str, Any]:
+    from atlas_sync.api import Publisher
+    from atlas_sync.atlas import AtlasClient
+
+    client = AtlasClient(url, auth=("admin", "admin"), timeout=(10, 120), batch_size=batch_size)
+    pub = Publisher(client, profile="lineage", domain=DOMAIN, batch_size=batch_size)
+    result = pub.sync(graph)
+    return {
+        "plan": result.plan.counts,
+        "writes": sum(v for k, v in result.plan.counts.items() if k != "unchanged"),
+    }
+
+
+RUNNERS = {"seed": run_seed, "pyapacheatlas": run_pyapacheatlas, "atlas-sync": run_atlas_sync}
+
+
+def worker(args: argparse.Namespace) -> int:
+    graph = _graph(args.entities, args.phase)
+    counter = Counter()
+    counter.install()
+    t0 = time.perf_counter()
+    extra = RUNNERS[args.approach](args.url, graph, args.batch_size)
+    wall = time.perf_counter() - t0
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "requests": counter.requests,
+                "write_requests": counter.write_requests,
+                "bytes_sent": counter.bytes_sent,
+                "bytes_received": counter.bytes_received,
+                "wall_s": round(wall, 3),
+                "peak_rss_mb": round(rss_kb / 1024, 1),
+                **extra,
+            }
+        )
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- driver side
+
+
+class Server:
+    """``atlas-sync emulator serve --memory`` in a child process."""
+
+    def __init__(self, latency_ms: float, per_entity_ms: float) -> None:
+        exe = Path(sys.executable).with_name("atlas-sync")
+        cmd = [str(exe), "emulator", "serve", "--memory", "--port", "0"]
+        cmd += ["--latency-ms", str(latency_ms), "--latency-per-entity-ms", str(per_entity_ms)]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + 30
+        self.url = ""
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+                break
+            if not line and self.proc.poll() is not None:
+                break
+        if not self.url:
+            self.stop()
+            raise RuntimeError("the emulator did not start")
+
+    def rss_mb(self) -> float:
+        try:
+            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+        except OSError:
+            pass
+        return float("nan")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def _prepare(url: str) -> None:
+    from atlas_sync.api import Publisher
+    from atlas_sync.atlas import AtlasClient
+
+    Publisher(AtlasClient(url, auth=("admin", "admin")), profile="lineage", domain=DOMAIN).ensure_typedefs()
+
+
+def _domain_count(url: str) -> int:
+    from atlas_sync.atlas import AtlasClient
+
+    client = AtlasClient(url, auth=("admin", "admin"), timeout=(10, 300))
+    flt = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + DOMAIN}
+    return sum(1 for _ in client.search_basic(ROOT_TYPES, entity_filters=flt, attributes=["qualifiedName"]))
+
+
+def _run_phase(approach: str, phase: str, url: str, n: int, batch: int, limit: float) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--worker", approach, "--phase", phase, "--url", url]
+    cmd += ["--entities", str(n), "--batch-size", str(batch)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": f"over the {limit:g} s limit"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _pyapacheatlas_available() -> str | None:
+    try:
+        import pyapacheatlas  # noqa: F401
+    except ImportError:
+        return "pyapacheatlas is not installed (.venv/bin/pip install pyapacheatlas)"
+    return None
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    head = f"{'N':>7} {'approach':<14} {'phase':<10} {'requests':>9} {'writes':>7} {'sent':>9} {'received':>9} {'wall s':>8} {'RSS MB':>7}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['n']:>7} {r['approach']:<14} {r['phase']:<10} {r['error']}")
+            continue
+        lines.append(
+            f"{r['n']:>7} {r['approach']:<14} {r['phase']:<10} {r['requests']:>9} {r['write_requests']:>7} "
+            f"{_fmt_bytes(r['bytes_sent']):>9} {_fmt_bytes(r['bytes_received']):>9} {r['wall_s']:>8.2f} "
+            f"{r['peak_rss_mb']:>7.1f}"
+        )
+    return "\n".join(lines)
+
+
+def _ratios(rows: list[dict[str, Any]], batch: int) -> list[str]:
+    by = {(r["n"], r["approach"], r["phase"]): r for r in rows if "error" not in r}
+    out = []
+    for n in sorted({r["n"] for r in rows}):
+        for phase in PHASES:
+            ours = by.get((n, "atlas-sync", phase))
+            if not ours:
+                continue
+            for other in ("seed", "pyapacheatlas"):
+                theirs = by.get((n, other, phase))
+                if not theirs:
+                    continue
+                out.append(
+                    f"N={n:<7} {phase:<10} atlas-sync/{other:<13} requests {ours['requests'] / theirs['requests']:.4f}"
+                    f"  bytes {(ours['bytes_sent'] + ours['bytes_received']) / max(1, theirs['bytes_sent'] + theirs['bytes_received']):.3f}"
+                    f"  wall {ours['wall_s'] / max(theirs['wall_s'], 1e-9):.3f}"
+                )
+            changed = ours.get("writes", 0)
+            bound = math.ceil(changed / batch) if changed else 0
+            out.append(
+                f"N={n:<7} {phase:<10} atlas-sync write requests {ours['write_requests']} "
+                f"vs bound ceil({changed}/{batch}) = {bound}"
+            )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated entity counts")
+    ap.add_argument("--approaches", default=",".join(APPROACHES))
+    ap.add_argument("--latency-ms", type=float, default=5.0, help="emulator delay per request")
+    ap.add_argument("--per-entity-ms", type=float, default=0.05, help="emulator delay per entity")
+    ap.add_argument("--batch-size", type=int, default=500)
+    ap.add_argument("--phase-limit", type=float, default=900, help="seconds before a phase is abandoned")
+    ap.add_argument("--out", help="JSON results file [bench/results/sync_bench-<time>.json]")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--phase", help=argparse.SUPPRESS)
+    ap.add_argument("--url", help=argparse.SUPPRESS)
+    ap.add_argument("--entities", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        args.approach = args.worker
+        return worker(args)
+
+    sizes = [int(s.replace("k", "000")) for s in args.sizes.split(",") if s]
+    approaches = [a for a in args.approaches.split(",") if a]
+    notes = []
+    if "pyapacheatlas" in approaches and (why := _pyapacheatlas_available()):
+        approaches.remove("pyapacheatlas")
+        notes.append(f"pyapacheatlas column skipped: {why}")
+    rows: list[dict[str, Any]] = []
+    for n in sizes:
+        for approach in approaches:
+            server = Server(args.latency_ms, args.per_entity_ms)
+            try:
+                _prepare(server.url)
+                for phase in PHASES:
+                    r = _run_phase(approach, phase, server.url, n, args.batch_size, args.phase_limit)
+                    row = {"n": n, "approach": approach, "phase": phase, **r}
+                    if "error" not in r:
+                        row["domain_entities_after"] = _domain_count(server.url)
+                    rows.append(row)
+                    print(_table([row]).splitlines()[-1], file=sys.stderr, flush=True)
+                    if "error" in r:
+                        break
+                for row in rows:
+                    if row["n"] == n and row["approach"] == approach:
+                        row["emulator_peak_rss_mb"] = server.rss_mb()
+            finally:
+                server.stop()
+    print(_table(rows))
+    print()
+    for line in _ratios(rows, args.batch_size):
+        print(line)
+    for note in notes:
+        print("note:", note)
+    out = (
+        Path(args.out) if args.out else HERE / "results" / f"sync_bench-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "settings": {
+            "sizes": sizes,
+            "approaches": approaches,
+            "latency_ms": args.latency_ms,
+            "per_entity_ms": args.per_entity_ms,
+            "batch_size": args.batch_size,
+            "cpus": os.cpu_count(),
+        },
+        "rows": rows,
+        "ratios": _ratios(rows, args.batch_size),
+        "notes": notes,
+    }
+    out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
