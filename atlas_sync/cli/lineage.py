@@ -112,7 +112,7 @@ def list_readers_text() -> str:
     return "\n".join(rows)
 
 
-def render_graph(graph: LineageGraph, fmt: str) -> str:
+def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str:
     if fmt == "json":
         return json.dumps(graph.to_document(), indent=2, ensure_ascii=False)
     if fmt == "text":
@@ -123,7 +123,7 @@ def render_graph(graph: LineageGraph, fmt: str) -> str:
         pictures = importlib.import_module("atlas_sync.view.pictures")
     except ImportError:
         raise InputError(f"--format {fmt} is not available in this build") from None
-    return str(pictures.render(graph, fmt))
+    return str(pictures.render(graph, fmt, columns=columns))
 
 
 @click.command("lineage", context_settings={"show_default": True})
@@ -133,6 +133,9 @@ def render_graph(graph: LineageGraph, fmt: str) -> str:
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="write to FILE instead of stdout")
 @click.option("--job", help="job name recorded in the graph [default: derived from the input]")
 @click.option("--list-readers", is_flag=True, help="list the readers (built-in and plugins) and exit")
+@click.option(
+    "--columns", is_flag=True, help="dot/svg/html: draw the columns and the column lineage between them"
+)
 @reader_options
 def lineage_cmd(
     reader: str | None,
@@ -141,6 +144,7 @@ def lineage_cmd(
     out: str | None,
     job: str | None,
     list_readers: bool,
+    columns: bool,
     **kwargs: Any,
 ) -> None:
     """Read lineage with READER from FILE... (or - for stdin) and print it. Nothing is sent to Atlas.
@@ -170,7 +174,7 @@ def lineage_cmd(
     graph = registry.read(reader, list(files), **options)
     if job:
         graph.job = job
-    text = render_graph(graph, fmt)
+    text = render_graph(graph, fmt, columns=columns)
     if out:
         Path(out).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
     else:

@@ -342,8 +342,17 @@ def rebuild_cmd(
 )
 @click.option("--depth", type=int, default=0, show_default=True, help="lineage depth (0 = unlimited)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to FILE instead of stdout")
+@click.option(
+    "--columns", is_flag=True, help="dot/svg/html: draw the columns and the column lineage between them"
+)
 def show_cmd(
-    domain: str | None, profile: str | None, qualified_name: str | None, fmt: str, depth: int, out: str | None
+    domain: str | None,
+    profile: str | None,
+    qualified_name: str | None,
+    fmt: str,
+    depth: int,
+    out: str | None,
+    columns: bool,
 ) -> None:
     """Show what Atlas holds for the domain (or the lineage of QUALIFIED_NAME), read back through Atlas's lineage API."""
     from atlas_sync.view.atlas_graph import domain_graph
@@ -352,7 +361,7 @@ def show_cmd(
     graph = domain_graph(pub, qualified_name, depth=depth)
     from atlas_sync.cli.lineage import render_graph
 
-    text = render_graph(graph, fmt)
+    text = render_graph(graph, fmt, columns=columns)
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:
