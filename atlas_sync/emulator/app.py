@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from atlas_sync.emulator import entities as ent
 from atlas_sync.emulator import lineage as lin
@@ -39,6 +39,7 @@ from atlas_sync.emulator.types import KEY_CATEGORIES, LIST_KEYS, Registry
 ATLAS_VERSION = "2.4.0"
 JSON_TYPE = "application/json;charset=UTF-8"
 MAX_SESSIONS = 10_000
+JETTY_REQUEST_BUFFER = 16192
 BROWSER_UA = re.compile(r"^(Mozilla|Opera|Chrome)")
 
 
@@ -267,6 +268,9 @@ class Emulator:
     def _dispatch(
         self, method: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
     ) -> tuple[EmulatorResponse, int]:
+        too_big = _header_overflow(method, path, query, headers)
+        if too_big is not None:
+            return too_big, 0
         if not path.startswith("/api/atlas/"):
             return _plain(404, "Not Found"), 0
         sub = path[len("/api/atlas") :]
@@ -368,6 +372,26 @@ class Emulator:
 
 
 # ---------------------------------------------------------------------- responses
+def _header_overflow(
+    method: str, path: str, query: Mapping[str, list[str]], headers: Mapping[str, str]
+) -> EmulatorResponse | None:
+    """Jetty's request buffer (atlas.jetty.request.buffer.size = 16192 bytes) caps the request line and
+    headers together: that is what limits a bulk GET to roughly 350 guids (contract §0)."""
+    uri = len(quote(path)) + (1 + len(urlencode(query, doseq=True)) if query else 0)
+    line = len(method) + uri + len(" HTTP/1.1\r\n")
+    head = sum(len(k) + len(v) + 4 for k, v in headers.items())
+    if line + head <= JETTY_REQUEST_BUFFER:
+        return None
+    status, reason = (
+        (414, "URI Too Long")
+        if line > JETTY_REQUEST_BUFFER // 2
+        else (431, "Request Header Fields Too Large")
+    )
+    body = f"<h1>Bad Message {status}</h1><pre>reason: {reason}</pre>"
+    return EmulatorResponse(status, {"Content-Type": "text/html;charset=iso-8859-1", "Connection": "close"},
+                            body.encode())  # fmt: skip
+
+
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
@@ -460,7 +484,7 @@ def _unique_text(attrs: Mapping[str, Any]) -> str:
 
 
 def _find_unique(r: Request, repo: ent.Repo, type_name: str, attrs: dict[str, str]) -> ent.Row:
-    row = repo.find_active(type_name, attrs.get("qualifiedName")) if "qualifiedName" in attrs else None
+    row = repo.find_by_unique(type_name, attrs)
     if row is None:
         raise AtlasApiError("ATLAS-404-00-009", type_name, _unique_text(attrs))
     return row
@@ -533,7 +557,7 @@ def _entity_bulk_by_unique(r: Request) -> Any:
     repo = ent.Repo(r.state)
     rows = []
     for attrs in groups.values():
-        row = repo.find_active(type_name, attrs.get("qualifiedName"))
+        row = repo.find_by_unique(type_name, attrs)
         if row is not None and row not in rows:
             rows.append(row)
     entities, referred = ent.with_ext_info(
@@ -625,7 +649,7 @@ def _entity_delete_unique(r: Request) -> Any:
     et = r.state.registry.entity(type_name)
     assert et is not None
     if any(k in et.unique for k in attrs):
-        row = repo.find_active(type_name, attrs.get("qualifiedName"))
+        row = repo.find_by_unique(type_name, attrs)
     else:
         row = repo.first_active(type_name)  # Atlas does not validate the key here (contract §5.1)
     if row is None:

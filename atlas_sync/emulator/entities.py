@@ -141,6 +141,35 @@ class Repo:
         self.rows[row.guid] = row
         return row
 
+    def find_by_unique(self, type_name: str, attrs: dict[str, Any]) -> Row | None:
+        """ACTIVE entity by unique attributes; qualifiedName uses the index, others a JSON scan."""
+        if attrs.get("qualifiedName") is not None:
+            return self.find_active(type_name, attrs["qualifiedName"])
+        et = self.reg.entity(type_name)
+        if et is None:
+            return None
+        for name, value in attrs.items():
+            if name not in et.unique or value is None or '"' in name:
+                continue
+            for types in ([type_name], sorted(et.subs - {type_name})):
+                if not types:
+                    continue
+                marks = ",".join("?" * len(types))
+                r = self.conn.execute(
+                    f"SELECT * FROM entities WHERE type_name IN ({marks}) AND status='ACTIVE' "
+                    "AND CAST(json_extract(attrs, ?) AS TEXT) = ? ORDER BY seq LIMIT 1",
+                    (*types, f'$."{name}"', str(value)),
+                ).fetchone()
+                if r is not None:
+                    cached = self.rows.get(r["guid"])
+                    if cached is not None:
+                        return cached
+                    row = self._row(r)
+                    self.rows[row.guid] = row
+                    return row
+            return None
+        return None
+
     def first_active(self, type_name: str) -> Row | None:
         r = self.conn.execute(
             "SELECT * FROM entities WHERE type_name=? AND status='ACTIVE' ORDER BY seq LIMIT 1", (type_name,)
@@ -617,10 +646,7 @@ def _resolve_ref(repo: Repo, reg: Any, guid_map: dict[str, str], ref: ObjRef) ->
     assert ref.type_name is not None and ref.unique is not None
     if reg.entity(ref.type_name) is None:
         raise AtlasApiError("ATLAS-400-00-014", "ENTITY", ref.type_name)
-    row = None
-    qn = ref.unique.get("qualifiedName")
-    if qn is not None:
-        row = repo.find_active(ref.type_name, qn)
+    row = repo.find_by_unique(ref.type_name, ref.unique)
     if row is None:
         raise AtlasApiError("ATLAS-404-00-00A", _ref_text(ref))
     return row.guid

@@ -133,8 +133,9 @@ def lineage_by_unique(state: State, type_name: str, query: dict[str, list[str]])
     repo = Repo(state)
     attrs = {k[5:]: v[0] for k, v in query.items() if k.startswith("attr:") and v}
     row = None
-    if "qualifiedName" in attrs:
-        row = repo.find_active(type_name, attrs["qualifiedName"])
+    et = state.registry.entity(type_name)
+    if et is not None and any(k in et.unique for k in attrs):
+        row = repo.find_by_unique(type_name, attrs)
     elif attrs:
         row = repo.first_active(type_name)  # attr names are not validated (contract §7)
     if row is None:

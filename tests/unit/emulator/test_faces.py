@@ -82,3 +82,13 @@ def test_two_servers_on_free_ports_are_independent() -> None:
         sb.shutdown()
         a.close()
         b.close()
+
+
+def test_request_line_longer_than_jettys_buffer_gets_414(emulator: Emulator) -> None:
+    # Atlas's Jetty buffer (16192 bytes) holds ~350 guids in one GET; far more cannot even be parsed
+    session = emulator_session(emulator)
+    guids = [f"{i:08d}-0000-0000-0000-000000000000" for i in range(500)]
+    assert session.get(BASE_URL + "/api/atlas/v2/entity/bulk", params={"guid": guids}).status_code == 414
+    assert (
+        session.get(BASE_URL + "/api/atlas/v2/entity/bulk", params={"guid": guids[:300]}).status_code == 404
+    )
