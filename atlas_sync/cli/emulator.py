@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import os
 import signal
 import threading
@@ -101,6 +102,8 @@ def serve_cmd(
     from atlas_sync.emulator import Emulator, parse_fault_spec
     from atlas_sync.emulator.http import serve
 
+    # unexpected failures inside the emulator (its bugs) are logged with the ID the 500 body carries
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     users = _read_password(user, password_file)
     specs = []
     for spec in faults:

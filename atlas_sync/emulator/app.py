@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import secrets
 import threading
@@ -36,6 +37,7 @@ from atlas_sync.emulator.faults import (
 from atlas_sync.emulator.store import Store
 from atlas_sync.emulator.types import KEY_CATEGORIES, LIST_KEYS, Registry
 
+log = logging.getLogger("atlas_sync.emulator")
 ATLAS_VERSION = "2.4.0"
 JSON_TYPE = "application/json;charset=UTF-8"
 MAX_SESSIONS = 10_000
@@ -241,7 +243,9 @@ class Emulator:
         method = method.upper()
         split = urlsplit(path)
         path = split.path
-        q: dict[str, list[str]] = {k: list(v) for k, v in (query or {}).items()}
+        q: dict[str, list[str]] = {
+            k: [v] if isinstance(v, str) else list(v) for k, v in (query or {}).items()
+        }
         if split.query:
             for k, v in parse_qs(split.query, keep_blank_values=True).items():
                 q.setdefault(k, []).extend(v)
@@ -324,10 +328,16 @@ class Emulator:
                 return _json(exc.status, {"errorCode": exc.code, "errorMessage": exc.message}), 0
             except BadJsonError as exc:
                 return _json(400, {"error": str(exc)}), 0
-            except (InternalError, EmulatorError, Exception):  # noqa: BLE001 - Atlas maps any failure to 500
-                return _server_error(), 0
+            except (InternalError, EmulatorError) as exc:
+                resp, ident = _server_error()
+                log.debug("%s %s: %s (ID %s)", method, sub, exc, ident)
+                return resp, 0
+            except Exception:  # Atlas maps any other failure to a 500 too; log it: it is an emulator bug
+                resp, ident = _server_error()
+                log.exception("%s %s failed (ID %s)", method, sub, ident)
+                return resp, 0
             return _result(result, body)
-        return _server_error(), 0
+        return _server_error()[0], 0
 
     # ------------------------------------------------------------------ auth
     def _authenticate(self, headers: dict[str, str]) -> tuple[str | None, str | None]:
@@ -405,9 +415,9 @@ def _plain(status: int, text: str) -> EmulatorResponse:
     return EmulatorResponse(status, {"Content-Type": "text/plain"}, text.encode("utf-8"))
 
 
-def _server_error() -> EmulatorResponse:
-    text = f"There was an error processing your request. It has been logged (ID {secrets.randbits(64):016x})."
-    return _plain(500, text)
+def _server_error() -> tuple[EmulatorResponse, str]:
+    ident = f"{secrets.randbits(64):016x}"
+    return _plain(500, f"There was an error processing your request. It has been logged (ID {ident})."), ident
 
 
 def _status_fault(fault: Fault) -> EmulatorResponse:
