@@ -114,7 +114,12 @@ def main() -> None:
     for th in threads:
         th.join()
     accepted_s = time.perf_counter() - start
-    while server.endpoint.metrics()["synced"] + server.endpoint.metrics()["dead_lettered"] < args.events:
+
+    def settled() -> int:
+        m = server.endpoint.metrics()
+        return int(m["synced"] + m["superseded"] + m["dead_lettered"])
+
+    while settled() < args.events:
         time.sleep(0.01)
     synced_s = time.perf_counter() - start
     m = server.endpoint.metrics()
@@ -122,12 +127,16 @@ def main() -> None:
 
     print(f"events {args.events}, threads {args.threads}, jobs {args.jobs}, sync {args.sync}")
     print(f"accepted: {m['accepted']} in {accepted_s:.2f} s = {m['accepted'] / accepted_s:,.0f} events/s")
-    print(f"synced:   {m['synced']} in {synced_s:.2f} s = {m['synced'] / synced_s:,.0f} events/s")
+    done = m["synced"] + m["superseded"]
+    print(
+        f"synced:   {done} in {synced_s:.2f} s = {done / synced_s:,.0f} events/s "
+        f"({m['synced']} published, {m['superseded']} superseded by a later run of their job in the same batch)"
+    )
     print(
         f"job syncs {m['batches']}, 503 answers {sum(retries_503)}, failed attempts {m['failed']}, "
         f"dead-lettered {m['dead_lettered']}"
     )
-    lost = args.events - m["synced"]
+    lost = args.events - done
     print(f"lost: {lost}")
     if client is not None:
         procs = list(client.search_basic("lineage_process", attributes=["qualifiedName"]))

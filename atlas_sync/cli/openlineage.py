@@ -88,6 +88,16 @@ def _read_key(path: str | None) -> str | None:
     type=float,
     help="seconds to drain the queue on SIGTERM",
 )
+@click.option(
+    "--max-delete-percent",
+    type=click.FloatRange(0, 100),
+    help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="let every run replace what the job's previous run published, beyond --max-delete-percent",
+)
 @connection_options
 def serve_cmd(
     host: str,
@@ -102,6 +112,8 @@ def serve_cmd(
     dead_letter: str | None,
     max_attempts: int,
     drain_timeout: float,
+    max_delete_percent: float | None,
+    force: bool,
 ) -> None:
     """Serve POST /api/v1/lineage (openlineage-python HTTP transport / Marquez compatible).
 
@@ -109,6 +121,8 @@ def serve_cmd(
     each job (one Atlas process per job, updated on every completed run). GET /health and
     GET /metrics report the counters. SIGTERM stops accepting, drains the queue for up to
     --drain-timeout seconds and writes what is left to the spool file, loaded again on next start.
+    A sync that fails is retried with backoff; one the sync core refuses (e.g. more deletes than
+    --max-delete-percent) goes to the dead-letter file at once.
 
     \b
     Point a producer at it, e.g. for openlineage-python:
@@ -118,7 +132,7 @@ def serve_cmd(
     from atlas_sync.lineage.openlineage import load_namespace_map
     from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, serve
 
-    settings = settings_from_options(domain=domain, profile=profile)
+    settings = settings_from_options(domain=domain, profile=profile, max_delete_percent=max_delete_percent)
     if not settings.domain:
         raise click.UsageError(
             "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
@@ -154,7 +168,7 @@ def serve_cmd(
     )
 
     def sync(graph: Any, job: str) -> Any:
-        return publisher.sync(graph, job)
+        return publisher.sync(graph, job, force=force)
 
     endpoint = LineageEndpoint(sync, config)
     try:

@@ -7,9 +7,11 @@ Life of an event:
 2. each event is checked against the spec subset atlas-sync reads; a bad one rejects the request
    (400, nothing queued); a full queue answers 503 with ``Retry-After`` (the openlineage-python
    transport retries 503 by default) - nothing is ever dropped silently;
-3. the worker takes up to ``batch_max`` events, keeps the event types configured (COMPLETE by
-   default; FAIL/ABORT never delete anything, they are skipped), groups them per job and syncs each
-   job's graph through the sync callable (``Publisher.sync``);
+3. the worker takes up to ``batch_max`` events (all that are queued, by default), keeps the event
+   types configured (COMPLETE by default; FAIL/ABORT never delete anything, they are skipped),
+   groups them per job and syncs each job once, with the lineage of its latest run in the batch
+   (all events of that run; earlier runs' events are *superseded*: a job's lineage is what its
+   last completed run did) through the sync callable (``Publisher.sync``);
 4. a failed sync is retried with exponential backoff and jitter; after ``max_attempts`` the events
    go to a dead-letter file (JSON lines) and the failure is counted and logged;
 5. on stop (SIGTERM in the CLI) the endpoint stops accepting, drains the queue for up to
@@ -32,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key, validate_event
@@ -52,7 +55,7 @@ class EndpointConfig:
     api_key: str | None = field(default=None, repr=False)
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
-    batch_max: int = 1000
+    batch_max: int = 10_000  # a batch takes everything queued: fewer syncs under load
     linger: float = 0.05  # seconds to wait for more events to fill a batch
     retry_base: float = 0.5
     retry_max: float = 30.0
@@ -73,6 +76,7 @@ class Counters:
     rejected_full: int = 0  # of those, refused because the queue was full
     synced: int = 0  # events whose job was synced
     skipped: int = 0  # accepted events not synced by design (event type not selected, DatasetEvents)
+    superseded: int = 0  # events of an older run of a job synced in the same batch as a newer run
     failed: int = 0  # failed sync attempts (each retry counts)
     dead_lettered: int = 0  # events given up on after max_attempts (in the dead-letter file)
     spooled: int = 0  # events written to the spool file at stop
@@ -252,7 +256,10 @@ class LineageEndpoint:
             for i, (job_name, events) in enumerate(items):
                 # what stop() must spool if this sync outlives the drain timeout
                 self._inflight = [e for _, evs in items[i:] for e in evs]
-                done = self._sync_job(job_name, events)
+                latest = latest_run(events)
+                if len(latest) < len(events):
+                    self._count(superseded=len(events) - len(latest))
+                done = self._sync_job(job_name, latest)
                 self._inflight = []
                 if not done:  # stopping while this job keeps failing: give the rest back
                     rest = [e for _, evs in items[i:] for e in evs]
@@ -269,23 +276,39 @@ class LineageEndpoint:
                 # retrying cannot fix the input: keep it aside for a human
                 self._dead_letter(job, events, f"input error: {exc}")
                 return True
-            except Exception as exc:  # noqa: BLE001 - any failure of the sync is retried
-                attempt += 1
-                msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
-                with self._lock:
-                    self.counters.failed += 1
-                    self.counters.last_error = f"{job}: {msg}"
-                log.warning("sync of job %s failed (attempt %d): %s", job, attempt, msg)
-                if attempt >= self.config.max_attempts:
-                    self._dead_letter(job, events, msg)
+            except Exception as exc:  # noqa: BLE001 - Atlas down, timeouts, 5xx...: retried
+                if isinstance(exc, AtlasSyncError) and not isinstance(exc, AtlasError):
+                    # a refusal of the sync core (e.g. the delete fail-safe) gives the same answer
+                    # every time: no retry; the events wait in the dead-letter file for a human
+                    self._count(failed=1)
+                    self._dead_letter(job, events, f"refused: {exc}")
                     return True
-                delay = min(self.config.retry_max, self.config.retry_base * 2 ** (attempt - 1))
-                delay *= 0.5 + random.random() / 2  # jitter: many endpoints must not retry in step
-                if self._stop.wait(delay):
+                attempt = self._failed(job, exc, attempt)
+                if attempt < 0:
+                    self._dead_letter(job, events, str(exc))
+                    return True
+                if attempt == 0:
                     return False
                 continue
             self._count(synced=len(events), batches=1)
             return True
+
+    def _failed(self, job: str, exc: Exception, attempt: int) -> int:
+        """Count a failed attempt and back off. Returns the next attempt number, -1 when attempts
+        are used up, 0 when stopping."""
+        attempt += 1
+        msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
+        with self._lock:
+            self.counters.failed += 1
+            self.counters.last_error = f"{job}: {msg}"
+        log.warning("sync of job %s failed (attempt %d): %s", job, attempt, msg)
+        if attempt >= self.config.max_attempts:
+            return -1
+        delay = min(self.config.retry_max, self.config.retry_base * 2 ** (attempt - 1))
+        delay *= 0.5 + random.random() / 2  # jitter: many endpoints must not retry in step
+        if self._stop.wait(delay):
+            return 0
+        return attempt
 
     def _dead_letter(self, job: str, events: list[dict[str, Any]], reason: str) -> None:
         write_spool(self.config.dead_letter_path, events)
@@ -299,6 +322,34 @@ class LineageEndpoint:
             reason,
             self.config.dead_letter_path,
         )
+
+
+def latest_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events of the job's latest run (by ``eventTime``, then arrival); JobEvents always stay."""
+    best: tuple[Any, int] | None = None
+    run_id: str | None = None
+    for i, ev in enumerate(events):
+        run = ev.get("run")
+        if not isinstance(run, dict):
+            continue
+        key = (_sortable_time(ev.get("eventTime")), i)
+        if best is None or key >= best:
+            best, run_id = key, run.get("runId")
+    if run_id is None:
+        return events
+    return [e for e in events if not isinstance(e.get("run"), dict) or e["run"].get("runId") == run_id]
+
+
+def _sortable_time(value: Any) -> float:
+    from datetime import UTC, datetime
+
+    if isinstance(value, str):
+        try:
+            t = datetime.fromisoformat(value)
+        except ValueError:
+            return float("-inf")
+        return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
+    return float("-inf")
 
 
 class _TooLarge(Exception):

@@ -230,6 +230,17 @@ def test_sync_that_keeps_failing_goes_to_the_dead_letter_file(running, tmp_path)
     assert server.endpoint.metrics()["failed"] == 3
 
 
+def test_a_refusal_of_the_sync_core_is_dead_lettered_without_retries(running, tmp_path):
+    from atlas_sync.errors import AtlasSyncError
+
+    rec = Recorder(fail_times=100, exc=AtlasSyncError("the plan would delete 5 of the 6 entities"))
+    server = running(rec, max_attempts=5)
+    requests.post(server.url + "/api/v1/lineage", data=SPARK.read_bytes())
+    assert wait_for(lambda: server.endpoint.metrics()["dead_lettered"] == 1)
+    m = server.endpoint.metrics()
+    assert m["failed"] == 1 and "refused" in m["last_error"]
+
+
 def test_stop_spools_unsynced_events_and_next_start_syncs_them(tmp_path):
     rec = Recorder()
     rec.gate.clear()  # Atlas hangs: nothing can be synced before the drain timeout
@@ -300,3 +311,35 @@ def test_many_threads_nothing_lost(running):
     total = per_thread * threads
     assert wait_for(lambda: server.endpoint.metrics()["synced"] == total)
     assert set(rec.jobs()) == {f"spark-prod/job{t}_{i}" for t in range(threads) for i in range(5)}
+
+
+def test_events_from_the_real_client_reach_the_emulator_through_the_sync_core(running, emulator):
+    from atlas_sync.api import Publisher
+    from atlas_sync.atlas import AtlasClient
+
+    atlas = AtlasClient.embedded(emulator=emulator)
+    publisher = Publisher(atlas, profile="lineage", domain="oltest")
+    # force: load_a's new run replaces all it wrote before, which the delete fail-safe would refuse
+    server = running(lambda graph, job: publisher.sync(graph, job, force=True))
+    client = client_for(server.url)
+    client.emit(ol_event("load_a", 1))
+    client.emit(ol_event("load_b", 2))
+    client.emit(ol_event("load_a", 3))  # a later run of load_a now writes dst3 instead of dst1
+    assert wait_for(
+        lambda: server.endpoint.metrics()["synced"] + server.endpoint.metrics()["superseded"] == 3
+    )
+    assert wait_for(lambda: len(server.endpoint.queue) == 0)
+    server.shutdown(timeout=5)
+    procs = {
+        h["attributes"]["qualifiedName"]: h
+        for h in atlas.search_basic("lineage_process", attributes=["qualifiedName", "outputs"])
+    }
+    # one process per OpenLineage job, never one per run
+    assert len(procs) == 2
+    outputs = {}
+    for qn, h in procs.items():
+        entity = atlas.get_entity(h["guid"])
+        outputs[qn.split("@")[0]] = sorted(
+            o["uniqueAttributes"]["qualifiedName"] for o in entity["attributes"]["outputs"]
+        )
+    assert sorted(outputs.values()) == [["mart.dst2@oltest"], ["mart.dst3@oltest"]]
