@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,13 @@ def serve_cmd(
             f"WARNING: binding to {host}, which is not a loopback address: anyone who can reach this machine "
             "can use the emulator"
         )
-    emu = Emulator(None if memory else data_dir, users=users)
+    try:
+        emu = Emulator(None if memory else data_dir, users=users)
+    except (OSError, sqlite3.Error) as exc:
+        raise AtlasSyncError(
+            f"cannot open the emulator state in {data_dir}: {exc}",
+            hint="use another --data folder, or --memory",
+        ) from exc
     emu.set_latency(latency_ms, latency_per_entity_ms)
     for f in specs:
         emu.faults.add(f)

@@ -43,7 +43,7 @@ class Store:
             target = ":memory:"
         else:
             p = Path(path)
-            if p.is_dir() or p.suffix == "":
+            if p.is_dir() or (not p.is_file() and p.suffix.lower() not in (".db", ".sqlite", ".sqlite3")):
                 p.mkdir(parents=True, exist_ok=True)
                 p = p / "atlas.db"  # same file the embedded client uses (AtlasClient.embedded)
             else:

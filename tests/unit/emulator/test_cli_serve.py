@@ -86,3 +86,10 @@ def test_serve_rejects_a_bad_fault_spec() -> None:
         cli, ["emulator", "serve", "--memory", "--fault", "explode"], standalone_mode=False
     )
     assert result.exception is not None and "kind must be one of" in str(result.exception)
+
+
+def test_serve_on_a_file_that_is_not_a_database_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "state.db"
+    bad.write_text("not sqlite")
+    result = CliRunner().invoke(cli, ["emulator", "serve", "--data", str(bad)], standalone_mode=False)
+    assert result.exception is not None and "cannot open the emulator state" in str(result.exception)
