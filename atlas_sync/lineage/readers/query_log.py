@@ -36,7 +36,7 @@ from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.readers.graph import read_text
 from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
-from atlas_sync.lineage.sql.build import add_statement
+from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect
 from atlas_sync.lineage.sql.schema import SchemaStore
 from atlas_sync.lineage.sql.script import analyze_sql
@@ -253,6 +253,7 @@ class QueryLogReader:
 
         failures: list[dict[str, Any]] = []
         kept = 0
+        index = GraphIndex(graph)
         base = graph.job or "query-log"
         for i, e in enumerate(ordered):
             results, error = outcomes.get(i, (None, "not parsed"))
@@ -297,7 +298,13 @@ class QueryLogReader:
                     p["line"] = e.first_row
                     p.pop("column", None)
                 add_statement(
-                    graph, st, process_id=pid, dialect=sqlglot_dialect, attributes=attrs, statement_doc=False
+                    graph,
+                    st,
+                    process_id=pid,
+                    dialect=sqlglot_dialect,
+                    attributes=attrs,
+                    statement_doc=False,
+                    index=index,
                 )
                 kept += 1
         summary = {

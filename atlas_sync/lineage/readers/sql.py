@@ -25,7 +25,7 @@ from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.graph import read_text
 from atlas_sync.lineage.sql.analyze import Context
-from atlas_sync.lineage.sql.build import add_statement
+from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect
 from atlas_sync.lineage.sql.schema import SchemaStore, load_schema_file, parse_schema
 from atlas_sync.lineage.sql.script import analyze_sql
@@ -69,6 +69,7 @@ class SqlReader:
         job_name = graph.job or "sql"
         total = failed = 0
         first_error: tuple[str, dict[str, Any]] | None = None
+        index = GraphIndex(graph)
         for path in paths:
             text = read_text(path)
             file = None if path == "-" else path
@@ -83,7 +84,7 @@ class SqlReader:
                         first_error = (path, next(p for p in st.problems if p["severity"] == "error"))
                         first_error[1].setdefault("statement", st.index)
                 pid = f"{job_name}:{st.index}" if len(paths) == 1 else f"{job_name}:{_stem(path)}:{st.index}"
-                add_statement(graph, st, process_id=pid, file=file, dialect=sqlglot_dialect)
+                add_statement(graph, st, process_id=pid, file=file, dialect=sqlglot_dialect, index=index)
         if total == 0:
             raise InputError("no SQL statement found", file=paths[0] if paths[0] != "-" else None)
         if failed == total and first_error is not None:

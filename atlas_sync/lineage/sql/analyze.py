@@ -509,7 +509,7 @@ def _copy(expr: exp.Copy, ctx: Context, result: StatementLineage) -> None:
 
 # ---------------------------------------------------------------------- lineage
 def _qualified(query: exp.Expr, ctx: Context) -> exp.Expr:
-    backup = query.copy()
+    """A qualified copy of ``query`` (``query`` itself is left untouched)."""
     kw: dict[str, Any] = {
         "dialect": ctx.dialect or None,
         "db": ctx.db,
@@ -520,15 +520,15 @@ def _qualified(query: exp.Expr, ctx: Context) -> exp.Expr:
         "identify": False,
     }
     try:
-        return qualify(query, **kw)
+        return qualify(query.copy(), **kw)
     except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
         pass
     try:
         # Correlated subqueries over tables of unknown columns stop sqlglot's column qualification;
         # qualify tables only and let the column engine place columns where it can.
-        return qualify(backup.copy(), qualify_columns=False, **kw)
+        return qualify(query.copy(), qualify_columns=False, **kw)
     except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
-        return backup
+        return query.copy()
 
 
 def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyzer:
@@ -567,7 +567,7 @@ def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> Non
 
 def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage, *, set_type: bool = True) -> None:
     problems = Problems()
-    q = _qualified(query.copy(), ctx)
+    q = _qualified(query, ctx)
     qa = _analyzer(q, ctx, problems)
     _add_reads(qa, ctx, result)
 
@@ -581,7 +581,7 @@ def _check_query(query: exp.Expr) -> None:
 def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     _check_query(flow.query)
     problems = Problems()
-    q = _qualified(flow.query.copy(), ctx)
+    q = _qualified(flow.query, ctx)
     qa = _analyzer(q, ctx, problems)
     res: ScopeResult = qa.result()
     _add_reads(qa, ctx, result)

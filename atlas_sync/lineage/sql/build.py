@@ -29,6 +29,44 @@ def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
     )
 
 
+class GraphIndex:
+    """Lookups over a graph being built: ``LineageGraph.add_*`` search lists, which is quadratic over
+    the thousands of statements of a query log."""
+
+    def __init__(self, graph: LineageGraph) -> None:
+        self.graph = graph
+        self.datasets: dict[str, Dataset] = {d.id: d for d in graph.datasets}
+        self.columns: dict[str, set[str]] = {d.id: set(d.column_names()) for d in graph.datasets}
+        self.processes: set[str] = {p.id for p in graph.processes}
+        self.edges: set[ColumnEdge] = set(graph.edges)
+
+    def add_dataset(self, ds: Dataset) -> Dataset:
+        existing = self.datasets.get(ds.id)
+        if existing is None:
+            self.graph.datasets.append(ds)
+            self.datasets[ds.id] = ds
+            self.columns[ds.id] = set(ds.column_names())
+            return ds
+        have = self.columns[ds.id]
+        for col in ds.columns:
+            if col.name not in have:
+                have.add(col.name)
+                existing.columns.append(col)
+        return existing
+
+    def add_process(self, p: Process) -> Process:
+        if p.id in self.processes:
+            raise ValueError(f"duplicate process id {p.id!r}")
+        self.processes.add(p.id)
+        self.graph.processes.append(p)
+        return p
+
+    def add_edge(self, e: ColumnEdge) -> None:
+        if e not in self.edges:
+            self.edges.add(e)
+            self.graph.edges.append(e)
+
+
 def add_statement(
     graph: LineageGraph,
     st: StatementLineage,
@@ -38,15 +76,18 @@ def add_statement(
     dialect: str = "",
     attributes: dict[str, Any] | None = None,
     statement_doc: bool = True,
+    index: GraphIndex | None = None,
 ) -> Process | None:
-    """Add one statement's lineage to ``graph``; returns its process (None if it moves no data)."""
+    """Add one statement's lineage to ``graph``; returns its process (None if it moves no data).
+    Pass the same ``index`` for every statement of a large input."""
+    idx = index or GraphIndex(graph)
     used: dict[str, list[str]] = {}
     for e in st.edges:
         used.setdefault(e.source, []).append(e.source_column)
         if e.target_column is not None:
             used.setdefault(e.target, []).append(e.target_column)
     for ref in [*st.reads, *st.writes]:
-        stored = graph.add_dataset(_dataset(ref, used.get(ref.id, [])))
+        stored = idx.add_dataset(_dataset(ref, used.get(ref.id, [])))
         if stored.kind == "table" and ref.kind in ("view", "intermediate"):
             stored.kind = ref.kind  # a later CREATE VIEW tells us what an earlier read was
     process: Process | None = None
@@ -59,7 +100,7 @@ def add_statement(
         attrs.update(attributes or {})
         reads = list(dict.fromkeys(r.id for r in st.reads))
         writes = list(dict.fromkeys(w.id for w in st.writes))
-        process = graph.add_process(
+        process = idx.add_process(
             Process(
                 id=process_id,
                 name=process_id,
@@ -73,7 +114,7 @@ def add_statement(
         for e in st.edges:
             if e.source in file_ids or e.target in file_ids:
                 continue
-            graph.add_edge(
+            idx.add_edge(
                 ColumnEdge(
                     source=ColumnRef(dataset=e.source, column=e.source_column),
                     target=ColumnRef(dataset=e.target, column=e.target_column),
