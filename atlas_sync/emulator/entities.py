@@ -78,6 +78,8 @@ class Repo:
         self.rows: dict[str, Row | None] = {}
         # entities of the current write request not created yet: guid -> (typeName, qualifiedName)
         self.pending: dict[str, tuple[str, Any]] = {}
+        # (type, qualifiedName, subtypes) -> guid found (or None) during this request: lookups repeat a lot
+        self._found: dict[tuple[str, str, bool], str | None] = {}
 
     # -- entities
     def _row(self, r: sqlite3.Row) -> Row:
@@ -118,6 +120,15 @@ class Repo:
         if qualified_name is None:
             return None
         qn = str(qualified_name)
+        key = (type_name, qn, subtypes)
+        if key in self._found:
+            found = self._found[key]
+            return None if found is None else self.rows.get(found)
+        row = self._find_active(type_name, qn, subtypes)
+        self._found[key] = None if row is None else row.guid
+        return row
+
+    def _find_active(self, type_name: str, qn: str, subtypes: bool) -> Row | None:
         r = self.conn.execute(
             "SELECT * FROM entities WHERE type_name=? AND qualified_name=? AND status='ACTIVE' LIMIT 1",
             (type_name, qn),
