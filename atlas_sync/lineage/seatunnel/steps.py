@@ -75,12 +75,13 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
             rest = m.group("rest")
             if rest.startswith("//"):
                 hostpart = rest[2:].split("/", 1)
-                host = hostpart[0].split(";")[0]
+                host = _no_userinfo(hostpart[0].split(";")[0])
                 db = hostpart[1].split("?")[0].split(";")[0] if len(hostpart) > 1 else None
                 return f"{m.group('type').lower()}://{host}", False, db or None
-            # jdbc:oracle:thin:@host:1521/SID, jdbc:sqlite:path ...
-            return f"{m.group('type').lower()}:{rest.split('?')[0]}", False, None
-        return url.split("?")[0], False, None
+            # jdbc:oracle:thin:user/pass@host:1521/SID, jdbc:sqlite:path ...
+            return f"{m.group('type').lower()}:{_no_userinfo(rest.split('?')[0])}", False, None
+        scheme, sep, rest = url.split("?")[0].partition("://")
+        return (f"{scheme}://{_no_userinfo(rest)}" if sep else _no_userinfo(scheme)), False, None
     for key, scheme in (
         ("metastore_uri", None),
         ("fenodes", "doris"),
@@ -95,6 +96,12 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         if isinstance(v, str) and v:
             return (v if scheme is None else f"{scheme}://{v}"), False, None
     return None, False, None
+
+
+def _no_userinfo(text: str) -> str:
+    """Drop ``user:password@`` (and Oracle's ``thin:user/pass@``) before a host: credentials never
+    go into names or facets."""
+    return text.rpartition("@")[2]
 
 
 def _as_list(value: Any) -> list[Any]:

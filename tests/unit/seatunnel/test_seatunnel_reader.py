@@ -249,3 +249,22 @@ def test_sniff_picks_seatunnel_configs():
     assert r.sniff("x.conf", (DATA / "mysql_to_pg.conf").read_bytes())
     assert r.sniff("x.json", (DATA / "json_form.json").read_bytes())
     assert not r.sniff("x.json", (DATA / "whaletunnel-minimal.json").read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("url", "connection"),
+    [
+        ("jdbc:mysql://etl:hunter2@db1:3306/app?password=hunter2", "mysql://db1:3306"),
+        ("jdbc:oracle:thin:scott/hunter2@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
+        ("jdbc:oracle:thin:@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
+    ],
+)
+def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, connection):
+    p = conf(
+        tmp_path,
+        f'source {{ Jdbc {{ url = "{url}", table_path = "app.t", schema = {{ fields {{ a = int }} }} }} }}\n'
+        "sink { Console {} }\n",
+    )
+    g = read(p)
+    assert g.dataset("app.t").facets["connection"] == connection
+    assert "hunter2" not in g.model_dump_json()
