@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from atlas_sync.emulator.entities import Repo, Row, header
+from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, InternalError
+from atlas_sync.emulator.repo import Repo, Row
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.app import State

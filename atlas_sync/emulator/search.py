@@ -11,8 +11,9 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from atlas_sync.emulator.entities import Repo, Row, header
+from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
+from atlas_sync.emulator.repo import Repo, Row
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.app import State
