@@ -78,6 +78,12 @@ def _link_operator_tree(g: LineageGraph) -> None:
 
 def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> LineageGraph:
     """The domain's lineage (or one entity's) as Atlas reports it."""
+    graph = _domain_graph(pub, qualified_name, depth=depth)
+    graph.job = qualified_name or f"domain {pub.domain}"  # the picture's title
+    return graph
+
+
+def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> LineageGraph:
     client = pub.client
     headers = list_scope(client, pub._existing_root_types(), pub.domain)
     if qualified_name:

@@ -216,11 +216,22 @@ def build_scene(graph: LineageGraph, *, columns: bool = False) -> Scene:
         for i in p.inputs:
             consumers.setdefault(i, []).append(p.id)
 
-    # Intermediate results between two operators become a plain arrow unless columns are wanted.
+    # Intermediate results between two operators become a plain arrow unless columns are wanted:
+    # datasets of kind "intermediate", and (read back from Atlas) a dataset a child operator writes
+    # and only its parent operator reads.
+    parent_of = {p.id: p.parent for p in graph.processes}
+
+    def between_operators(ds_id: str) -> bool:
+        made, used = producers.get(ds_id, []), consumers.get(ds_id, [])
+        return bool(made and used) and all(parent_of.get(m) in used for m in made) and len(used) == 1
+
     folded = {
         d.id
         for d in graph.datasets
-        if not columns and d.kind == "intermediate" and producers.get(d.id) and consumers.get(d.id)
+        if not columns
+        and producers.get(d.id)
+        and consumers.get(d.id)
+        and (d.kind == "intermediate" or between_operators(d.id))
     }
     folded_tip = {
         d.id: f"{d.name}: " + ", ".join(c.name for c in d.columns) for d in graph.datasets if d.id in folded
