@@ -118,7 +118,11 @@ def run_sqlglot(dialect: str, sql: str) -> int:
 
 
 def run_sqllineage(dialect: str, sql: str) -> int:
+    import warnings
+
     from sqllineage.runner import LineageRunner  # type: ignore[import-not-found]
+
+    warnings.filterwarnings("ignore", module="sqllineage")
 
     runner = LineageRunner(sql, dialect=SQLFLUFF.get(dialect, "ansi"), silent_mode=True)
     return len(runner.get_column_lineage())

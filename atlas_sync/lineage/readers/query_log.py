@@ -172,6 +172,13 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
         yield line, {names[i]: row[i] for i in range(min(len(names), len(row)))}
 
 
+def _truthy(value: Any) -> bool:
+    """Options may arrive as text from ``-o progress=false``."""
+    if isinstance(value, str):
+        return value.strip().lower() not in ("", "0", "false", "no", "off")
+    return bool(value)
+
+
 def _float(value: str | None) -> float:
     try:
         return float(value) if value not in (None, "") else 0.0
@@ -211,7 +218,7 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        show = sys.stderr.isatty() if progress is None else progress
+        show = sys.stderr.isatty() if progress is None else _truthy(progress)
         graph = LineageGraph(
             job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]), source="query-log"
         )

@@ -264,8 +264,8 @@ def _query_of(expr: exp.Expr) -> exp.Expr | None:
     if isinstance(q, exp.Query):
         with_ = expr.args.get("with_") or expr.args.get("with")
         if with_ is not None and not (q.args.get("with_") or q.args.get("with")):
-            q = q.copy()
-            q.set("with_" if "with_" in q.arg_types else "with", with_.copy())
+            # Spark/Hive put the WITH before INSERT: move it onto the query (the tree is ours).
+            q.set("with_" if "with_" in q.arg_types else "with", with_)
         return q
     return None
 
@@ -323,11 +323,11 @@ def _multi_insert(expr: exp.MultitableInserts, ctx: Context, result: StatementLi
             if isinstance(body, exp.Values) and body.expressions:
                 row = body.expressions[0]
                 values = row.expressions if isinstance(row, exp.Tuple) else [row]
-                query = exp.Select(expressions=[v.copy() for v in values]).from_(sub)
+                query = exp.Select(expressions=[v.copy() for v in values]).from_(sub, copy=False)
             else:
-                query = exp.Select(expressions=[exp.Star()]).from_(sub)
+                query = exp.Select(expressions=[exp.Star()]).from_(sub, copy=False)
             if cond is not None:
-                query = query.where(cond.copy())
+                query = query.where(cond.copy(), copy=False)
         elif isinstance(body, exp.Query):
             query = body
         else:
@@ -392,7 +392,7 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
     using_alias = using.alias_or_name
 
     def base() -> exp.Select:
-        sel = exp.Select().from_(target.copy())
+        sel = exp.Select().from_(target.copy(), copy=False)
         sel.append("joins", exp.Join(this=using.copy(), on=on.copy() if on is not None else None))
         return sel
 
@@ -407,7 +407,9 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
                 cols = None
             else:
                 pairs = [e for e in then.expressions if isinstance(e, exp.EQ)]
-                sel.set("expressions", [exp.alias_(e.expression.copy(), e.this.name) for e in pairs])
+                sel.set(
+                    "expressions", [exp.alias_(e.expression.copy(), e.this.name, copy=False) for e in pairs]
+                )
                 cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star):
@@ -423,7 +425,7 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
         else:
             continue  # DELETE / DO NOTHING: no column flows
         if cond is not None:
-            sel = sel.where(cond.copy())
+            sel = sel.where(cond.copy(), copy=False)
         flows.append(Flow(target, sel, cols, by_name=cols is None))
     return flows
 
@@ -437,7 +439,9 @@ def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
     if not pairs:
         raise StatementRejected("UPDATE without SET assignments")
     cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
-    sel = exp.Select(expressions=[exp.alias_(e.expression.copy(), cols[i]) for i, e in enumerate(pairs)])
+    sel = exp.Select(
+        expressions=[exp.alias_(e.expression.copy(), cols[i], copy=False) for i, e in enumerate(pairs)]
+    )
     tgt = target.copy()
     joins = _pop_joins(tgt)  # MySQL: UPDATE t JOIN s ON ... SET ...
     real_target = target
@@ -457,14 +461,14 @@ def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
         if aliased is not None:
             # T-SQL: UPDATE x SET ... FROM t AS x JOIN s ...: x names the real target.
             real_target = exp.Table(this=aliased.this.copy(), db=aliased.args.get("db"))
-            sel = sel.from_(first)
+            sel = sel.from_(first, copy=False)
         else:
-            sel = sel.from_(tgt)
+            sel = sel.from_(tgt, copy=False)
             sel.append("joins", exp.Join(this=first))
         for j in more:
             sel.append("joins", j)
     else:
-        sel = sel.from_(tgt)
+        sel = sel.from_(tgt, copy=False)
     for j in joins:
         sel.append("joins", j)
     where = expr.args.get("where")
