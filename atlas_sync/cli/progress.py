@@ -17,26 +17,33 @@ def progress(label: str, *, quiet: bool = False) -> Iterator[Callable[[int, int]
         yield lambda done, total: None
         return
     if sys.stderr.isatty():
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress,
             TaskProgressColumn,
+            TextColumn,
             TimeElapsedColumn,
         )
 
+        # On stderr, like the plain lines: stdout carries results and may be redirected.
         with Progress(
             "[progress.description]{task.description}",
             BarColumn(),
             MofNCompleteColumn(),
             TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
             transient=True,
+            console=Console(stderr=True),
         ) as bar:
-            task = bar.add_task(label, total=None)
+            task = bar.add_task(label, total=None, rate="")
+            start = time.monotonic()
 
             def update(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
+                rate = done / max(time.monotonic() - start, 1e-6)
+                bar.update(task, completed=done, total=total, rate=f"{rate:.0f}/s")
 
             yield update
         return

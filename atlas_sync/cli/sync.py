@@ -47,6 +47,8 @@ def _read(
     if not files:
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
+    if verbosity() < 0:
+        options.setdefault("progress", False)  # readers with their own progress (query-log) stay silent
     if reader == "auto":
         from atlas_sync.lineage import registry
 
