@@ -122,11 +122,26 @@ class QueryAnalyzer:
         """Physical tables read anywhere in the query, in order of appearance."""
         out: list[exp.Table] = []
         seen: set[int] = set()
-        for s in self.scopes:
-            for src in s.sources.values():
-                if isinstance(src, exp.Table) and id(src) not in seen:
-                    seen.add(id(src))
-                    out.append(src)
+        visited: set[int] = set()
+        # Only what the query reaches: a CTE nobody selects from reads nothing.
+        stack = [self.root_scope] if self.root_scope is not None else []
+        while stack:
+            s = stack.pop()
+            if id(s) in visited:
+                continue
+            visited.add(id(s))
+            for src in s.selected_sources.values():
+                node = src[1] if isinstance(src, tuple) else src
+                if isinstance(node, exp.Table) and id(node) not in seen:
+                    seen.add(id(node))
+                    out.append(node)
+                elif isinstance(node, Scope):
+                    stack.append(node)
+            for sub in (*s.subquery_scopes, *s.set_operation_scopes, *s.udtf_scopes, *s.derived_table_scopes):
+                stack.append(sub)
+            for src in s.lateral_sources.values():
+                if isinstance(src, Scope):
+                    stack.append(src)
         return out
 
     # ------------------------------------------------------------------ scopes
@@ -240,7 +255,9 @@ class QueryAnalyzer:
                 continue
             for conj in _conjuncts(clause.this):
                 kind = "JOIN" if clause is where and self._joins_sources(scope, conj) else "FILTER"
-                self._clause(scope, conj, kind, dataset)
+                # WHERE sees input columns only (standard SQL); HAVING/QUALIFY may name outputs.
+                outs = None if clause is where else columns
+                self._clause(scope, conj, kind, dataset, outputs=outs, output_first=False)
         connect = select.args.get("connect")
         if isinstance(connect, exp.Connect):  # Oracle hierarchies: START WITH / CONNECT BY pick the rows
             for key in ("start", "connect"):
@@ -260,10 +277,10 @@ class QueryAnalyzer:
         group = select.args.get("group")
         if group is not None:
             for g in group.expressions or [group]:
-                self._clause(scope, g, "GROUP_BY", dataset)
+                self._clause(scope, g, "GROUP_BY", dataset, outputs=columns, output_first=False)
             for key in ("rollup", "cube", "grouping_sets"):
                 for g in group.args.get(key) or []:
-                    self._clause(scope, g, "GROUP_BY", dataset)
+                    self._clause(scope, g, "GROUP_BY", dataset, outputs=columns, output_first=False)
         order = select.args.get("order")
         if order is not None:
             for o in order.expressions:
@@ -318,14 +335,16 @@ class QueryAnalyzer:
         kind: str,
         into: dict[tuple[Src, str], str | None],
         outputs: dict[str, Deps] | None = None,
+        output_first: bool = True,
     ) -> None:
         expr = self._sql(node)
         for ref in _refs_in(node):
             if outputs is not None and isinstance(ref, exp.Column) and isinstance(ref.this, exp.Identifier):
-                # ORDER BY sees the SELECT's aliases first (sqlglot may have pinned the name on a
-                # table whose columns it does not know).
+                # ORDER BY sees the SELECT's aliases first; GROUP BY / HAVING / QUALIFY (where the
+                # dialect allows aliases) only when no source is known to have such a column.
+                # sqlglot may have pinned the name on a table whose columns it does not know.
                 out = outputs.get(self.col_name(ref.this))
-                if out is not None and self._alias_wins(scope, ref):
+                if out is not None and self._alias_wins(scope, ref, output_first):
                     for src in out.all_sources():
                         into.setdefault((src, kind), expr)
                     continue
@@ -450,10 +469,10 @@ class QueryAnalyzer:
             return self._source_column(scope, alias, self.col_name(col.this))
         return Deps()
 
-    def _alias_wins(self, scope: Scope, col: exp.Column) -> bool:
+    def _alias_wins(self, scope: Scope, col: exp.Column, output_first: bool = True) -> bool:
         name = self.col_name(col.this)
         if not col.table:
-            return True
+            return output_first or not self._candidates(scope, name)[0]
         src = scope.sources.get(col.table)
         if isinstance(src, exp.Table):
             cols = self.known_columns(src)

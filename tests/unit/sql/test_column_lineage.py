@@ -331,3 +331,19 @@ def test_oracle_connect_by_filters_rows_and_level_is_not_a_column() -> None:
         ("hr.employees.manager_id", "dw.hier.*", "FILTER"),
         ("hr.employees.employee_id", "dw.hier.*", "FILTER"),
     }
+
+
+def test_group_by_and_having_may_name_output_aliases_where_may_not() -> None:
+    st = one(
+        "INSERT INTO t SELECT upper(a) AS ua, sum(b) AS total FROM s WHERE ua <> 'x' GROUP BY ua HAVING total > 1",
+        "spark",
+    )
+    assert ("s.a", "t.*", "GROUP_BY") in triples(st)
+    assert ("s.b", "t.*", "FILTER") in triples(st)  # HAVING total > 1
+    assert ("s.ua", "t.*", "FILTER") in triples(st)  # WHERE ua: an input column of s
+    assert ("s.ua", "t.*", "GROUP_BY") not in triples(st)
+
+
+def test_a_cte_nobody_reads_reads_nothing() -> None:
+    st = one("WITH unused AS (SELECT * FROM secret) INSERT INTO t SELECT a FROM s", "spark")
+    assert [r.id for r in st.reads] == ["s"]
