@@ -139,9 +139,9 @@ class QueryAnalyzer:
                     stack.append(node)
             for sub in (*s.subquery_scopes, *s.set_operation_scopes, *s.udtf_scopes, *s.derived_table_scopes):
                 stack.append(sub)
-            for src in s.lateral_sources.values():
-                if isinstance(src, Scope):
-                    stack.append(src)
+            for lateral in s.lateral_sources.values():
+                if isinstance(lateral, Scope):
+                    stack.append(lateral)
         return out
 
     # ------------------------------------------------------------------ scopes
