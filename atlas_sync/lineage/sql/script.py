@@ -157,6 +157,17 @@ def analyze_text(
         result.problem(
             "statement nested too deeply to analyse", code="sql-invalid", severity="error", line=line
         )
+    except Exception as exc:  # noqa: BLE001 - one odd statement must not stop the script
+        result.error = True
+        result.type = "ERROR"
+        result.reads, result.writes, result.edges = [], [], []
+        result.problem(
+            f"cannot analyse this statement ({type(exc).__name__}: {exc})",
+            code="sql-internal",
+            severity="error",
+            line=line,
+            column=col,
+        )
     return result
 
 
