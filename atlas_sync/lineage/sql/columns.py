@@ -380,6 +380,9 @@ class QueryAnalyzer:
             s: Scope | None = scope
             while s is not None:
                 if table in s.sources:
+                    pivot = _pivot_of(s.sources[table])
+                    if pivot is not None:  # an unaliased PIVOT/UNPIVOT keeps its source's name
+                        return self._pivot_column(s, pivot, name)
                     return self._source_column(s, table, name)
                 for pivot in s.pivots:
                     if pivot.alias_or_name == table:
@@ -561,6 +564,15 @@ class QueryAnalyzer:
 
 
 # ---------------------------------------------------------------------- helpers
+def _pivot_of(source: exp.Table | Scope) -> exp.Pivot | None:
+    node = source.expression.parent if isinstance(source, Scope) else source
+    if isinstance(node, (exp.Table, exp.Subquery)):
+        for p in node.args.get("pivots") or []:
+            if isinstance(p, exp.Pivot) and (not p.alias or p.alias == node.alias_or_name):
+                return p
+    return None
+
+
 def _merge(into: Deps, other: Deps) -> None:
     for src, (k, x) in other.direct.items():
         into.add_direct(src, k, x)
@@ -633,6 +645,14 @@ def _role(node: exp.Expr, root: exp.Expr) -> tuple[str, bool]:
             return "CONDITIONAL", False
         if isinstance(parent, exp.Filter) and child is parent.expression:
             return "CONDITIONAL", False
+        if isinstance(parent, exp.Nvl2) and child is parent.this:
+            return "CONDITIONAL", False
+        if isinstance(parent, exp.DecodeCase):
+            # DECODE(expr, search1, result1, ..., default): expr and the searches decide.
+            args = parent.expressions
+            pos = next((i for i, a in enumerate(args) if a is child), -1)
+            if pos == 0 or (pos > 0 and pos % 2 == 1 and pos != len(args) - 1):
+                return "CONDITIONAL", False
         if isinstance(parent, exp.Coalesce):
             args = [parent.this, *parent.expressions]
             if args and child is not args[-1]:

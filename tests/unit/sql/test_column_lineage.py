@@ -347,3 +347,28 @@ def test_group_by_and_having_may_name_output_aliases_where_may_not() -> None:
 def test_a_cte_nobody_reads_reads_nothing() -> None:
     st = one("WITH unused AS (SELECT * FROM secret) INSERT INTO t SELECT a FROM s", "spark")
     assert [r.id for r in st.reads] == ["s"]
+
+
+def test_unaliased_unpivot_still_traces_the_value_column() -> None:
+    st = one(
+        "INSERT INTO u SELECT id, metric, value FROM w UNPIVOT (value FOR metric IN (clicks, views))",
+        "snowflake",
+    )
+    assert triples(st) == {
+        ("w.id", "u.id", "IDENTITY"),
+        ("w.clicks", "u.value", "TRANSFORMATION"),
+        ("w.views", "u.value", "TRANSFORMATION"),
+    }
+
+
+def test_decode_and_nvl2_tests_are_conditional() -> None:
+    st = one(
+        "INSERT INTO o SELECT DECODE(status, 1, name, 'other') AS s, NVL2(a, b, c) AS n FROM t", "oracle"
+    )
+    assert triples(st) == {
+        ("t.status", "o.s", "CONDITIONAL"),
+        ("t.name", "o.s", "TRANSFORMATION"),
+        ("t.a", "o.n", "CONDITIONAL"),
+        ("t.b", "o.n", "TRANSFORMATION"),
+        ("t.c", "o.n", "TRANSFORMATION"),
+    }
