@@ -177,11 +177,21 @@ class QueryAnalyzer:
         for part in parts:
             for k, v in part.dataset.items():
                 dataset.setdefault(k, v)
+        # UNION: every side supplies values. EXCEPT / INTERSECT: values come from the left side;
+        # the right side only decides which rows remain (a FILTER on the whole output).
+        suppliers = parts
+        if isinstance(scope.expression, (exp.Except, exp.Intersect)) and len(parts) > 1:
+            suppliers = parts[:1]
+            expr = self._sql(scope.expression.expression)
+            for part in parts[1:]:
+                for right in part.columns.values():
+                    for src in right.all_sources():
+                        dataset.setdefault((src, "FILTER"), expr)
         for i, name in enumerate(names):
             if name is None:
                 continue
             deps = Deps()
-            for part in parts:
+            for part in suppliers:
                 pname = part.names[i] if i < len(part.names) else None
                 d = part.columns.get(pname) if pname is not None else None
                 if d is not None:
@@ -564,6 +574,14 @@ class QueryAnalyzer:
 
 
 # ---------------------------------------------------------------------- helpers
+def _navigation(fn: exp.Expr) -> bool:
+    """LAG/LEAD/NTH_VALUE (and FIRST/LAST_VALUE over a window) pick a value from another row: a
+    transformation, not an aggregation, though sqlglot files them under AggFunc."""
+    if isinstance(fn, (exp.Lag, exp.Lead, exp.NthValue)):
+        return True
+    return isinstance(fn, (exp.FirstValue, exp.LastValue)) and isinstance(fn.parent, exp.Window)
+
+
 def _pivot_of(source: exp.Table | Scope) -> exp.Pivot | None:
     node = source.expression.parent if isinstance(source, Scope) else source
     if isinstance(node, (exp.Table, exp.Subquery)):
@@ -657,7 +675,7 @@ def _role(node: exp.Expr, root: exp.Expr) -> tuple[str, bool]:
             args = [parent.this, *parent.expressions]
             if args and child is not args[-1]:
                 conditional_too = True
-        if isinstance(parent, exp.AggFunc):
+        if isinstance(parent, exp.AggFunc) and not _navigation(parent):
             agg = True
         child, parent = parent, parent.parent
     if agg:

@@ -60,18 +60,38 @@ def test_derived_tables_and_subqueries_in_where_and_select() -> None:
 
 
 def test_set_operations_match_columns_by_position() -> None:
-    st = one(
-        "INSERT INTO out SELECT a AS x, b AS y FROM t1 UNION ALL SELECT c, d FROM t2 "
-        "EXCEPT SELECT e, f FROM t3",
-        "spark",
-    )
-    assert triples(st, DIRECT) == {
+    st = one("INSERT INTO out SELECT a AS x, b AS y FROM t1 UNION ALL SELECT c, d FROM t2", "spark")
+    assert triples(st) == {
         ("t1.a", "out.x", "IDENTITY"),
         ("t2.c", "out.x", "IDENTITY"),
-        ("t3.e", "out.x", "IDENTITY"),
         ("t1.b", "out.y", "IDENTITY"),
         ("t2.d", "out.y", "IDENTITY"),
-        ("t3.f", "out.y", "IDENTITY"),
+    }
+
+
+def test_except_and_intersect_take_values_from_the_left_and_filter_with_the_right() -> None:
+    st = one(
+        "INSERT INTO out SELECT a AS x FROM t1 UNION SELECT c FROM t2 EXCEPT SELECT e FROM t3",
+        "postgres",
+    )
+    assert triples(st) == {
+        ("t1.a", "out.x", "IDENTITY"),
+        ("t2.c", "out.x", "IDENTITY"),
+        ("t3.e", "out.*", "FILTER"),
+    }
+    both = one("INSERT INTO out SELECT id FROM users INTERSECT SELECT user_id FROM logins", "spark")
+    assert triples(both) == {("users.id", "out.id", "IDENTITY"), ("logins.user_id", "out.*", "FILTER")}
+
+
+def test_lag_and_lead_pick_values_they_do_not_aggregate() -> None:
+    st = one(
+        "INSERT INTO out SELECT amount - lag(amount) OVER (PARTITION BY uid ORDER BY ts) AS delta FROM p",
+        "spark",
+    )
+    assert triples(st) == {
+        ("p.amount", "out.delta", "TRANSFORMATION"),
+        ("p.uid", "out.delta", "WINDOW"),
+        ("p.ts", "out.delta", "WINDOW"),
     }
 
 
