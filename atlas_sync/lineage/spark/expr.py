@@ -84,14 +84,16 @@ AGG_FUNCS: frozenset[str] = frozenset(
         "try_avg",
         "grouping",
         "grouping_id",
+        "pivotfirst",
     ]
 )
 
 # Subquery expressions print as ``list#40 []``, ``exists#41 [emp_id#42]``, ``scalar-subquery#29 []``.
 SUBQUERY_NAMES: frozenset[str] = frozenset({"list", "exists", "scalar-subquery", "lateral-subquery"})
 
-_ATTR = re.compile(r"^(?P<name>.+?)#(?P<id>\d+)(?P<suffix>L?)$")
-_SUFFIX = re.compile(r"^#(?P<id>\d+)(?P<suffix>L?)$")
+# ``name#17``, ``qty#8L``; a struct field access follows directly: ``s#222.a``
+_ATTR = re.compile(r"^(?P<name>.+?)#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
+_SUFFIX = re.compile(r"^#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")": "(", "]": "[", "}": "{"}
 
@@ -228,7 +230,7 @@ def parse_list(text: str) -> list[Expr]:
             prev = cur.pop()
             pstart = int(prev.__dict__.get("_start", start))
             name = text[pstart:start]
-            node = Expr("attr", name=name, id=int(m["id"]), dtype="long" if m["suffix"] else None)
+            node = _field(Expr("attr", name=name, id=int(m["id"]), dtype="long" if m["suffix"] else None), m)
             start = pstart
         else:
             node = _word(tok)
@@ -265,8 +267,16 @@ def _word(tok: str) -> Expr:
         name = m["name"]
         if name in SUBQUERY_NAMES:
             return Expr("subquery", name=name, id=int(m["id"]))
-        return Expr("attr", name=name.lstrip("-~!"), id=int(m["id"]), dtype="long" if m["suffix"] else None)
+        attr = Expr("attr", name=name.lstrip("-~!"), id=int(m["id"]), dtype="long" if m["suffix"] else None)
+        return _field(attr, m)
     return Expr("word", name=tok)
+
+
+def _field(attr: Expr, m: re.Match[str]) -> Expr:
+    """``s#222.a``: reading a struct field is a transformation of the column, not the column itself."""
+    if not m["rest"]:
+        return attr
+    return Expr("call", name="getfield", args=[attr])
 
 
 def _seq(items: list[Expr], src: str) -> Expr | None:
@@ -484,7 +494,17 @@ def analyze(e: Expr) -> ExprDeps:
             roles: list[str] = []
             cur = role
             item_roles: list[tuple[Expr, str]] = []
+            if_cond = False  # ``if (cond) a else b`` (how Spark prints If)
             for a in x.args:
+                if a.kind == "word" and a.name == "if":
+                    if_cond = True
+                    continue
+                if a.kind == "word" and a.name == "else":
+                    continue
+                if if_cond:
+                    item_roles.append((a, "cond" if cur == "value" else cur))
+                    if_cond = False
+                    continue
                 if a.kind == "word":
                     w = a.name
                     if w == "CASE":
