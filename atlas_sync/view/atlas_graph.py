@@ -53,7 +53,6 @@ def from_lineage(info: dict[str, Any], process_types: set[str]) -> LineageGraph:
                     outputs=[qn[x] for x in outputs.get(guid, []) if x in qn],
                 )
             )
-    _link_operator_tree(g)
     return g
 
 
@@ -78,7 +77,14 @@ def _link_operator_tree(g: LineageGraph) -> None:
 
 def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> LineageGraph:
     """The domain's lineage (or one entity's) as Atlas reports it."""
-    graph = _domain_graph(pub, qualified_name, depth=depth)
+    from atlas_sync.view.fold import fold_columns
+
+    # Columns back into their datasets, column-lineage entities into column edges, no @domain.
+    graph = fold_columns(_domain_graph(pub, qualified_name, depth=depth), pub.domain)
+    # Processes chained through datasets are an operator tree only in operator profiles (pico);
+    # elsewhere they are jobs feeding each other.
+    if pub.profile.reader_options.get("mode") == "operator":
+        _link_operator_tree(graph)
     graph.job = qualified_name or f"domain {pub.domain}"  # the picture's title
     return graph
 
@@ -125,7 +131,7 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
                 kind=e.get("typeName", "process"),
                 inputs=active("inputs"),
                 outputs=active("outputs"),
+                attributes={"dependencyType": attrs["dependencyType"]} if attrs.get("dependencyType") else {},
             )
         )
-    _link_operator_tree(g)
     return g
