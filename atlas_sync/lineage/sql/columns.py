@@ -336,6 +336,21 @@ class QueryAnalyzer:
             else:
                 for src in base.all_sources():
                     deps.add_indirect(src, kind, root_sql)
+        # OVER w: the keys of a named window (WINDOW w AS (...)) are WINDOW dependencies too.
+        select = scope.expression if isinstance(scope.expression, exp.Select) else None
+        named = {w.name: w for w in (select.args.get("windows") or [])} if select is not None else {}
+        if named:
+            for win in root.find_all(exp.Window):
+                ref = win.args.get("alias")
+                spec = named.get(ref.name) if isinstance(ref, exp.Identifier) else None
+                if spec is None:
+                    continue
+                for key in [*(spec.args.get("partition_by") or []), spec.args.get("order")]:
+                    if key is None:
+                        continue
+                    for col in _columns_in(key):
+                        for src in self.resolve_column(scope, col).all_sources():
+                            deps.add_indirect(src, "WINDOW", root_sql)
         return deps
 
     def _clause(

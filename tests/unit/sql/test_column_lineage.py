@@ -392,3 +392,16 @@ def test_decode_and_nvl2_tests_are_conditional() -> None:
         ("t.b", "o.n", "TRANSFORMATION"),
         ("t.c", "o.n", "TRANSFORMATION"),
     }
+
+
+def test_named_window_keys_are_window_dependencies() -> None:
+    st = one(
+        "INSERT INTO o SELECT id, sum(amount) OVER w AS s FROM orders WINDOW w AS (PARTITION BY cid ORDER BY ts)",
+        "postgres",
+    )
+    assert triples(st) == {
+        ("orders.id", "o.id", "IDENTITY"),
+        ("orders.amount", "o.s", "AGGREGATION"),
+        ("orders.cid", "o.s", "WINDOW"),
+        ("orders.ts", "o.s", "WINDOW"),
+    }
