@@ -435,7 +435,9 @@ class EndpointServer:
     def __init__(self, endpoint: LineageEndpoint, server: _Server) -> None:
         self.endpoint = endpoint
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="openlineage-http", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="openlineage-http", daemon=True
+        )
         self._thread.start()
 
     @property

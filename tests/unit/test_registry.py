@@ -90,6 +90,7 @@ def test_detect_without_a_match_is_an_input_error(tmp_path):
         registry.detect(str(f))
 
 
+@pytest.mark.slow
 def test_example_plugin_installs_and_is_listed_and_picked_by_auto(tmp_path):
     """pip-installs examples/reader-plugin into a temporary target (not the project venv)."""
     target = tmp_path / "site"
