@@ -484,6 +484,11 @@ def analyze(e: Expr) -> ExprDeps:
                 stack.extend((a, role, agg) for a in reversed(x.args[1:]))
                 stack.append((x.args[0], "cond" if role == "value" else role, agg))
                 continue
+            if lname == "pivotfirst" and x.args:
+                # pivotfirst(pivotColumn, value, pivot values...): the pivot column picks the cell
+                stack.extend((a, role, agg) for a in reversed(x.args[1:]))
+                stack.append((x.args[0], "cond" if role == "value" else role, agg))
+                continue
             if lname == "windowspecdefinition":
                 stack.extend((a, "window", agg) for a in reversed(x.args))
                 continue

@@ -37,7 +37,7 @@ _SUBQUERY = {"ListQuery": "list", "Exists": "exists", "ScalarSubquery": "scalar-
              "LateralSubquery": "lateral-subquery"}  # fmt: skip
 _FUNC_NAMES = {"Average": "avg", "CurrentTimestamp": "current_timestamp", "IsNotNull": "isnotnull",
                "IsNull": "isnull", "Upper": "upper", "Lower": "lower", "Concat": "concat",
-               "RowNumber": "row_number", "StaticInvoke": "staticinvoke"}  # fmt: skip
+               "RowNumber": "row_number", "StaticInvoke": "staticinvoke", "PivotFirst": "pivotfirst"}  # fmt: skip
 
 
 def _simple(cls: Any) -> str:

@@ -9,6 +9,8 @@ from atlas_sync.lineage.readers.spark_plan import JSON_READER, TEXT_READER
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "spark"
 FIXTURES = DATA / "fixtures"
+FIXTURES35 = DATA / "fixtures35"
+MORE = DATA / "more"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 SEED = DATA / "spark-plan-to-atlas.logical.txt"
 

@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-from spark_test_support import CASES, FIXTURES, direct_edges, indirect_edges, read_json_plan, read_text_plan
+from spark_test_support import (
+    CASES,
+    FIXTURES,
+    FIXTURES35,
+    direct_edges,
+    indirect_edges,
+    read_json_plan,
+    read_text_plan,
+)
 
 from atlas_sync.lineage.model import LineageGraph
 
@@ -189,21 +197,29 @@ def _check(g: LineageGraph, exp: Expected) -> None:
     assert g.check() == []
 
 
+VERSIONS = {"spark4.3": FIXTURES, "spark3.5": FIXTURES35}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_analyzed_text_with_explain_matches_expected(case: str) -> None:
-    g = read_text_plan(FIXTURES / case / "analyzed.txt", explain=str(FIXTURES / case / "explain.txt"))
+def test_analyzed_text_with_explain_matches_expected(case: str, version: str) -> None:
+    folder = VERSIONS[version] / case
+    g = read_text_plan(folder / "analyzed.txt", explain=str(folder / "explain.txt"))
     _check(g, EXPECTED[case])
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_explain_output_alone_matches_expected(case: str) -> None:
-    g = read_text_plan(FIXTURES / case / "explain.txt")
+def test_explain_output_alone_matches_expected(case: str, version: str) -> None:
+    g = read_text_plan(VERSIONS[version] / case / "explain.txt")
     _check(g, EXPECTED[case])
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("case", CASES)
-def test_analyzed_json_with_explain_matches_expected(case: str) -> None:
-    g = read_json_plan(FIXTURES / case / "analyzed.json", explain=str(FIXTURES / case / "explain.txt"))
+def test_analyzed_json_with_explain_matches_expected(case: str, version: str) -> None:
+    folder = VERSIONS[version] / case
+    g = read_json_plan(folder / "analyzed.json", explain=str(folder / "explain.txt"))
     _check(g, EXPECTED[case])
 
 
