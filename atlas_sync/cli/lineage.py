@@ -129,9 +129,16 @@ def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str
 @click.command("lineage", context_settings={"show_default": True})
 @click.argument("reader", required=False)
 @click.argument("files", nargs=-1)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", help="output format")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="json",
+    help="json: the lineage document; text: operator tree or process blocks; dot: Graphviz source; "
+    "svg/html: a picture drawn without Graphviz (html: hover highlight, zoom)",
+)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True), help="write to FILE instead of stdout")
-@click.option("--job", help="job name recorded in the graph [default: derived from the input]")
+@click.option("--job", metavar="JOB", help="job name recorded in the graph [default: derived from the input]")
 @click.option("--list-readers", is_flag=True, help="list the readers (built-in and plugins) and exit")
 @click.option(
     "--columns", is_flag=True, help="dot/svg/html: draw the columns and the column lineage between them"
@@ -158,6 +165,7 @@ def lineage_cmd(
       atlas-sync lineage sql --dialect spark etl.sql --format text
       atlas-sync lineage spark-plan plan.txt --mode operator --format text
       atlas-sync lineage openlineage events.jsonl
+      atlas-sync lineage auto etl.sql --format html --columns --out etl.html
     """
     if list_readers:
         click.echo(list_readers_text())

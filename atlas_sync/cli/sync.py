@@ -118,7 +118,7 @@ def _safety(func: Any) -> Any:
             "--max-delete-percent",
             type=click.FloatRange(0, 100),
             metavar="PCT",
-            help="refuse to delete more than PCT%% of the job's entities [default 50]",
+            help="refuse to delete more than PCT% of the job's entities [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
     ]
@@ -154,6 +154,12 @@ def plan_cmd(
 
     Reads the input, renders the profile's entities and compares them with what Atlas holds for the
     domain and job. Nothing is written (typedefs neither).
+
+    \b
+    Examples:
+      atlas-sync plan --domain demo etl.sql
+      atlas-sync plan --domain demo etl.sql --out etl.plan.json   # then: atlas-sync apply etl.plan.json
+      atlas-sync plan --domain demo etl.sql --detailed-exitcode    # in CI: exit 2 when Atlas differs
     """
     from atlas_sync.reconcile import plan_text
 
@@ -249,7 +255,8 @@ def sync_cmd(
 def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) -> None:
     """Apply a plan saved with `atlas-sync plan --out PLANFILE`.
 
-    Refuses when Atlas changed since the plan was made (re-plan instead).
+    Refuses when Atlas changed since the plan was made (re-plan instead). The plan file holds no
+    credentials: pass the connection flags (or ATLAS_* variables) again.
     """
     from atlas_sync.reconcile import Plan
 
@@ -279,7 +286,15 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) ->
 def teardown_cmd(
     domain: str | None, profile: str | None, purge: bool, typedefs: bool, yes: bool, as_json: bool
 ) -> None:
-    """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them."""
+    """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them.
+
+    Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities whose
+    qualified name ends with @DOMAIN are touched.
+
+    \b
+    Example:
+      atlas-sync teardown --domain demo --purge --yes
+    """
     pub, _ = _publisher(domain, profile)
     if not yes:
         if not sys.stdin.isatty():
@@ -314,7 +329,15 @@ def rebuild_cmd(
     as_json: bool,
     **kwargs: Any,
 ) -> None:
-    """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE...."""
+    """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
+
+    For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
+    scripts).
+
+    \b
+    Example:
+      atlas-sync rebuild --domain demo --profile pico cars.plan.txt --yes
+    """
     pub, _ = _publisher(domain, profile)
     graph = _read(pub, reader, files, kwargs)
     if not yes:
@@ -341,6 +364,8 @@ def rebuild_cmd(
     type=click.Choice(["text", "json", "dot", "svg", "html"]),
     default="text",
     show_default=True,
+    help="text: operator tree or process blocks with column lineage; json: the lineage document; "
+    "dot: Graphviz source; svg/html: a picture (html adds hover highlight and zoom)",
 )
 @click.option("--depth", type=int, default=0, show_default=True, help="lineage depth (0 = unlimited)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to FILE instead of stdout")
@@ -356,7 +381,16 @@ def show_cmd(
     out: str | None,
     columns: bool,
 ) -> None:
-    """Show what Atlas holds for the domain (or the lineage of QUALIFIED_NAME), read back through Atlas's lineage API."""
+    """Show what Atlas holds for the domain (or the lineage of QUALIFIED_NAME), read back through Atlas's lineage API.
+
+    QUALIFIED_NAME may leave out the @DOMAIN suffix.
+
+    \b
+    Examples:
+      atlas-sync show --domain demo
+      atlas-sync show --domain demo --format html --columns --out demo.html
+      atlas-sync show --domain demo tab3 --depth 2
+    """
     from atlas_sync.view.atlas_graph import domain_graph
 
     pub, _ = _publisher(domain, profile)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ def plan_cmd(
     return 2 if detailed_exitcode and plan.has_changes else 0
 
 
-plan_cmd.help = (plan_cmd.help or "") + "\n\n" + _SOURCES_HELP
+plan_cmd.help = inspect.cleandoc(plan_cmd.help or "") + "\n\n" + _SOURCES_HELP
 
 
 @typedefs.command("apply")
@@ -122,7 +123,7 @@ def apply_cmd(sources: tuple[str, ...], profiles: tuple[str, ...], as_json: bool
     return 0
 
 
-apply_cmd.help = (apply_cmd.help or "") + "\n\n" + _SOURCES_HELP
+apply_cmd.help = inspect.cleandoc(apply_cmd.help or "") + "\n\n" + _SOURCES_HELP
 
 
 @typedefs.command("delete")
@@ -167,7 +168,7 @@ def delete_cmd(
     return 0
 
 
-delete_cmd.help = (delete_cmd.help or "") + "\n\n" + _SOURCES_HELP
+delete_cmd.help = inspect.cleandoc(delete_cmd.help or "") + "\n\n" + _SOURCES_HELP
 
 
 @typedefs.command("validate")
@@ -213,6 +214,6 @@ def validate_cmd(sources: tuple[str, ...], profiles: tuple[str, ...], as_json: b
     return 0
 
 
-validate_cmd.help = (validate_cmd.help or "") + "\n\n" + _SOURCES_HELP
+validate_cmd.help = inspect.cleandoc(validate_cmd.help or "") + "\n\n" + _SOURCES_HELP
 
 COMMANDS = [typedefs]
