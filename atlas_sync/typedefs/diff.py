@@ -357,7 +357,7 @@ def _compare_attributes(
                     Incompatibility(
                         f"adds mandatory attribute {n}",
                         f"400 ATLAS-400-00-00C {type_name}.{n} : can not add mandatory attribute",
-                        'make it optional ("isOptional": true), or tear down and rebuild (demo domains)',
+                        'make it optional ("isOptional": true), or (demo domains only) remove the types with their entities and apply again: atlas-sync typedefs delete --with-entities, then atlas-sync typedefs apply',
                     )
                 )
             continue
@@ -366,7 +366,7 @@ def _compare_attributes(
                 Incompatibility(
                     f"changes the type of attribute {n} {h.get('typeName')} -> {a.get('typeName')}",
                     "400 ATLAS-400-00-029 Data type update for attribute is not supported",
-                    "add a new attribute with another name instead, or tear down and rebuild (demo domains)",
+                    "add a new attribute with another name instead, or (demo domains only) remove the types with their entities and apply again: atlas-sync typedefs delete --with-entities, then atlas-sync typedefs apply",
                 )
             )
             continue
@@ -387,7 +387,7 @@ def _compare_attributes(
                 Incompatibility(
                     f"removes attribute {n}",
                     f"400 ATLAS-400-00-00D {type_name}.{n} : attribute delete not supported",
-                    f"put {n!r} back in the bundle (Atlas keeps it anyway), or tear down and rebuild (demo domains)",
+                    f"put {n!r} back in the bundle (Atlas keeps it anyway), or (demo domains only) remove the types with their entities and apply again: atlas-sync typedefs delete --with-entities, then atlas-sync typedefs apply",
                 )
             )
     return changes, problems

@@ -99,7 +99,7 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
         if not match:
             raise AtlasSyncError(
                 f"no entity {qualified_name!r} in domain {pub.domain!r}",
-                hint="`atlas-sync show --domain D` lists the domain",
+                hint=f"`atlas-sync show --domain {pub.domain}` lists what the domain holds",
             )
         info = client.lineage(match[0].guid, direction="BOTH", depth=depth)
         return from_lineage(info, pub.process_types)
