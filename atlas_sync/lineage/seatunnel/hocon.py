@@ -155,7 +155,7 @@ def _hocon_error(exc: Exception, file: str | None) -> InputError:
         line, col = int(m.group(1)), int(m.group(2))
         msg = msg[: m.start()].strip()
     if "Cannot resolve variable" in msg:
-        hint = "pass its value with --var KEY=VALUE (Python: variables={...}) or define it in the file"
+        hint = "pass its value with --var KEY=VALUE (like seatunnel -i key=value; Python: variables={...}) or define it in the file"
     else:
         hint = "the file is not valid HOCON"
     msg = msg.replace('"', "'").replace(f"{_SEP}", " #")
