@@ -233,38 +233,46 @@ class LineageEndpoint:
 
     # ------------------------------------------------------------------ worker
     def _run(self) -> None:
-        while True:
-            if self._stop.is_set():
-                return
+        while not self._stop.is_set():
             batch = self.queue.take(self.config.batch_max, timeout=0.2, linger=self.config.linger)
             if not batch:
                 continue
-            groups: dict[str, list[dict[str, Any]]] = {}
-            skipped = 0
-            for ev in batch:
-                job = ev.get("job")
-                if not isinstance(job, dict):
-                    skipped += 1  # DatasetEvent: no job to sync it under
-                    continue
-                if "run" in ev and str(ev.get("eventType") or "").upper() not in self._wanted:
-                    skipped += 1
-                    continue
-                groups.setdefault(job_key(job["namespace"], job["name"]), []).append(ev)
-            if skipped:
-                self._count(skipped=skipped)
-            items = list(groups.items())
-            for i, (job_name, events) in enumerate(items):
-                # what stop() must spool if this sync outlives the drain timeout
-                self._inflight = [e for _, evs in items[i:] for e in evs]
-                latest = latest_run(events)
-                if len(latest) < len(events):
-                    self._count(superseded=len(events) - len(latest))
-                done = self._sync_job(job_name, latest)
-                self._inflight = []
-                if not done:  # stopping while this job keeps failing: give the rest back
-                    rest = [e for _, evs in items[i:] for e in evs]
-                    self.queue.put_front(rest)
+            try:
+                if not self._process(batch):
                     return
+            except Exception as exc:  # noqa: BLE001 - the worker must outlive a bug; keep the events
+                log.exception("unexpected error in the sync worker")
+                self._dead_letter("(worker)", list(self._inflight), f"{type(exc).__name__}: {exc}")
+            finally:
+                self._inflight = []
+
+    def _process(self, batch: list[dict[str, Any]]) -> bool:
+        """Sync a batch job by job; False when stopping with events given back to the queue."""
+        groups: dict[str, list[dict[str, Any]]] = {}
+        skipped = 0
+        for ev in batch:
+            job = ev.get("job")
+            if not isinstance(job, dict):
+                skipped += 1  # DatasetEvent: no job to sync it under
+                continue
+            if "run" in ev and str(ev.get("eventType") or "").upper() not in self._wanted:
+                skipped += 1
+                continue
+            groups.setdefault(job_key(job["namespace"], job["name"]), []).append(ev)
+        if skipped:
+            self._count(skipped=skipped)
+        items = list(groups.items())
+        self._inflight = [e for _, evs in items for e in evs]
+        for i, (job_name, events) in enumerate(items):
+            latest = latest_run(events)
+            if len(latest) < len(events):
+                self._count(superseded=len(events) - len(latest))
+            # what stop() must spool (or a worker error dead-letter) if this sync does not finish
+            self._inflight = latest + [e for _, evs in items[i + 1 :] for e in evs]
+            if not self._sync_job(job_name, latest):
+                self.queue.put_front(self._inflight)  # stopping while this job keeps failing
+                return False
+        return True
 
     def _sync_job(self, job: str, events: list[dict[str, Any]]) -> bool:
         attempt = 0
