@@ -359,3 +359,18 @@ def test_latest_run_of_a_job_in_one_batch_is_synced_and_older_runs_superseded(ru
     assert server.endpoint.metrics()["superseded"] == 1
     [(job, graph)] = rec.calls
     assert graph.processes[0].attributes["runId"] == "run-2"
+
+
+def test_reader_reads_events_serialised_by_openlineage_python(tmp_path):
+    from openlineage.client.serde import Serde
+
+    from atlas_sync.lineage import registry
+
+    f = tmp_path / "events.jsonl"
+    f.write_text("\n".join(Serde.to_json(ol_event("job_x", i)) for i in range(3)) + "\n")
+    g = registry.get("openlineage").read([str(f)])
+    assert [p.id for p in g.processes] == ["spark-prod/job_x"]
+    assert g.processes[0].outputs == ["mart.dst0", "mart.dst1", "mart.dst2"]
+    assert ("crm.public.src2.id", "mart.dst2.id", "IDENTITY") in {
+        (str(e.source), str(e.target), e.kind) for e in g.edges
+    }
