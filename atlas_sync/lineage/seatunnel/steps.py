@@ -82,7 +82,7 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
             return f"{m.group('type').lower()}:{_no_userinfo(rest.split('?')[0])}", False, None
         scheme, sep, rest = url.split("?")[0].partition("://")
         return (f"{scheme}://{_no_userinfo(rest)}" if sep else _no_userinfo(scheme)), False, None
-    for key, scheme in (
+    for key, prefix in (
         ("metastore_uri", None),
         ("fenodes", "doris"),
         ("nodeUrls", "starrocks"),
@@ -94,7 +94,7 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         if isinstance(v, list):
             v = ",".join(str(x) for x in v)
         if isinstance(v, str) and v:
-            return (v if scheme is None else f"{scheme}://{v}"), False, None
+            return (v if prefix is None else f"{prefix}://{_no_userinfo(v)}"), False, None
     return None, False, None
 
 
