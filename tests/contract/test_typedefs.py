@@ -186,7 +186,7 @@ def test_TD_013_order_inside_one_request_is_irrelevant(api: Api) -> None:
 
 def test_TD_014_post_existing_type_is_409(api: Api) -> None:
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[ct_ds_def()])),
+        api.post_bad_typedefs(typedefs(entityDefs=[ct_ds_def()])),
         409,
         "ATLAS-409-00-001",
         contains=f"Given type {CT_DS} already exists",
@@ -195,33 +195,33 @@ def test_TD_014_post_existing_type_is_409(api: Api) -> None:
 
 def test_TD_015_conflict_rolls_back_the_whole_batch(api: Api) -> None:
     x = fresh_type()
-    r = api.post("/v2/types/typedefs", typedefs(entityDefs=[entity_def(x), ct_ds_def()]))
+    r = api.post_bad_typedefs(typedefs(entityDefs=[entity_def(x), ct_ds_def()]))
     expect_error(r, 409, "ATLAS-409-00-001")
     expect_error(api.get(f"/v2/types/typedef/name/{x}"), 404, "ATLAS-404-00-001")
 
 
 def test_TD_016_unknown_supertype_is_400_00_029(api: Api) -> None:
-    r = api.post("/v2/types/typedefs", typedefs(entityDefs=[entity_def(fresh_type(), ["no_such_super"])]))
+    r = api.post_bad_typedefs(typedefs(entityDefs=[entity_def(fresh_type(), ["no_such_super"])]))
     expect_error(r, 400, "ATLAS-400-00-029", contains="Given typename no_such_super was invalid")
 
 
 @pytest.mark.parametrize("type_name", ["no_such_type", "array<no_such_type>"])
 def test_TD_017_unknown_attribute_type_is_400_00_029(api: Api, type_name: str) -> None:
     d = entity_def(fresh_type(), attrs=[{"name": "a", "typeName": type_name, "isOptional": True}])
-    expect_error(api.post("/v2/types/typedefs", typedefs(entityDefs=[d])), 400, "ATLAS-400-00-029")
+    expect_error(api.post_bad_typedefs(typedefs(entityDefs=[d])), 400, "ATLAS-400-00-029")
 
 
 def test_TD_018_attribute_without_typeName_is_plain_500(api: Api) -> None:
     name = fresh_type()
     d = entity_def(name, attrs=[{"name": "a", "isOptional": True}])
-    expect_plain_500(api.post("/v2/types/typedefs", typedefs(entityDefs=[d])))
+    expect_plain_500(api.post_bad_typedefs(typedefs(entityDefs=[d])))
     expect_error(api.get(f"/v2/types/typedef/name/{name}"), 404, "ATLAS-404-00-001")
 
 
 def test_TD_019_empty_attribute_name_is_400_00_02B(api: Api) -> None:
     d = entity_def(fresh_type(), attrs=[{"name": "", "typeName": "string", "isOptional": True}])
     body = expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[d])),
+        api.post_bad_typedefs(typedefs(entityDefs=[d])),
         400,
         "ATLAS-400-00-02B",
         startswith="Mandatory field ",
@@ -233,7 +233,7 @@ def test_TD_020_struct_as_entity_supertype_is_400_00_003(api: Api) -> None:
     s, x = fresh_type("ct_struct"), fresh_type()
     body = typedefs(structDefs=[struct_def(s)], entityDefs=[entity_def(x, [s])])
     expect_error(
-        api.post("/v2/types/typedefs", body),
+        api.post_bad_typedefs(body),
         400,
         "ATLAS-400-00-003",
         contains=f"{s}: incompatible supertype {x}",
@@ -244,7 +244,7 @@ def test_TD_021_process_subtype_redeclaring_inputs_is_400_00_09E(api: Api) -> No
     x = fresh_type()
     d = entity_def(x, ["Process"], [{"name": "inputs", "typeName": f"array<{CT_DS}>", "isOptional": True}])
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[d])),
+        api.post_bad_typedefs(typedefs(entityDefs=[d])),
         400,
         "ATLAS-400-00-09E",
         contains=f"Invalid attribute name: {x}.inputs. Attribute already exists in another parent type: Process",
@@ -258,7 +258,7 @@ def test_TD_022_dataset_subtype_redeclaring_parent_attribute_is_400_00_09E(
     x = fresh_type()
     d = entity_def(x, ["DataSet"], [{"name": attr, "typeName": "string", "isOptional": True}])
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[d])),
+        api.post_bad_typedefs(typedefs(entityDefs=[d])),
         400,
         "ATLAS-400-00-09E",
         contains=f"Attribute already exists in another parent type: {parent}",
@@ -271,7 +271,7 @@ def test_TD_023_set_cardinality_on_string_is_400_00_012(api: Api) -> None:
         x, attrs=[{"name": "tags", "typeName": "string", "cardinality": "SET", "isOptional": True}]
     )
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[d])),
+        api.post_bad_typedefs(typedefs(entityDefs=[d])),
         400,
         "ATLAS-400-00-012",
         contains=f"Cardinality of attribute {x}.tags requires a list or set type",
@@ -284,14 +284,14 @@ def test_TD_024_classification_as_attribute_type_is_400_00_081(api: Api) -> None
         classificationDefs=[{"name": tag, "attributeDefs": []}],
         entityDefs=[entity_def(x, attrs=[{"name": "t", "typeName": tag, "isOptional": True}])],
     )
-    expect_error(api.post("/v2/types/typedefs", body), 400, "ATLAS-400-00-081")
+    expect_error(api.post_bad_typedefs(body), 400, "ATLAS-400-00-081")
 
 
 @pytest.mark.parametrize("prefix", ["ct.dot", "ct-dash", "1ct", "_ct"])
 def test_TD_025_invalid_type_names_are_400_00_019(api: Api, prefix: str) -> None:
     name = fresh_type(prefix)
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[entity_def(name)])),
+        api.post_bad_typedefs(typedefs(entityDefs=[entity_def(name)])),
         400,
         "ATLAS-400-00-019",
         startswith=f"{name}: invalid name for ENTITY.",
@@ -307,20 +307,20 @@ def test_TD_026_space_and_double_underscore_names_are_accepted(api: Api, prefix:
 
 @pytest.mark.parametrize("name", ["servicetype", "description", "version", "options", "name"])
 def test_TD_027_reserved_type_names_fail_with_plain_500(api: Api, name: str) -> None:
-    expect_plain_500(api.post("/v2/types/typedefs", typedefs(entityDefs=[entity_def(name)])))
+    expect_plain_500(api.post_bad_typedefs(typedefs(entityDefs=[entity_def(name)])))
     expect_error(api.get(f"/v2/types/typedef/name/{name}"), 404, "ATLAS-404-00-001")
 
 
 def test_TD_028_relationship_end_of_unknown_type_is_400_00_029(api: Api) -> None:
     r = rel_def(fresh_type("ct_rel"), end("no_such_type", "a"), end(CT_DS, "b"))
-    expect_error(api.post("/v2/types/typedefs", typedefs(relationshipDefs=[r])), 400, "ATLAS-400-00-029")
+    expect_error(api.post_bad_typedefs(typedefs(relationshipDefs=[r])), 400, "ATLAS-400-00-029")
 
 
 def test_TD_029_relationship_end_without_name_is_400_00_02B(api: Api) -> None:
     a = fresh_type()
     r = rel_def(fresh_type("ct_rel"), end(a, None), end(CT_DS, "back"))
     expect_error(
-        api.post("/v2/types/typedefs", typedefs(entityDefs=[entity_def(a)], relationshipDefs=[r])),
+        api.post_bad_typedefs(typedefs(entityDefs=[entity_def(a)], relationshipDefs=[r])),
         400,
         "ATLAS-400-00-02B",
         contains="Mandatory field endDef1.name has empty/null value",
@@ -332,14 +332,14 @@ def test_TD_030_association_with_container_end_is_400_00_030(api: Api, category:
     a, b = fresh_type(), fresh_type()
     r = rel_def(fresh_type("ct_rel"), end(a, "bs", "SET", isContainer=True), end(b, "a_of"), category)
     body = typedefs(entityDefs=[entity_def(a), entity_def(b)], relationshipDefs=[r])
-    expect_error(api.post("/v2/types/typedefs", body), 400, "ATLAS-400-00-030")
+    expect_error(api.post_bad_typedefs(body), 400, "ATLAS-400-00-030")
 
 
 def test_TD_031_aggregation_without_container_end_is_400_00_032(api: Api) -> None:
     a, b = fresh_type(), fresh_type()
     r = rel_def(fresh_type("ct_rel"), end(a, "bs", "SET"), end(b, "a_of"), "AGGREGATION")
     body = typedefs(entityDefs=[entity_def(a), entity_def(b)], relationshipDefs=[r])
-    expect_error(api.post("/v2/types/typedefs", body), 400, "ATLAS-400-00-032")
+    expect_error(api.post_bad_typedefs(body), 400, "ATLAS-400-00-032")
 
 
 # ---------------------------------------------------------------------------------------------- update
