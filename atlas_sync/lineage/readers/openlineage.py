@@ -33,7 +33,7 @@ class OpenLineageReader:
         *,
         namespace_map: NamespaceMapLike = None,
         event_types: Collection[str] | str | None = None,
-        prefer_symlinks: bool = True,
+        prefer_symlinks: bool | str = True,
         **options: Any,
     ) -> LineageGraph:
         """Read events from ``paths``.
@@ -43,6 +43,8 @@ class OpenLineageReader:
         all); ``prefer_symlinks`` (name a dataset by its TABLE symlink, default true).
         """
         nsmap = load_namespace_map(namespace_map)
+        if isinstance(prefer_symlinks, str):  # from `-o prefer_symlinks=false`
+            prefer_symlinks = prefer_symlinks.strip().lower() not in ("0", "false", "no", "off", "")
         if isinstance(event_types, str):
             event_types = [t.strip() for t in event_types.split(",") if t.strip()]
         events: list[RawEvent] = []

@@ -116,6 +116,8 @@ def test_prefer_symlinks_off_keeps_the_physical_location():
     g = read(SPARK, prefer_symlinks=False)
     assert g.dataset("hdfs://namenode:8020/warehouse/raw.db/orders") is not None
     assert g.dataset("raw.orders") is None
+    # as the command line passes it (-o prefer_symlinks=false)
+    assert read(SPARK, prefer_symlinks="false").dataset("raw.orders") is None
 
 
 def test_array_of_events_for_two_jobs_gives_two_processes_and_a_warning(tmp_path):
