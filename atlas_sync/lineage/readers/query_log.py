@@ -142,7 +142,8 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
     text = read_text(path)
     file = None if path == "-" else path
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: an unclosed quote is an error, not a query that swallows the rest of the file.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
@@ -255,6 +256,12 @@ class QueryLogReader:
                     e.last_start = max(e.last_start or started, started)
                 e.total_duration += _float(row.get("duration"))
 
+        if rows == 0:
+            raise InputError(
+                "the query log has no rows",
+                file=None if paths[0] == "-" else paths[0],
+                hint="expected a CSV header and one row per query",
+            )
         ordered = list(entries.values())
         outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, show)
 

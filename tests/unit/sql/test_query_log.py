@@ -174,3 +174,18 @@ def test_fingerprint_ignores_case_whitespace_and_literals_but_not_names() -> Non
         "insert into t\nselect a from s where x = 'b';"
     )
     assert fingerprint("INSERT INTO t1 SELECT a FROM s") != fingerprint("INSERT INTO t2 SELECT a FROM s")
+
+
+def test_a_log_with_a_header_and_no_rows_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text("query_text,user_name\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no rows"):
+        READER.read([str(path)])
+
+
+def test_an_unclosed_quote_is_an_input_error_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text('query_text\n"INSERT INTO t SELECT a FROM s\n', encoding="utf-8")
+    with pytest.raises(InputError, match="invalid CSV") as info:
+        READER.read([str(path)])
+    assert info.value.line is not None
