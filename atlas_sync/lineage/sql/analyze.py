@@ -357,6 +357,13 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     target, cols = _target_of(expr.this, f"CREATE {kind}")
     if temporary:
         _mark_temporary(target, ctx)
+    to_table = next(
+        (p.this for p in (props.expressions if props else []) if isinstance(p, exp.ToTableProperty)), None
+    )
+    if kind == "VIEW" and isinstance(to_table, exp.Table) and query is not None:
+        # ClickHouse: CREATE MATERIALIZED VIEW mv TO db.target AS SELECT ... writes into db.target.
+        result.type = "CREATE MATERIALIZED VIEW"
+        return [Flow(to_table, query, None)]
     if kind == "VIEW":
         parts = _table_parts(target, ctx)
         if parts and not temporary:

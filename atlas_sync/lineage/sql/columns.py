@@ -416,6 +416,9 @@ class QueryAnalyzer:
             return self._struct_field(scope, col)
         if self.dialect in _PSEUDO_COLUMNS and name in _PSEUDO_COLUMNS[self.dialect]:
             return Deps()  # LEVEL, ROWNUM, ...: computed by the engine, not read from a table
+        array_join = self._array_join_alias(scope, name)
+        if array_join is not None:
+            return array_join
         # Unqualified: sqlglot could not tell which source holds it; decide when only one can.
         s = scope
         while s is not None:
@@ -431,6 +434,22 @@ class QueryAnalyzer:
                 return Deps()
             s = s.parent
         return Deps()
+
+    def _array_join_alias(self, scope: Scope, name: str) -> Deps | None:
+        """ClickHouse ``ARRAY JOIN arr AS x``: ``x`` is an element of ``arr`` (a TRANSFORMATION)."""
+        select = scope.expression
+        if not isinstance(select, exp.Select):
+            return None
+        for join in select.args.get("joins") or []:
+            target = join.this
+            if isinstance(target, exp.Alias) and self.col_name(target.args["alias"]) == name:
+                deps = Deps()
+                expr = self._sql(target)
+                for col in _columns_in(target.this):
+                    for src in self.resolve_column(scope, col).all_sources():
+                        deps.add_direct(src, "TRANSFORMATION", expr)
+                return deps
+        return None
 
     def _struct_field(self, scope: Scope, col: exp.Column) -> Deps:
         """``user.address.city`` where ``user`` is a STRUCT column (or ``t.user.city`` with ``t`` a

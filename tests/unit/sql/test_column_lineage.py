@@ -405,3 +405,8 @@ def test_named_window_keys_are_window_dependencies() -> None:
         ("orders.cid", "o.s", "WINDOW"),
         ("orders.ts", "o.s", "WINDOW"),
     }
+
+
+def test_clickhouse_array_join_alias_is_an_element_of_the_array() -> None:
+    st = one("INSERT INTO t SELECT tag FROM events ARRAY JOIN tags AS tag WHERE tag = 'x'", "clickhouse")
+    assert triples(st) == {("events.tags", "t.tag", "TRANSFORMATION"), ("events.tags", "t.*", "FILTER")}

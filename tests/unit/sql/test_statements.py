@@ -173,3 +173,12 @@ def test_insert_overwrite_directory_writes_a_file_dataset() -> None:
     st = one("INSERT OVERWRITE DIRECTORY '/data/out' SELECT a FROM t", "hive")
     assert [(w.name, w.kind) for w in st.writes] == [("/data/out", "file")]
     assert [r.id for r in st.reads] == ["t"]
+
+
+def test_clickhouse_materialized_view_to_a_table_writes_that_table() -> None:
+    st = one(
+        "CREATE MATERIALIZED VIEW mv TO db.target AS SELECT a, count() AS c FROM db.src GROUP BY a",
+        "clickhouse",
+    )
+    assert [w.id for w in st.writes] == ["db.target"]
+    assert ("db.src.a", "db.target.a", "IDENTITY") in triples(st)
