@@ -189,3 +189,28 @@ def test_an_unclosed_quote_is_an_input_error_naming_the_line(tmp_path: Path) -> 
     with pytest.raises(InputError, match="invalid CSV") as info:
         READER.read([str(path)])
     assert info.value.line is not None
+
+
+def test_views_in_the_log_are_view_datasets_with_column_lineage(tmp_path: Path) -> None:
+    path = write_log(
+        tmp_path,
+        [
+            [
+                "CREATE VIEW v_big AS SELECT id, amount * 2 AS dbl FROM orders WHERE amount > 10",
+                "",
+                "",
+                "",
+                "",
+                "sales",
+                "",
+            ]
+        ],
+    )
+    graph = READER.read([path], workers="1", progress="false", timeout="5")  # text options, as from `-o`
+    view = graph.dataset("sales.v_big")
+    assert view is not None and view.kind == "view" and view.column_names() == ["id", "dbl"]
+    assert {(str(e.source), str(e.target), e.kind) for e in graph.edges} == {
+        ("sales.orders.id", "sales.v_big.id", "IDENTITY"),
+        ("sales.orders.amount", "sales.v_big.dbl", "TRANSFORMATION"),
+        ("sales.orders.amount", "sales.v_big.*", "FILTER"),
+    }
