@@ -645,7 +645,8 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     else:
         target.columns = [c for _, c in named]
     for code, message in problems.items:
-        result.problem(message, code=code)
+        if not any(p["message"] == message for p in result.problems):  # MERGE branches repeat them
+            result.problem(message, code=code)
     # Deduplicated across the statement's flows (MERGE branches share their ON condition).
     seen: set[tuple[str, str, str, str | None, str]] = {
         (e.source, e.source_column, e.target, e.target_column, e.kind) for e in result.edges

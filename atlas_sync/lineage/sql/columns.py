@@ -66,6 +66,8 @@ class ScopeResult:
     dataset: dict[tuple[Src, str], str | None]
     # Positions known: False once an unexpanded star makes later positions unknowable.
     complete: bool = True
+    # A table function (LATERAL VIEW inline(x) t, UNNEST(x) t): any column of it comes from x.
+    any_column: Deps | None = None
 
     def output(self, name: str) -> Deps | None:
         return self.columns.get(name)
@@ -228,7 +230,7 @@ class QueryAnalyzer:
             for src in base.all_sources():
                 deps.add_direct(src, "TRANSFORMATION", expr_sql)
         cols = {n: deps for n in names if n is not None}
-        return ScopeResult(names, cols, {})
+        return ScopeResult(names, cols, {}, any_column=deps)
 
     def _select(self, scope: Scope) -> ScopeResult:
         select: exp.Select = scope.expression  # type: ignore[assignment]
@@ -538,8 +540,8 @@ class QueryAnalyzer:
             out = res.output(name)
             if out is not None:
                 return out
-            if src.scope_type == ScopeType.UDTF and len(res.columns) >= 1:
-                return next(iter(res.columns.values()))
+            if res.any_column is not None:
+                return res.any_column
         return Deps()
 
     def _candidates(self, scope: Scope, name: str) -> tuple[list[str], list[str]]:

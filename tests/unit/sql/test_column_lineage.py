@@ -410,3 +410,8 @@ def test_named_window_keys_are_window_dependencies() -> None:
 def test_clickhouse_array_join_alias_is_an_element_of_the_array() -> None:
     st = one("INSERT INTO t SELECT tag FROM events ARRAY JOIN tags AS tag WHERE tag = 'x'", "clickhouse")
     assert triples(st) == {("events.tags", "t.tag", "TRANSFORMATION"), ("events.tags", "t.*", "FILTER")}
+
+
+def test_fields_of_a_table_function_without_column_names_come_from_its_input() -> None:
+    st = one("INSERT INTO o SELECT id, col.sku FROM carts LATERAL VIEW inline(items) col", "databricks")
+    assert triples(st) == {("carts.id", "o.id", "IDENTITY"), ("carts.items", "o.sku", "TRANSFORMATION")}
