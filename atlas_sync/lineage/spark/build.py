@@ -111,7 +111,7 @@ class _Datasets:
 
     def leaf(self, node: PlanNode, alias: str | None) -> None:
         op = node.op
-        cols = [Column(name=a.name, type=a.dtype) for a in node.output]
+        cols = [Column.model_construct(name=a.name, type=a.dtype, description=None) for a in node.output]
         ids: list[str] = []
         info: dict[str, Any] = {}
         scan = next((self.scans[a.id] for a in node.output if a.id is not None and a.id in self.scans), None)
@@ -160,9 +160,7 @@ class _Datasets:
         for ds_id in ids:
             d = self.graph.dataset(ds_id)
             if d is not None:
-                for c in cols:
-                    if not d.has_column(c.name):
-                        d.columns.append(c)
+                _add_columns(d, cols)
         self.by_node[id(node)] = ids
         self.info[id(node)] = info
 
@@ -187,10 +185,17 @@ class _Datasets:
         if d is not None:
             if p.get("mode"):
                 d.facets.setdefault("writeMode", p["mode"])
-            for n in names:
-                if not d.has_column(n):
-                    d.columns.append(Column(name=n))
+            _add_columns(d, [Column(name=n) for n in names])
         return ds_id
+
+
+def _add_columns(d: Dataset, cols: list[Column]) -> None:
+    """Append the columns a dataset does not have yet (a set, so very wide relations stay linear)."""
+    have = set(d.column_names())
+    for c in cols:
+        if c.name not in have:
+            have.add(c.name)
+            d.columns.append(c)
 
 
 def _resolve_leaves(roots: list[PlanNode], ds: _Datasets) -> None:
@@ -231,7 +236,8 @@ def build_graph(
         for n in r.walk():
             if n.op not in KNOWN:
                 graph.problem(
-                    f"unknown Spark operator {n.op!r} kept as a generic operator (no column lineage through it)",
+                    f"unknown Spark operator {n.op!r} kept as a generic operator (its children's columns are passed "
+                    "through; only the aliases in its arguments are followed)",
                     code="spark-unknown-operator",
                     file=file,
                     line=n.line,
@@ -255,6 +261,7 @@ def _job_mode(
     graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: _Datasets, file: str | None
 ) -> None:
     multi = len(roots) > 1
+    known: set[ColumnEdge] = set(graph.edges)
     for k, (root, pl) in enumerate(zip(roots, lineages, strict=True), start=1):
         pid = f"{ds.job}:{k}" if multi else ds.job
         names, lins, rows = target_lins(root, pl)
@@ -287,26 +294,30 @@ def _job_mode(
         graph.add_process(
             Process(id=pid, name=pid, kind="job", inputs=inputs, outputs=[target], attributes=attrs)
         )
+        edges: dict[ColumnEdge, None] = {}  # ordered set
         for name, lin in zip(names, lins, strict=False):
             tgt = ColumnRef(dataset=target, column=name)
             for src, kind in lin.direct.items():
-                graph.add_edge(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid))
+                edges.setdefault(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid), None)
             for src, kind in lin.indirect:
-                graph.add_edge(_edge(src, tgt, kind, None, pid))
+                edges.setdefault(_edge(src, tgt, kind, None, pid), None)
         whole = ColumnRef(dataset=target, column=None)
         for src, kind in rows:
-            graph.add_edge(_edge(src, whole, kind, None, pid))
+            edges.setdefault(_edge(src, whole, kind, None, pid), None)
+        # (LineageGraph.add_edge checks the whole list per edge; very wide plans need a set)
+        graph.edges.extend(e for e in edges if e not in known)
+        known.update(edges)
 
 
 def _edge(src: tuple[str, str], target: ColumnRef, kind: str, expr: str | None, pid: str) -> ColumnEdge:
-    return ColumnEdge.model_validate(
-        {
-            "source": ColumnRef(dataset=src[0], column=src[1]),
-            "target": target,
-            "kind": kind,
-            "expression": expr,
-            "process": pid,
-        }
+    # built without validation: every value here is already of the right type and kind (wide plans
+    # make hundreds of thousands of these)
+    return ColumnEdge.model_construct(
+        source=ColumnRef.model_construct(dataset=src[0], column=src[1]),
+        target=target,
+        kind=kind,
+        expression=expr,
+        process=pid,
     )
 
 

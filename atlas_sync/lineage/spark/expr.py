@@ -146,32 +146,12 @@ class ExprSyntaxError(ValueError):
         self.offset = offset
 
 
+_TOKEN = re.compile(r"[()\[\]{},]|(?:`[^`]*`?|[^\s()\[\]{},`])+")
+
+
 def _tokens(text: str) -> list[tuple[str, int, int]]:
     """Split into bracket, comma and word tokens: (token, start, end). Backquotes group a word."""
-    out: list[tuple[str, int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch.isspace():
-            i += 1
-            continue
-        if ch in "()[]{},":
-            out.append((ch, i, i + 1))
-            i += 1
-            continue
-        j = i
-        while j < n:
-            c = text[j]
-            if c == "`":
-                k = text.find("`", j + 1)
-                j = n if k < 0 else k + 1
-                continue
-            if c.isspace() or c in "()[]{},":
-                break
-            j += 1
-        out.append((text[i:j], i, j))
-        i = j
-    return out
+    return [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
 @dataclass
@@ -241,7 +221,7 @@ def parse_list(text: str) -> list[Expr]:
     if len(frames) != 1:
         raise ExprSyntaxError(f"unclosed {frames[-1].open!r}", frames[-1].start)
     items = [_seq(it, text) for it in frames[0].items]
-    return [_alias(x) for x in items if x is not None]
+    return [as_alias(x) for x in items if x is not None]
 
 
 def parse_expr(text: str) -> Expr:
@@ -303,8 +283,8 @@ def _seq(items: list[Expr], src: str) -> Expr | None:
     return e
 
 
-def _alias(e: Expr) -> Expr:
-    """``expr AS name#id`` at the top level of an item -> an alias node."""
+def as_alias(e: Expr) -> Expr:
+    """``expr AS name#id`` at the top level of an item -> an alias node (else ``e`` unchanged)."""
     if e.kind == "seq" and len(e.args) >= 3:
         last, kw = e.args[-1], e.args[-2]
         if kw.kind == "word" and kw.name == "AS" and last.kind == "attr":
@@ -320,26 +300,23 @@ def _alias(e: Expr) -> Expr:
     return e
 
 
+_SPECIAL = re.compile(r"`[^`]*`?|[()\[\]{},]")
+
+
 def split_top(text: str) -> list[str]:
     """Split a node's argument string on top-level commas (brackets and backquotes respected)."""
     parts: list[str] = []
     depth = 0
     start = 0
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "`":
-            k = text.find("`", i + 1)
-            i = n if k < 0 else k + 1
-            continue
+    for m in _SPECIAL.finditer(text):
+        ch = m.group()
         if ch in _OPEN:
             depth += 1
         elif ch in _CLOSE:
             depth -= 1
         elif ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-        i += 1
+            parts.append(text[start : m.start()].strip())
+            start = m.end()
     last = text[start:].strip()
     if last or parts:
         parts.append(last)
@@ -352,12 +329,13 @@ def strip_brackets(text: str) -> str | None:
     if not (t.startswith("[") and t.endswith("]")):
         return None
     depth = 0
-    for i, ch in enumerate(t):
+    for m in _SPECIAL.finditer(t):
+        ch = m.group()
         if ch == "[":
             depth += 1
         elif ch == "]":
             depth -= 1
-            if depth == 0 and i != len(t) - 1:
+            if depth == 0 and m.end() != len(t):
                 return None
     return t[1:-1]
 

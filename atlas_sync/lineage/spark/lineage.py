@@ -21,6 +21,7 @@ from atlas_sync.lineage.spark.expr import (
     ExprDeps,
     all_refs_deps,
     analyze,
+    as_alias,
     conjuncts,
     output_of,
     refs,
@@ -418,7 +419,7 @@ def _apply(
     for k in kids:
         res.out.extend(k.out)
     for e in node.exprs.get("arguments", []):
-        items = e.args if e.kind == "list" else [e]
+        items = [as_alias(x) for x in e.args] if e.kind == "list" else [e]
         for it in items:
             if it.kind == "alias":
                 col = _define(pl, it, sub)

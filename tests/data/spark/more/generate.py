@@ -130,6 +130,8 @@ capture_df(
 capture_df(
     "rollup_expand", spark.sql("SELECT dept, name, sum(salary) AS total FROM emp GROUP BY ROLLUP(dept, name)")
 )
+spark.sql("DROP TABLE IF EXISTS dept_summary")
+shutil.rmtree(f"{WAREHOUSE}/dept_summary", ignore_errors=True)
 capture_sql(
     "ctas_agg",
     "CREATE TABLE dept_summary USING parquet AS "
