@@ -211,7 +211,11 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         flows += _merge(expr, result)
     elif isinstance(expr, exp.Update):
         flows += _update(expr, result)
-    elif isinstance(expr, exp.Select) and isinstance(expr.args.get("into"), exp.Into):
+    elif (
+        isinstance(expr, exp.Select)
+        and isinstance(expr.args.get("into"), exp.Into)
+        and not _is_variable(expr.args["into"].this)
+    ):
         into = expr.args["into"]
         if not isinstance(into.this, exp.Table):
             raise StatementRejected("SELECT INTO without a target table")
@@ -248,6 +252,13 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
     return result
 
 
+def _is_variable(node: exp.Expr | None) -> bool:
+    """``SELECT ... INTO @v`` / ``INTO :v``: a variable, not a table (no data flow)."""
+    if isinstance(node, exp.Table):
+        node = node.this
+    return isinstance(node, (exp.Parameter, exp.Placeholder, exp.SessionParameter))
+
+
 def _target_of(this: exp.Expr | None, what: str) -> tuple[exp.Table, list[str] | None]:
     if isinstance(this, exp.Schema) and isinstance(this.this, exp.Table):
         cols = [ident_name(c.this if isinstance(c, exp.ColumnDef) else c) for c in this.expressions]
@@ -282,6 +293,14 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
     target, cols = _target_of(this, "INSERT")
     source = expr.args.get("expression")
     query = _query_of(expr)
+    table_source = expr.args.get("source")
+    if (
+        query is None
+        and isinstance(table_source, exp.Table)
+        and isinstance(table_source.this, exp.Identifier)
+    ):
+        # INSERT INTO t TABLE s: every column of s, in order.
+        query = exp.Select(expressions=[exp.Star()]).from_(table_source.copy(), copy=False)
     if query is None:
         if source is None or isinstance(source, (exp.Values, exp.Tuple)) or source.find(exp.Values):
             ref = table_ref(target, ctx)
@@ -355,6 +374,12 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
         result.type = f"CREATE {kind}".strip()
         return []
     target, cols = _target_of(expr.this, f"CREATE {kind}")
+    clone = expr.args.get("clone")
+    if isinstance(clone, exp.Clone) and isinstance(clone.this, exp.Table) and query is None:
+        # CREATE TABLE t CLONE s / COPY s: a copy of s's data, column for column.
+        result.type = "CREATE TABLE CLONE"
+        star = exp.Select(expressions=[exp.Star()]).from_(clone.this.copy(), copy=False)
+        return [Flow(target, star, None, by_name=True, creates=True)]
     if temporary:
         _mark_temporary(target, ctx)
     to_table = next(

@@ -182,3 +182,19 @@ def test_clickhouse_materialized_view_to_a_table_writes_that_table() -> None:
     )
     assert [w.id for w in st.writes] == ["db.target"]
     assert ("db.src.a", "db.target.a", "IDENTITY") in triples(st)
+
+
+def test_clone_and_insert_table_copy_every_column() -> None:
+    clone, insert = analyze_sql(
+        "CREATE TABLE t2 CLONE t1; INSERT INTO t3 TABLE t1",
+        dialect="snowflake",
+        schema={"t1": ["a", "b"], "t3": ["x", "y"]},
+    )
+    assert clone.type == "CREATE TABLE CLONE"
+    assert triples(clone) == {("t1.a", "t2.a", "IDENTITY"), ("t1.b", "t2.b", "IDENTITY")}
+    assert triples(insert) == {("t1.a", "t3.x", "IDENTITY"), ("t1.b", "t3.y", "IDENTITY")}
+
+
+def test_select_into_a_variable_is_a_plain_read() -> None:
+    st = one("SELECT a INTO @v FROM t", "mysql")
+    assert st.type == "SELECT" and [r.id for r in st.reads] == ["t"] and st.writes == [] and not st.error
