@@ -249,7 +249,7 @@ class Emulator:
             return _json(200, {"Status": "ACTIVE"}), 0
         user, cookie = self._authenticate(headers)
         if user is None:
-            return self._unauthorized(path, headers), 0
+            return self._unauthorized(method, path, headers), 0
         if (
             method not in ("GET", "HEAD", "OPTIONS", "TRACE")
             and BROWSER_UA.match(headers.get("user-agent", ""))
@@ -296,11 +296,11 @@ class Emulator:
             except BadJsonError as exc:
                 return _json(400, {"error": str(exc)}), 0
             except (InternalError, EmulatorError) as exc:
-                resp, ident = _server_error()
+                resp, ident = _server_error(JSON_TYPE)
                 log.debug("%s %s: %s (ID %s)", method, sub, exc, ident)
                 return resp, 0
             except Exception:  # Atlas maps any other failure to a 500 too; log it: it is an emulator bug
-                resp, ident = _server_error()
+                resp, ident = _server_error(JSON_TYPE)
                 log.exception("%s %s failed (ID %s)", method, sub, ident)
                 return resp, 0
             return _result(result, body)
@@ -331,11 +331,14 @@ class Emulator:
                 return self._sessions[value], None
         return None, None
 
-    def _unauthorized(self, path: str, headers: dict[str, str]) -> EmulatorResponse:
+    def _unauthorized(self, method: str, path: str, headers: dict[str, str]) -> EmulatorResponse:
         if headers.get("x-requested-with", "") == "XMLHttpRequest":
             return _plain(419, "Session Timeout")
         if headers.get("user-agent", "") == "Mozilla":
             return EmulatorResponse(302, {"Location": "/login.jsp", "Content-Length": "0"}, b"")
+        if method not in ("GET", "POST", "HEAD"):
+            # Jetty's error handler writes a page only for GET/POST/HEAD: other methods get a bare 401
+            return EmulatorResponse(401, {"Content-Length": "0"}, b"")
         if "application/json" in headers.get("accept", ""):
             body = json.dumps({"url": path, "status": "401", "message": "Unauthorized"}).encode()
             return EmulatorResponse(401, {"Content-Type": "application/json"}, body)
@@ -382,9 +385,12 @@ def _plain(status: int, text: str) -> EmulatorResponse:
     return EmulatorResponse(status, {"Content-Type": "text/plain"}, text.encode("utf-8"))
 
 
-def _server_error() -> tuple[EmulatorResponse, str]:
+def _server_error(content_type: str = "text/plain") -> tuple[EmulatorResponse, str]:
+    """Atlas's AllExceptionMapper answer. The body is plain text, but once a resource matched the response
+    keeps that resource's JSON ``Content-Type``; an unknown path answers ``text/plain``."""
     ident = f"{secrets.randbits(64):016x}"
-    return _plain(500, f"There was an error processing your request. It has been logged (ID {ident})."), ident
+    text = f"There was an error processing your request. It has been logged (ID {ident})."
+    return EmulatorResponse(500, {"Content-Type": content_type}, text.encode("utf-8")), ident
 
 
 def _status_fault(fault: Fault) -> EmulatorResponse:
