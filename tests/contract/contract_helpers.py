@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from email.message import Message
 from typing import Any
 
 import requests
@@ -203,14 +204,26 @@ LOGGED_500 = re.compile(
 )
 
 
-def expect_plain_500(resp: requests.Response) -> None:
+def expect_plain_500(resp: requests.Response, media_type: str | None = "application/json") -> None:
     """A non-Atlas server error: 500 whose body is the plain "logged (ID …)" text, without ``errorCode``.
 
-    Only the body is plain text: Atlas keeps the resource's JSON ``Content-Type`` on these answers, so the
-    header is not checked.
+    Only the body is plain text. When a resource matched, Atlas keeps that resource's JSON ``Content-Type``
+    (the default ``media_type``); an unknown path answers ``text/plain``. ``media_type=None`` skips the check.
     """
     assert resp.status_code == 500, describe(resp)
     assert LOGGED_500.fullmatch(resp.text.strip()), describe(resp)
+    if media_type is not None:
+        assert media_type_of(resp)[0] == media_type, resp.headers.get("Content-Type")
+
+
+def media_type_of(resp: requests.Response) -> tuple[str, dict[str, str]]:
+    """The parsed ``Content-Type``: (media type, lower-cased parameters); ("", {}) when absent."""
+    raw = resp.headers.get("Content-Type")
+    if not raw:
+        return "", {}
+    m = Message()
+    m["content-type"] = raw
+    return m.get_content_type(), {k.lower(): v for k, v in m.get_params()[1:]}
 
 
 def expect_error_key_body(resp: requests.Response) -> None:
