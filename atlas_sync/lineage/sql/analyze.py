@@ -16,6 +16,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
 
 from atlas_sync.lineage.model import dotted
 from atlas_sync.lineage.sql.columns import Problems, QueryAnalyzer, ScopeResult
@@ -555,16 +556,44 @@ def _qualified(query: exp.Expr, ctx: Context) -> exp.Expr:
         "quote_identifiers": False,
         "identify": False,
     }
+    errors = (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError)
     try:
         return qualify(query.copy(), **kw)
-    except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
+    except errors:
         pass
+    tables_only: exp.Expr | None = None
     try:
-        # Correlated subqueries over tables of unknown columns stop sqlglot's column qualification;
-        # qualify tables only and let the column engine place columns where it can.
-        return qualify(query.copy(), qualify_columns=False, **kw)
-    except (SqlglotError, KeyError, ValueError, AttributeError, TypeError, IndexError):
+        tables_only = qualify(query.copy(), qualify_columns=False, **kw)
+    except errors:
         return query.copy()
+    try:
+        # A subquery that could be correlated, over tables of unknown columns, stops sqlglot: it
+        # cannot tell an inner column from an outer one. SQL binds a name to the innermost source
+        # first, so pin unqualified names of single-source scopes there and try again (keeps star
+        # expansion and alias handling); else the column engine places columns itself.
+        return qualify(_pin_single_source_columns(tables_only.copy()), **kw)
+    except errors:
+        return tables_only
+
+
+_ALIAS_CLAUSES = (exp.Order, exp.Group, exp.Having, exp.Qualify)
+
+
+def _pin_single_source_columns(tree: exp.Expr) -> exp.Expr:
+    for scope in traverse_scope(tree):
+        if not isinstance(scope.expression, exp.Select):
+            continue
+        sources = list(scope.selected_sources)
+        if len(sources) != 1:
+            continue
+        outputs = set(scope.expression.named_selects)
+        for col in scope.columns:
+            if col.table or not isinstance(col.this, exp.Identifier):
+                continue
+            if col.name in outputs and col.find_ancestor(*_ALIAS_CLAUSES) is not None:
+                continue  # ORDER BY total: an output alias, not a column of the source
+            col.set("table", exp.to_identifier(sources[0]))
+    return tree
 
 
 def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyzer:

@@ -237,7 +237,7 @@ class QueryAnalyzer:
         names: list[str | None] = []
         columns: dict[str, Deps] = {}
         complete = True
-        for proj in select.expressions:
+        for position, proj in enumerate(select.expressions):
             if isinstance(proj, exp.Star) or (
                 isinstance(proj, exp.Column) and isinstance(proj.this, exp.Star)
             ):
@@ -251,6 +251,8 @@ class QueryAnalyzer:
                 name = self.col_name(proj.this)
             else:
                 name = proj.alias_or_name
+            if not name:
+                name = f"_col_{position}"  # an unnamed expression, named as sqlglot names them
             inner = proj.this if isinstance(proj, exp.Alias) else proj
             names.append(name)
             columns[name] = self.expression_deps(scope, inner)

@@ -415,3 +415,25 @@ def test_clickhouse_array_join_alias_is_an_element_of_the_array() -> None:
 def test_fields_of_a_table_function_without_column_names_come_from_its_input() -> None:
     st = one("INSERT INTO o SELECT id, col.sku FROM carts LATERAL VIEW inline(items) col", "databricks")
     assert triples(st) == {("carts.id", "o.id", "IDENTITY"), ("carts.items", "o.sku", "TRANSFORMATION")}
+
+
+def test_correlated_subquery_over_unknown_tables_keeps_star_expansion_from_the_schema() -> None:
+    st = one(
+        "INSERT INTO o SELECT * FROM t WHERE EXISTS (SELECT 1 FROM q WHERE q.k = t.k AND z > 1)",
+        "spark",
+        schema={"t": ["a", "k"], "o": ["x", "y"]},
+    )
+    assert triples(st) == {
+        ("t.a", "o.x", "IDENTITY"),
+        ("t.k", "o.y", "IDENTITY"),
+        ("q.k", "o.*", "FILTER"),
+        ("t.k", "o.*", "FILTER"),
+        ("q.z", "o.*", "FILTER"),
+    }
+    assert st.problems == []
+
+
+def test_unnamed_outputs_next_to_a_correlated_subquery_are_reported_not_aimed_at_the_table() -> None:
+    st = one("INSERT INTO o SELECT a + 1, (SELECT max(b) FROM q WHERE q.k = t.k) FROM t", "spark")
+    assert st.edges == []
+    assert [p["code"] for p in st.problems] == ["unnamed-column", "unnamed-column"]
