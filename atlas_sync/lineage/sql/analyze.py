@@ -659,30 +659,30 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
 
     # Which target column each output position lands in.
     cut = res.names.index(None) if None in res.names else len(res.names)
-    mapping: list[tuple[str, str]] = []  # (output name, target column)
+    mapping: list[tuple[int, str]] = []  # (output position, target column)
+    outputs = [(i, n) for i, n in enumerate(res.names) if n is not None]
     if flow.columns is not None and not flow.by_name:
         if len(flow.columns) != len(res.names) and res.complete:
             result.problem(
                 f"{target.id}: {len(flow.columns)} target columns but the query gives {len(res.names)}",
                 code="column-count",
             )
-        mapping = [(res.names[i], c) for i, c in enumerate(flow.columns[:cut]) if res.names[i] is not None]  # type: ignore[misc]
+        mapping = [(i, c) for i, c in enumerate(flow.columns[:cut])]
     elif flow.columns is not None and flow.by_name:
-        mapping = [(n, n) for n in res.names if n is not None]
-        mapping = [(n, c) for n, c in mapping if c in flow.columns]
+        mapping = [(i, n) for i, n in outputs if n in flow.columns]
     elif flow.by_name:
-        mapping = [(n, n) for n in res.names if n is not None]
+        mapping = [(i, n) for i, n in outputs]
     elif known_l is not None:
         if len(known_l) != len(res.names) and res.complete:
             result.problem(
                 f"{target.id}: {len(known_l)} known columns but the query gives {len(res.names)}",
                 code="column-count",
             )
-        mapping = [(res.names[i], known_l[i]) for i in range(min(cut, len(known_l)))]  # type: ignore[misc]
+        mapping = [(i, known_l[i]) for i in range(min(cut, len(known_l)))]
     else:
         # No column list and no schema: positions carry the query's output names (Hive/Spark insert).
-        mapping = [(n, n) for n in res.names[:cut] if n is not None]
-    named: list[tuple[str, str]] = []
+        mapping = [(i, n) for i, n in outputs if i < cut]
+    named: list[tuple[int, str]] = []
     for out, col in mapping:
         if _GENERATED.match(col):
             result.problem(
@@ -713,7 +713,7 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
             result.edges.append(Edge(ds, c, target.id, col, kind, x))
 
     for out, col in named:
-        deps = res.columns.get(out)
+        deps = res.at(out)
         if deps is None:
             continue
         for (ds, c), (kind, x) in deps.direct.items():

@@ -68,9 +68,18 @@ class ScopeResult:
     complete: bool = True
     # A table function (LATERAL VIEW inline(x) t, UNNEST(x) t): any column of it comes from x.
     any_column: Deps | None = None
+    # Deps by position (two outputs may share a name: SELECT * over a join on a common key).
+    positions: list[Deps | None] | None = None
 
     def output(self, name: str) -> Deps | None:
         return self.columns.get(name)
+
+    def at(self, i: int) -> Deps | None:
+        """The deps of output position ``i`` (None when unknown)."""
+        if self.positions is not None:
+            return self.positions[i] if i < len(self.positions) else None
+        name = self.names[i] if i < len(self.names) else None
+        return self.columns.get(name) if name is not None else None
 
 
 class Problems:
@@ -175,6 +184,7 @@ class QueryAnalyzer:
         cut = min((p.names.index(None) if None in p.names else len(p.names)) for p in parts)
         names: list[str | None] = [n if i < cut else None for i, n in enumerate(parts[0].names)]
         columns: dict[str, Deps] = {}
+        positions: list[Deps | None] = [None] * len(names)
         dataset: dict[tuple[Src, str], str | None] = {}
         for part in parts:
             for k, v in part.dataset.items():
@@ -194,12 +204,12 @@ class QueryAnalyzer:
                 continue
             deps = Deps()
             for part in suppliers:
-                pname = part.names[i] if i < len(part.names) else None
-                d = part.columns.get(pname) if pname is not None else None
+                d = part.at(i)
                 if d is not None:
                     _merge(deps, d)
-            columns[name] = deps
-        return ScopeResult(names, columns, dataset, all(p.complete for p in parts))
+            columns.setdefault(name, deps)
+            positions[i] = deps
+        return ScopeResult(names, columns, dataset, all(p.complete for p in parts), positions=positions)
 
     def _udtf(self, scope: Scope) -> ScopeResult:
         node = scope.expression
@@ -217,12 +227,9 @@ class QueryAnalyzer:
             res = self.scope_result(sub)
             if not names:
                 return res
-            cols = {
-                n: res.columns[o]
-                for n, o in zip(names, res.names, strict=False)
-                if n is not None and o in res.columns
-            }
-            return ScopeResult(list(names), cols, dict(res.dataset), res.complete)
+            positions = [res.at(i) for i in range(len(names))]
+            cols = {n: d for n, d in zip(names, positions, strict=False) if n is not None and d is not None}
+            return ScopeResult(list(names), cols, dict(res.dataset), res.complete, positions=positions)
         deps = Deps()
         expr_sql = self._sql(fn)
         for col in _columns_in(fn):
@@ -236,6 +243,7 @@ class QueryAnalyzer:
         select: exp.Select = scope.expression  # type: ignore[assignment]
         names: list[str | None] = []
         columns: dict[str, Deps] = {}
+        positions: list[Deps | None] = []
         complete = True
         for position, proj in enumerate(select.expressions):
             if isinstance(proj, exp.Star) or (
@@ -243,6 +251,7 @@ class QueryAnalyzer:
             ):
                 complete = False
                 names.append(None)
+                positions.append(None)
                 self._report_star(scope, proj)
                 continue
             if isinstance(proj, exp.Alias) and isinstance(proj.args.get("alias"), exp.Identifier):
@@ -255,7 +264,9 @@ class QueryAnalyzer:
                 name = f"_col_{position}"  # an unnamed expression, named as sqlglot names them
             inner = proj.this if isinstance(proj, exp.Alias) else proj
             names.append(name)
-            columns[name] = self.expression_deps(scope, inner)
+            deps = self.expression_deps(scope, inner)
+            positions.append(deps)
+            columns.setdefault(name, deps)  # a repeated name resolves to its first occurrence
         dataset: dict[tuple[Src, str], str | None] = {}
         # Rows of this scope depend on everything its sources' rows depend on.
         for src in scope.selected_sources.values():
@@ -299,7 +310,7 @@ class QueryAnalyzer:
         if order is not None:
             for o in order.expressions:
                 self._clause(scope, o, "SORT", dataset, outputs=columns)
-        return ScopeResult(names, columns, dataset, complete)
+        return ScopeResult(names, columns, dataset, complete, positions=positions)
 
     def _report_star(self, scope: Scope, proj: exp.Expr) -> None:
         tables = []

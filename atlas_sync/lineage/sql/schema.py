@@ -7,7 +7,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sqlglot import exp
 from sqlglot.schema import MappingSchema
 
 from atlas_sync.errors import InputError
@@ -47,44 +46,51 @@ def parse_schema(doc: Any, *, file: str | None = None) -> dict[str, list[str]]:
 
 
 class SchemaStore:
-    """Table columns known so far, shaped for sqlglot (one nesting depth: catalog.db.table)."""
+    """Table columns known so far, and the same as a sqlglot ``MappingSchema`` for star expansion.
+
+    sqlglot wants every table at one depth; names shorter than the deepest one are padded with empty
+    parts, so a schema may mix ``t``, ``db.t`` and ``catalog.db.t`` keys (sqlglot matches a shorter
+    reference on its tail when that is unambiguous).
+    """
 
     def __init__(self, tables: Mapping[str, list[str]] | None = None, *, dialect: str = "") -> None:
         self.dialect = dialect
-        self._mapping = MappingSchema(dialect=dialect or None, normalize=True)
         self.tables: dict[tuple[str, ...], list[str]] = {}
+        self._names: dict[tuple[str, ...], tuple[str, ...]] = {}  # lower-cased key -> parts as given
+        self._mapping: MappingSchema | None = None
         for name, cols in (tables or {}).items():
             self.add(tuple(split_dotted(name)), cols)
 
     @property
     def mapping(self) -> MappingSchema:
+        """The sqlglot schema, rebuilt after tables were added."""
+        if self._mapping is None:
+            self._mapping = self._build()
         return self._mapping
+
+    def _build(self) -> MappingSchema:
+        depth = max((len(p) for p in self._names.values()), default=1)
+        nested: dict[str, Any] = {}
+        for key, parts in self._names.items():
+            padded = ("",) * (depth - len(parts)) + parts
+            node = nested
+            for part in padded[:-1]:
+                node = node.setdefault(part, {})
+            node[padded[-1]] = {c: "UNKNOWN" for c in self.tables[key]}
+        try:
+            return MappingSchema(nested, dialect=self.dialect or None, normalize=True)
+        except Exception:  # noqa: BLE001 - an odd name must not stop the reader; lookups still work
+            return MappingSchema(dialect=self.dialect or None, normalize=True)
 
     def add(self, parts: tuple[str, ...], columns: list[str]) -> None:
         """Record (or replace) the columns of a table; ``parts`` are (catalog, db, table) tails."""
-        if not columns or not parts:
+        parts = tuple(p for p in parts if p)
+        if not columns or not parts or len(parts) > 3:
             return
         key = tuple(p.lower() for p in parts)
         self.tables[key] = list(columns)
-        table = exp.Table(
-            this=exp.to_identifier(parts[-1]),
-            db=exp.to_identifier(parts[-2]) if len(parts) > 1 else None,
-            catalog=exp.to_identifier(parts[-3]) if len(parts) > 2 else None,
-        )
-        # sqlglot wants one depth for every table; pad short names with an empty db so a schema
-        # may mix "t" and "db.t" keys, and keep the deepest form seen.
-        depth = max(len(parts), self._mapping.depth() or 0, 1)
-        if len(parts) < depth:
-            return self._add_padded(parts, columns, depth)
-        try:
-            self._mapping.add_table(table, {c: "UNKNOWN" for c in columns}, match_depth=False)
-        except Exception:  # noqa: BLE001 - sqlglot rejects mixed depths; skip rather than fail
-            return None
-        return None
-
-    def _add_padded(self, parts: tuple[str, ...], columns: list[str], depth: int) -> None:
-        # Shorter names cannot be stored next to deeper ones; they stay in ``tables`` for lookups.
-        return None
+        self._names[key] = parts
+        self._mapping = None
 
     def columns(self, parts: tuple[str, ...]) -> list[str] | None:
         """Columns of a table by (catalog, db, table) parts, matching on the shortest unique tail."""

@@ -437,3 +437,17 @@ def test_unnamed_outputs_next_to_a_correlated_subquery_are_reported_not_aimed_at
     st = one("INSERT INTO o SELECT a + 1, (SELECT max(b) FROM q WHERE q.k = t.k) FROM t", "spark")
     assert st.edges == []
     assert [p["code"] for p in st.problems] == ["unnamed-column", "unnamed-column"]
+
+
+def test_star_over_a_join_keeps_both_same_named_columns_in_position() -> None:
+    st = one(
+        "INSERT INTO o SELECT * FROM t JOIN db.u ON t.id = u.id",
+        "spark",
+        schema={"t": ["id", "a"], "db.u": ["id", "b"], "o": ["w", "x", "y", "z"]},
+    )
+    assert triples(st, DIRECT) == {
+        ("t.id", "o.w", "IDENTITY"),
+        ("t.a", "o.x", "IDENTITY"),
+        ("db.u.id", "o.y", "IDENTITY"),
+        ("db.u.b", "o.z", "IDENTITY"),
+    }
