@@ -726,10 +726,12 @@ _JS = """
   function zoom(s){scale=Math.min(4,Math.max(0.05,s));
     svg.setAttribute('width',W*scale); svg.setAttribute('height',H*scale);}
   function fit(){var v=document.getElementById('view').clientWidth-16; zoom(Math.min(1,v/W));}
+  // On opening, fit the picture to the window unless that would make the text unreadable.
+  function initial(){var v=document.getElementById('view').clientWidth-16; zoom(Math.min(1,Math.max(0.4,v/W)));}
   document.getElementById('zin').onclick=function(){zoom(scale*1.25);};
   document.getElementById('zout').onclick=function(){zoom(scale*0.8);};
   document.getElementById('zfit').onclick=fit;
-  fit();
+  initial();
 })();
 """
 
