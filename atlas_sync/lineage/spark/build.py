@@ -24,6 +24,7 @@ from atlas_sync.lineage.spark.plan import (
     WRITE_COMMANDS,
     PlanNode,
     assign_levels,
+    identifier_target,
 )
 from atlas_sync.lineage.spark.text import ScanInfo
 
@@ -198,6 +199,22 @@ def _add_columns(d: Dataset, cols: list[Column]) -> None:
             d.columns.append(c)
 
 
+def _name_write_target(root: PlanNode, graph: LineageGraph) -> None:
+    if root.op not in WRITE_COMMANDS or root.props.get("target"):
+        return
+    found = identifier_target(root)
+    if found is None:
+        return
+    name, inferred, line = found
+    if inferred:
+        graph.problem(
+            f"the plan does not name the target's catalog; took {name!r} from the tables it reads",
+            code="spark-catalog-inferred",
+            line=line,
+        )
+    root.props["target"] = name
+
+
 def _resolve_leaves(roots: list[PlanNode], ds: _Datasets) -> None:
     for root in roots:
         stack: list[tuple[PlanNode, str | None]] = [(root, None)]
@@ -229,6 +246,8 @@ def build_graph(
     graph = LineageGraph(job=job, source=file)
     ds = _Datasets(graph, job, scans or {}, list(paths))
     roots = list(roots)
+    for r in roots:
+        _name_write_target(r, graph)
     _resolve_leaves(roots, ds)
     lineages = [compute(r, ds.by_node) for r in roots]
     for r in roots:

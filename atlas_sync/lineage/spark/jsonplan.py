@@ -24,6 +24,7 @@ from atlas_sync.lineage.spark.plan import (
     WRITE_COMMANDS,
     PlanNode,
     canonical,
+    identifier_target,
 )
 
 _PRINTED = {"LogicalRelation": "Relation", "RelationV2": "RelationV2", "UnresolvedWith": "CTE"}
@@ -420,6 +421,11 @@ def _write(node: PlanNode, o: dict[str, Any], file: str | None, path: str) -> No
         p["mode"] = "Overwrite"
     elif op == "InsertIntoStatement":
         p["mode"] = "Overwrite" if o.get("overwrite") else "Append"
+    # V2 CTAS: the target identifier and the query are embedded plans (the text prints both as inner
+    # children, identifier first)
+    ident = _embedded_plan(o.get("name"), file, f"{path}.name")
+    if ident is not None:
+        node.inner.append(ident)
     q = o.get("query")
     sub = _embedded_plan(q, file, f"{path}.query")
     if sub is not None:
@@ -505,6 +511,9 @@ def enrich_from_text(json_plans: list[PlanNode], text_plans: list[PlanNode]) -> 
                     n.args = json_args(n)
     for j, t in zip(json_plans, text_plans, strict=False):
         if j.op in WRITE_COMMANDS and t.op in WRITE_COMMANDS:
+            found = identifier_target(t) if not t.props.get("target") else None
+            if found is not None:
+                t.props["target"] = found[0]
             for k in ("target", "path", "format", "mode", "columns"):
                 if t.props.get(k) and not j.props.get(k):
                     j.props[k] = t.props[k]

@@ -95,9 +95,10 @@ class PlanLineage:
 
 def query_children(node: PlanNode) -> list[PlanNode]:
     """The children that carry data (write commands: their query, wherever Spark printed it)."""
-    kids = [c for c in node.children if c.op not in ("ResolvedIdentifier", "UnresolvedIdentifier")]
+    ident = ("ResolvedIdentifier", "UnresolvedIdentifier")
+    kids = [c for c in node.children if c.op not in ident]
     if node.op in WRITE_COMMANDS and not kids:
-        return list(node.inner)
+        return [c for c in node.inner if c.op not in ident]
     return kids
 
 

@@ -223,3 +223,37 @@ def assign_levels(root: PlanNode) -> None:
             n.level = n.seed_level
         else:
             n.level = parents[id(n)].level + "." + n.seed_level
+
+
+def identifier_target(root: PlanNode) -> tuple[str, bool, int | None] | None:
+    """The table a V2 CTAS / REPLACE TABLE AS SELECT writes, from its identifier child.
+
+    The identifier prints the catalog as an object (``JDBCTableCatalog@6e46d2f3, app.dst``). When the
+    plan reads exactly one catalog's tables in the same namespace (``jdb.app.src``), that catalog is
+    taken for the target. Returns (name, catalog inferred?, line) or None.
+    """
+    ident = next(
+        (
+            c
+            for c in root.all_children
+            if c.op in ("ResolvedIdentifier", "UnresolvedIdentifier") and c.props.get("table")
+        ),
+        None,
+    )
+    if ident is None:
+        return None
+    name = str(ident.props["table"])
+    if ident.op != "ResolvedIdentifier" or name.startswith("spark_catalog."):
+        return name, False, ident.line
+    ns = name.rpartition(".")[0]
+    catalogs = {
+        str(n.props["table"]).split(".")[0]
+        for n in root.walk()
+        if n.op == "RelationV2"
+        and n.props.get("table")
+        and str(n.props["table"]).count(".") == name.count(".") + 1
+        and str(n.props["table"]).split(".", 1)[1].rpartition(".")[0] == ns
+    }
+    if len(catalogs) == 1:
+        return catalogs.pop() + "." + name, True, ident.line
+    return name, False, ident.line

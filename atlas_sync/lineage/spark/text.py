@@ -394,7 +394,8 @@ def fill_fields(node: PlanNode) -> None:
             if ":" in a
         )
         db, tbl = kv.get("Database"), kv.get("TableName")
-        p["target"] = ".".join(x for x in (db, tbl) if x) or None
+        # V1 commands always write to the session catalog, which other V1 nodes print as spark_catalog
+        p["target"] = ".".join(x for x in ("spark_catalog" if db else None, db, tbl) if x) or None
         p["mode"] = next((x for x in f if x in _MODES), None)
         p["format"] = "hive"
     elif op == "SaveIntoDataSourceCommand":

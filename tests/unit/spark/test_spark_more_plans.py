@@ -15,6 +15,7 @@ from atlas_sync.lineage.model import LineageGraph
 ID, T, A = "IDENTITY", "TRANSFORMATION", "AGGREGATION"
 EMP, ORDERS, CUST = (f"spark_catalog.default.{t}" for t in ("emp", "orders", "cust"))
 ARR = "file:/tmp/sparkdata2/arr.parquet"
+HSRC, V2SRC = "spark_catalog.default.hsrc", "jdb.app.src"
 
 # case -> (sources, target or None for the result, direct edges, per-column indirect edges, row-level edges)
 CASES: dict[str, tuple[set[str], str | None, set[tuple[str, str, str, str]], set[tuple[str, str, str, str]], set[tuple[str, str, str]]]] = {
@@ -172,6 +173,25 @@ CASES: dict[str, tuple[set[str], str | None, set[tuple[str, str, str, str]], set
         set(),
         {(ORDERS, "amount", "FILTER")},
     ),
+    # Hive tables (generate_hive_v2.py): hsrc(id, name)
+    "hive_select": (  # SELECT id, upper(name) AS uname FROM hsrc WHERE id > 1
+        {HSRC}, None, {(HSRC, "id", "id", ID), (HSRC, "name", "uname", T)}, set(), {(HSRC, "id", "FILTER")}
+    ),
+    "hive_insert": (  # INSERT INTO htgt SELECT id, name FROM hsrc
+        {HSRC}, "spark_catalog.default.htgt", {(HSRC, "id", "id", ID), (HSRC, "name", "name", ID)}, set(), set()
+    ),
+    "hive_ctas": (  # CREATE TABLE hctas AS SELECT id, concat(name, '!') AS n FROM hsrc
+        {HSRC}, "spark_catalog.default.hctas", {(HSRC, "id", "id", ID), (HSRC, "name", "n", T)}, set(), set()
+    ),
+    # V2 JDBC catalog jdb: src(id, name, country)
+    "v2_ctas": (  # CREATE TABLE jdb.app.dst AS SELECT id, lower(name) AS name FROM jdb.app.src WHERE country = 'NL'
+        {V2SRC}, "jdb.app.dst", {(V2SRC, "id", "id", ID), (V2SRC, "name", "name", T)}, set(),
+        {(V2SRC, "country", "FILTER")},
+    ),
+    "v2_overwrite": (  # INSERT OVERWRITE jdb.app.dst SELECT id, name FROM jdb.app.src (name cast to the target type)
+        {V2SRC}, "jdb.app.dst", {(V2SRC, "id", "id", ID), (V2SRC, "name", "name", T)}, set(), set()
+    ),
+    "one_row_and_values": (set(), None, set(), set(), set()),  # SELECT 1 AS one, current_date() AS d
 }  # fmt: skip
 
 
@@ -210,6 +230,20 @@ def test_more_plans_text(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_more_plans_json(case: str) -> None:
     _check(read_json_plan(MORE / case / "analyzed.json", explain=str(MORE / case / "explain.txt")), case)
+
+
+def test_v2_ctas_target_catalog_is_inferred_and_reported() -> None:
+    g = read_text_plan(MORE / "v2_ctas" / "analyzed.txt")
+    assert [p.code for p in g.problems] == ["spark-catalog-inferred"]
+    ops = read_text_plan(MORE / "v2_ctas" / "analyzed.txt", mode="operator")
+    assert [(p.id, p.operator) for p in ops.processes] == [
+        ("1_0", "CreateTableAsSelect"),
+        ("2_0", "ResolvedIdentifier"),
+        ("2_1", "Project"),
+        ("3_0", "Filter"),
+        ("4_0", "SubqueryAlias"),
+        ("5_0", "RelationV2"),
+    ]
 
 
 def test_ctas_query_is_an_inner_child_and_still_an_operator() -> None:
