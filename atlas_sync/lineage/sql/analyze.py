@@ -108,6 +108,7 @@ class Flow:
     columns: list[str] | None = None  # explicit target column list
     by_name: bool = False  # map outputs to target columns by name (CTAS, BY NAME, MERGE)
     creates: bool = False  # the statement creates the target (its columns become known)
+    static: list[str] = field(default_factory=list)  # PARTITION (dt='x'): filled by value, not by the query
 
 
 # ---------------------------------------------------------------------- naming
@@ -233,6 +234,15 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         _reads_only(expr, ctx, result)
     elif isinstance(expr, exp.Copy):
         _copy(expr, ctx, result)
+    elif (
+        isinstance(expr, exp.Cache)
+        and isinstance(expr.this, exp.Table)
+        and isinstance(expr.expression, exp.Query)
+    ):
+        # Spark: CACHE TABLE c AS SELECT ... is a temporary view.
+        result.type = "CACHE TABLE"
+        _mark_temporary(expr.this, ctx)
+        flows.append(Flow(expr.this, expr.expression, by_name=True, creates=True))
     elif isinstance(expr, exp.Use):
         result.type = "USE"
         if isinstance(expr.this, exp.Table):
@@ -310,7 +320,15 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
             result.type += " VALUES"
             return []
         raise StatementRejected("INSERT without a query or VALUES")
-    return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")))]
+    partition = target.args.get("partition")
+    static = [
+        ident_name(e.this.this)
+        for e in (partition.expressions if isinstance(partition, exp.Partition) else [])
+        if isinstance(e, exp.EQ)
+        and isinstance(e.this, exp.Column)
+        and isinstance(e.this.this, exp.Identifier)
+    ]
+    return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")), static=static)]
 
 
 def _multi_insert(expr: exp.MultitableInserts, ctx: Context, result: StatementLineage) -> list[Flow]:
@@ -656,6 +674,9 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     parts = _table_parts(flow.target, ctx) or ()
     known = ctx.schema.columns(parts)
     known_l = [c.lower() for c in known] if known is not None else None
+    if known_l is not None and flow.static:
+        # Hive: static partition columns get a literal; the query fills the other columns in order.
+        known_l = [c for c in known_l if c not in flow.static]
 
     # Which target column each output position lands in.
     cut = res.names.index(None) if None in res.names else len(res.names)

@@ -198,3 +198,21 @@ def test_clone_and_insert_table_copy_every_column() -> None:
 def test_select_into_a_variable_is_a_plain_read() -> None:
     st = one("SELECT a INTO @v FROM t", "mysql")
     assert st.type == "SELECT" and [r.id for r in st.reads] == ["t"] and st.writes == [] and not st.error
+
+
+def test_static_partition_columns_are_not_filled_by_the_query() -> None:
+    st = one(
+        "INSERT OVERWRITE TABLE t PARTITION (dt='2024-01-01') SELECT x, y FROM s",
+        "hive",
+        schema={"t": ["a", "b", "dt"]},
+    )
+    assert triples(st) == {("s.x", "t.a", "IDENTITY"), ("s.y", "t.b", "IDENTITY")}
+    assert st.problems == []
+
+
+def test_spark_cache_table_as_select_is_a_temporary_view() -> None:
+    cache, insert = analyze_sql(
+        "CACHE TABLE c AS SELECT a FROM s; INSERT INTO t SELECT a FROM c", dialect="spark"
+    )
+    assert cache.type == "CACHE TABLE" and cache.writes[0].kind == "intermediate"
+    assert triples(insert) == {("c.a", "t.a", "IDENTITY")}
