@@ -264,7 +264,8 @@ class QueryAnalyzer:
                 name = f"_col_{position}"  # an unnamed expression, named as sqlglot names them
             inner = proj.this if isinstance(proj, exp.Alias) else proj
             names.append(name)
-            deps = self.expression_deps(scope, inner)
+            earlier = columns if self.dialect in _LATERAL_ALIAS_DIALECTS else None
+            deps = self.expression_deps(scope, inner, earlier)
             positions.append(deps)
             columns.setdefault(name, deps)  # a repeated name resolves to its first occurrence
         dataset: dict[tuple[Src, str], str | None] = {}
@@ -333,13 +334,20 @@ class QueryAnalyzer:
         )
 
     # ------------------------------------------------------------------ expressions
-    def expression_deps(self, scope: Scope, root: exp.Expr) -> Deps:
-        """Dependencies of a SELECT expression: direct kinds plus per-column WINDOW/CONDITIONAL."""
+    def expression_deps(self, scope: Scope, root: exp.Expr, earlier: dict[str, Deps] | None = None) -> Deps:
+        """Dependencies of a SELECT expression: direct kinds plus per-column WINDOW/CONDITIONAL.
+        ``earlier``: outputs to the left, which dialects with lateral column aliases let it name."""
         deps = Deps()
         root_sql = self._sql(root)
         for node in _refs_in(root):
             kind, also_conditional = _role(node, root)
-            base = self._node_deps(scope, node)
+            base = None
+            if earlier and isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+                alias = earlier.get(self.col_name(node.this))
+                if alias is not None and self._alias_wins(scope, node, output_first=False):
+                    base = alias  # SELECT a + 1 AS b, b * 2 AS c
+            if base is None:
+                base = self._node_deps(scope, node)
             expr = None if kind == "IDENTITY" else root_sql
             if kind in _RANK:
                 for src, (k2, x2) in base.direct.items():
@@ -656,6 +664,9 @@ def _conjuncts(node: exp.Expr) -> list[exp.Expr]:
             return _conjuncts(inner)
     return [node]
 
+
+# Dialects where a SELECT item may name an alias defined to its left (lateral column aliases).
+_LATERAL_ALIAS_DIALECTS = {"snowflake", "spark", "databricks", "duckdb", "redshift", "teradata", "clickhouse"}
 
 _PSEUDO_COLUMNS = {
     "oracle": {

@@ -451,3 +451,11 @@ def test_star_over_a_join_keeps_both_same_named_columns_in_position() -> None:
         ("db.u.id", "o.y", "IDENTITY"),
         ("db.u.b", "o.z", "IDENTITY"),
     }
+
+
+def test_lateral_column_aliases_where_the_dialect_has_them() -> None:
+    snow = one("INSERT INTO o SELECT a + 1 AS b, b * 2 AS c FROM s", "snowflake")
+    assert triples(snow) == {("s.a", "o.b", "TRANSFORMATION"), ("s.a", "o.c", "TRANSFORMATION")}
+    # Postgres has no lateral aliases: b is a column of s.
+    pg = one("INSERT INTO o SELECT a + 1 AS b, b * 2 AS c FROM s", "postgres")
+    assert triples(pg) == {("s.a", "o.b", "TRANSFORMATION"), ("s.b", "o.c", "TRANSFORMATION")}
