@@ -72,6 +72,7 @@ class Entry:
     database: str | None
     schema: str | None
     first_row: int
+    file: str | None = None
     count: int = 0
     users: list[str] = field(default_factory=list)
     first_start: str | None = None
@@ -245,6 +246,7 @@ class QueryLogReader:
                         database=database,
                         schema=schema_name,
                         first_row=line,
+                        file=None if path == "-" else path,
                     )
                 e.count += 1
                 user = (row.get("user_name") or "").strip()
@@ -272,13 +274,14 @@ class QueryLogReader:
         for i, e in enumerate(ordered):
             results, error = outcomes.get(i, (None, "not parsed"))
             if error is not None or results is None:
-                failures.append({"row": e.first_row, "statement": e.text, "error": error})
+                failures.append({"file": e.file, "row": e.first_row, "statement": e.text, "error": error})
                 graph.problems.append(
                     Problem(
                         message=f"not analysed: {error}",
                         severity="warning",
                         code="sql-timeout" if error and "timed out" in error else "sql-failed",
                         line=e.first_row,
+                        file=e.file,
                     )
                 )
                 continue
@@ -286,9 +289,11 @@ class QueryLogReader:
             for st in results:
                 if st.error:
                     msg = next((p["message"] for p in st.problems if p["severity"] == "error"), "error")
-                    failures.append({"row": e.first_row, "statement": st.text, "error": msg})
+                    failures.append({"file": e.file, "row": e.first_row, "statement": st.text, "error": msg})
                     graph.problems.append(
-                        Problem(message=msg, severity="warning", code="sql-parse", line=e.first_row)
+                        Problem(
+                            message=msg, severity="warning", code="sql-parse", line=e.first_row, file=e.file
+                        )
                     )
                     continue
                 if not st.lineage_bearing or st.type == "INSERT VALUES":
@@ -315,6 +320,7 @@ class QueryLogReader:
                     graph,
                     st,
                     process_id=pid,
+                    file=e.file,
                     dialect=sqlglot_dialect,
                     attributes=attrs,
                     statement_doc=False,
