@@ -217,10 +217,14 @@ def _name_write_target(root: PlanNode, graph: LineageGraph) -> None:
 
 def _resolve_leaves(roots: list[PlanNode], ds: _Datasets) -> None:
     for root in roots:
+        # parsed plans refer to their CTEs by name ('UnresolvedRelation [A]'): those are not datasets
+        ctes = {str(x) for n in root.walk() if n.op == "UnresolvedWith" for x in n.props.get("names") or []}
         stack: list[tuple[PlanNode, str | None]] = [(root, None)]
         while stack:
             node, alias = stack.pop()
-            if node.op in RELATIONS or node.op in LOCAL_RELATIONS or node.op == "InMemoryRelation":
+            if node.op == "UnresolvedRelation" and str(node.props.get("table")) in ctes:
+                pass
+            elif node.op in RELATIONS or node.op in LOCAL_RELATIONS or node.op == "InMemoryRelation":
                 ds.leaf(node, alias)
             child_alias = node.props.get("alias") if node.op == "SubqueryAlias" else None
             for c in reversed(node.all_children):
@@ -261,6 +265,14 @@ def build_graph(
                     file=file,
                     line=n.line,
                 )
+    unresolved = next((n for r in roots for n in r.walk() if n.unresolved), None)
+    if unresolved is not None:
+        graph.problem(
+            f"the plan is not analyzed ({unresolved.text[:60]!r} is unresolved): table lineage only where names "
+            "are known, no column lineage through unresolved operators; use the analyzed plan",
+            code="spark-unresolved-plan",
+            line=unresolved.line,
+        )
     if mode == "job":
         _job_mode(graph, roots, lineages, ds, file)
     else:
@@ -283,9 +295,12 @@ def _job_mode(
     known: set[ColumnEdge] = set(graph.edges)
     for k, (root, pl) in enumerate(zip(roots, lineages, strict=True), start=1):
         pid = f"{ds.job}:{k}" if multi else ds.job
-        names, lins, rows = target_lins(root, pl)
-        if root.op in WRITE_COMMANDS:
-            target = ds.target(root, names, k, multi)
+        top = root
+        while top.op == "UnresolvedWith" and top.children:  # parsed WITH ... INSERT: the write is below
+            top = top.children[0]
+        names, lins, rows = target_lins(top, pl)
+        if top.op in WRITE_COMMANDS:
+            target = ds.target(top, names, k, multi)
         else:
             name = f"{ds.job}/result" + (f"_{k}" if multi else "")
             target = "result:" + name
@@ -306,10 +321,10 @@ def _job_mode(
         attrs: dict[str, Any] = {"queryText": tree_string(root)}
         if file:
             attrs["sourceFile"] = file
-        if root.op in WRITE_COMMANDS:
-            attrs["operation"] = root.op
-            if root.props.get("mode"):
-                attrs["writeMode"] = root.props["mode"]
+        if top.op in WRITE_COMMANDS:
+            attrs["operation"] = top.op
+            if top.props.get("mode"):
+                attrs["writeMode"] = top.props["mode"]
         graph.add_process(
             Process(id=pid, name=pid, kind="job", inputs=inputs, outputs=[target], attributes=attrs)
         )

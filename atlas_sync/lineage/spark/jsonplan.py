@@ -260,7 +260,12 @@ def _embedded_plan(v: Any, file: str | None, path: str) -> PlanNode | None:
 def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
     c = _simple(o["class"])
     op = canonical(c)
-    node = PlanNode(op=op, raw_name=_PRINTED.get(op, c), unresolved=c.startswith("Unresolved"), path=path)
+    node = PlanNode(
+        op=op,
+        raw_name=_PRINTED.get(op, c),
+        unresolved=c.startswith("Unresolved") and c != "UnresolvedWith",
+        path=path,
+    )
     p = node.props
 
     def ex(key: str) -> list[Expr]:
@@ -315,6 +320,7 @@ def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
         p["cteId"] = str(o.get("cteId", ""))
         node.output = ex("output")
     elif op == "UnresolvedWith":
+        p["names"] = [str(r.get("_1")) for r in o.get("cteRelations") or [] if isinstance(r, dict)]
         for i, rel in enumerate(o.get("cteRelations") or []):
             if isinstance(rel, dict):
                 sub = _embedded_plan(rel.get("_2"), file, f"{path}.cteRelations[{i}]._2")
@@ -365,6 +371,14 @@ def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
                 args.append(str(v))
         node.args = ", ".join(args)
     _qualify_attrs(node, o)
+    # the text marks a node unresolved (``'Project``) when it or its expressions are
+    if not node.unresolved and node.op != "UnresolvedWith":
+        node.unresolved = any(
+            x.kind == "attr" and x.id is None
+            for exprs in node.exprs.values()
+            for e in exprs
+            for x in _walk(e)
+        )
     # subquery plans are inner children of the operator whose expressions hold them (as in the text)
     for exprs in node.exprs.values():
         for e in exprs:
@@ -374,6 +388,16 @@ def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
     if not node.args:
         node.args = json_args(node)
     return node
+
+
+def _walk(e: Expr) -> list[Expr]:
+    out: list[Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(x.args)
+    return out
 
 
 def _qualify_attrs(node: PlanNode, o: dict[str, Any]) -> None:

@@ -277,3 +277,12 @@ def test_json_subquery_plans_become_inner_children() -> None:
     [root] = parse_json_plans(json.loads((FIXTURES / "subquery_in_exists" / "analyzed.json").read_text()))
     filt = root.children[0]
     assert [c.op for c in filt.inner] == ["Project", "Project"]
+
+
+@pytest.mark.parametrize("name", ["logical.txt", "logical.json"])
+def test_parsed_plans_give_table_lineage_and_a_warning(name: str) -> None:
+    """The parsed WITH ... INSERT: CTE names are not datasets; the write sits below the CTE node."""
+    g = (read_text_plan if name.endswith(".txt") else read_json_plan)(FIXTURES / "insert_into_cte" / name)
+    assert g.end_to_end_tables() == {"read": ["tab1", "tabb2"], "write": ["tab3"]}
+    assert [p.code for p in g.problems] == ["spark-unresolved-plan"]
+    assert g.edges == []
