@@ -93,9 +93,14 @@ _TOKEN = re.compile(
 )
 
 
+_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
 def clean_message(message: str) -> str:
-    """sqlglot's message on one line, with token reprs shown as the text a user typed."""
+    """sqlglot's message on one line, with token reprs shown as the text a user typed and
+    sqlglot's class names as the clause they stand for."""
     first = message.strip().splitlines()[0] if message.strip() else "syntax error"
+    first = _REQUIRED.sub(lambda m: f"incomplete {m.group(2).upper()} clause", first)
     return _TOKEN.sub(
         lambda m: "the end of the statement" if m.group(1) == "SENTINEL" else repr(m.group(2)), first
     )

@@ -178,3 +178,9 @@ def test_unknown_dialect_is_an_input_error_with_a_hint() -> None:
     with pytest.raises(InputError) as info:
         resolve_dialect("cobol")
     assert info.value.hint and "spark" in info.value.hint
+
+
+def test_parse_errors_speak_of_clauses_not_sqlglot_classes() -> None:
+    [st] = analyze_sql("INSERT INTO t SELECT a FROM s WHERE", dialect="spark")
+    message = st.problems[0]["message"]
+    assert "WHERE" in message and "class" not in message and "sqlglot" not in message
