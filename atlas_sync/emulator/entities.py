@@ -35,8 +35,14 @@ def display_text(et: EntityType | None, row: Row) -> Any:
     return None
 
 
-def header(repo: Repo, row: Row, extra_attrs: list[str] | None = None) -> dict[str, Any]:
-    """``AtlasEntityHeader``: unique + name/description/owner/createTime attributes, null as ""."""
+def header(
+    repo: Repo, row: Row, extra_attrs: list[str] | None = None, *, classifications: bool = True
+) -> dict[str, Any]:
+    """``AtlasEntityHeader``: unique + name/description/owner/createTime attributes, null as "".
+
+    ``classifications=False`` mirrors Atlas's plain ``toAtlasEntityHeader`` (search results, lineage maps,
+    DELETE headers), which leaves ``classifications`` null and so out of the JSON; the ``…WithClassifications``
+    variant (GET header, CREATE/UPDATE, PURGE) writes ``[]``."""
     et = repo.reg.entity(row.type_name)
     names = list(et.header) if et else ["qualifiedName"]
     for n in extra_attrs or []:
@@ -55,12 +61,13 @@ def header(repo: Repo, row: Row, extra_attrs: list[str] | None = None) -> dict[s
         "status": row.status,
         "displayText": display_text(et, row),
         "classificationNames": [],
-        "classifications": [],
         "meaningNames": [],
         "meanings": [],
         "isIncomplete": False,
         "labels": [],
     }
+    if classifications:
+        out["classifications"] = []
     if out["displayText"] is None:
         del out["displayText"]
     return out
@@ -570,6 +577,9 @@ def mutation_response(repo: Repo, muts: Mutations, *, include_assignments: bool)
     out: dict[str, Any] = {}
     if mutated:
         out["mutatedEntities"] = mutated
+        if "PARTIAL_UPDATE" in mutated:
+            # EntityMutationResponse.getPartialUpdatedEntities() has no @JsonIgnore (2.1 through 2.4)
+            out["partialUpdatedEntities"] = mutated["PARTIAL_UPDATE"]
     if include_assignments:
         out["guidAssignments"] = muts.assignments
     return out
@@ -589,7 +599,7 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
         row = repo.get(g)
         if row is None or row.status != ACTIVE or g in deleted_guids:
             continue
-        deleted.append(header(repo, row))
+        deleted.append(header(repo, row, classifications=False))
         deleted_guids.append(g)
         et = repo.reg.entity(row.type_name)
         rels = [r for r in repo.rels_of(g) if r.status == ACTIVE]
@@ -610,7 +620,11 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
         return {}
     mutated: dict[str, Any] = {"DELETE": deleted}
     upd_rows = repo.get_many([g for g in updated if g not in deleted_guids])
-    upd = [header(repo, upd_rows[g]) for g in updated if g in upd_rows and upd_rows[g].status == ACTIVE]
+    upd = [
+        header(repo, upd_rows[g], classifications=False)
+        for g in updated
+        if g in upd_rows and upd_rows[g].status == ACTIVE
+    ]
     if upd:
         mutated["UPDATE"] = upd
     return {"mutatedEntities": mutated}

@@ -43,7 +43,7 @@ class _Walk:
             if g not in self.entities:
                 row = self.repo.get(g)
                 if row is not None:
-                    self.entities[g] = header(self.repo, row)
+                    self.entities[g] = header(self.repo, row, classifications=False)
         if rel_guid in self.seen_rel:
             return
         self.seen_rel.add(rel_guid)

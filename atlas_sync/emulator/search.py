@@ -183,10 +183,14 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     echo["offset"] = start
     echo.setdefault("excludeDeletedEntities", exclude_deleted)
     echo.setdefault("includeSubTypes", include_subs)
+    # SearchParameters' primitive booleans are always serialised
+    echo.setdefault("includeClassificationAttributes", False)
+    echo.setdefault("includeSubClassifications", True)
+    echo.setdefault("excludeHeaderAttributes", False)
     out: dict[str, Any] = {"queryType": "BASIC", "searchParameters": echo}
     extra = [str(a) for a in params.get("attributes") or []]
     if page:
-        out["entities"] = [header(repo, r, extra) for r in page]
+        out["entities"] = [header(repo, r, extra, classifications=False) for r in page]
     out["approximateCount"] = total
     return out
 

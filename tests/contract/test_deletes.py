@@ -40,6 +40,8 @@ def test_DL_001_delete_by_guid_lists_the_entity(api: Api) -> None:
     body = expect_ok(api.delete(f"/v2/entity/guid/{g}"))
     assert mutated(body, "DELETE") == [g]
     assert "UPDATE" not in body["mutatedEntities"]
+    # DELETE headers are plain toAtlasEntityHeader ones: no classifications key
+    assert "classifications" not in body["mutatedEntities"]["DELETE"][0]
 
 
 def test_DL_002_deleted_entity_reads_as_deleted(api: Api) -> None:

@@ -68,6 +68,9 @@ def test_LN_001_lineage_both_directions_default_depth(api: Api, chain: Chain) ->
     assert relation_pairs(body) == {(c.raw, c.p1), (c.p1, c.mid), (c.mid, c.p2), (c.p2, c.out)}
     assert len(body["relations"]) == 4
     assert set(body["guidEntityMap"]) == c.all
+    for g, h in body["guidEntityMap"].items():
+        assert h["guid"] == g
+        assert "classifications" not in h  # lineage maps use toAtlasEntityHeader (classifications null)
 
 
 def test_LN_002_relation_ids_are_the_relationship_guids(api: Api, chain: Chain) -> None:

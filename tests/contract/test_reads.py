@@ -105,6 +105,7 @@ def test_RD_006_header_by_guid(api: Api, a: tuple[str, str]) -> None:
     assert h["attributes"]["qualifiedName"] == qn(a[0])
     assert h["attributes"]["description"] == ""
     assert h["attributes"]["owner"] == ""
+    assert h["classifications"] == []  # getHeaderById uses toAtlasEntityHeaderWithClassifications
 
 
 def test_RD_007_get_by_unique_attribute_equals_get_by_guid(api: Api, a: tuple[str, str]) -> None:

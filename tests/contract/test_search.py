@@ -87,6 +87,9 @@ def test_SR_001_basic_search_shape(api: Api, world: SearchWorld) -> None:
     assert isinstance(r["approximateCount"], int)
     for h in r["entities"]:
         assert h["typeName"] == world.type_ and h["status"] == "ACTIVE"
+        # search headers come from toAtlasEntityHeader: classifications stay null, hence absent
+        assert "classifications" not in h
+        assert h["classificationNames"] == []
 
 
 def test_SR_002_deleted_entities_included_by_default(api: Api, world: SearchWorld) -> None:
@@ -329,3 +332,14 @@ def test_SR_001_search_parameters_echo_type(api: Api) -> None:
     )
     assert r["searchParameters"]["typeName"] == CT_DS
     assert r["searchParameters"]["excludeDeletedEntities"] is True
+
+
+def test_SR_001_search_parameters_echo_serialises_default_flags(api: Api) -> None:
+    """SR-001: the echoed SearchParameters carries its primitive flags with their defaults."""
+    sp = expect_ok(api.post("/v2/search/basic", {"typeName": CT_DS, "limit": 5}))["searchParameters"]
+    assert sp["excludeDeletedEntities"] is False
+    assert sp["includeSubTypes"] is True
+    assert sp["includeSubClassifications"] is True
+    assert sp["includeClassificationAttributes"] is False
+    assert sp["excludeHeaderAttributes"] is False
+    assert sp["offset"] == 0
