@@ -645,6 +645,9 @@ def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> Non
         ref = table_ref(t, ctx)
         if ref is not None and ref.id not in have:
             have.add(ref.id)
+            if ref.kind != "file":
+                # Known columns, in the schema's order (the dataset lists them all, not just the used).
+                ref.columns = [c.lower() for c in ctx.schema.columns(_table_parts(t, ctx) or ()) or []]
             result.reads.append(ref)
 
 

@@ -184,3 +184,10 @@ def test_parse_errors_speak_of_clauses_not_sqlglot_classes() -> None:
     [st] = analyze_sql("INSERT INTO t SELECT a FROM s WHERE", dialect="spark")
     message = st.problems[0]["message"]
     assert "WHERE" in message and "class" not in message and "sqlglot" not in message
+
+
+def test_read_tables_list_their_schema_columns_in_order(tmp_path: Path) -> None:
+    path = write(tmp_path, "s.sql", "INSERT INTO o SELECT b FROM raw.s")
+    graph = READER.read([path], schema={"raw.s": ["a", "b", "c"]})
+    assert graph.dataset("raw.s").column_names() == ["a", "b", "c"]  # type: ignore[union-attr]
+    assert graph.dataset("o").column_names() == ["b"]  # type: ignore[union-attr]
