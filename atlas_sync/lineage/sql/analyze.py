@@ -200,8 +200,18 @@ def _file_ref(node: exp.Expr) -> TableRef:
 
 
 # ---------------------------------------------------------------------- statements
+# Databases cap identifiers at 30-255 characters; a longer one is a broken input, not a name to
+# publish (it would also overflow Atlas qualified names).
+MAX_IDENTIFIER = 1024
+
+
 def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) -> StatementLineage:
     """Fill ``result`` with the lineage of ``expr``; raises StatementRejected for nonsense statements."""
+    for ident in expr.find_all(exp.Identifier):
+        if len(ident.name) > MAX_IDENTIFIER:
+            raise StatementRejected(
+                f"an identifier of {len(ident.name)} characters (more than {MAX_IDENTIFIER})"
+            )
     flows: list[Flow] = []
     if isinstance(expr, exp.Insert):
         flows += _insert(expr, ctx, result)

@@ -191,3 +191,9 @@ def test_read_tables_list_their_schema_columns_in_order(tmp_path: Path) -> None:
     graph = READER.read([path], schema={"raw.s": ["a", "b", "c"]})
     assert graph.dataset("raw.s").column_names() == ["a", "b", "c"]  # type: ignore[union-attr]
     assert graph.dataset("o").column_names() == ["b"]  # type: ignore[union-attr]
+
+
+def test_an_absurdly_long_identifier_is_rejected_without_echoing_it() -> None:
+    [st] = analyze_sql("INSERT INTO t SELECT " + "x" * 100_000 + " FROM s", dialect="spark")
+    assert st.error and st.writes == []
+    assert len(st.problems[0]["message"]) < 200
