@@ -94,6 +94,7 @@ SUBQUERY_NAMES: frozenset[str] = frozenset({"list", "exists", "scalar-subquery",
 # ``name#17``, ``qty#8L``; a struct field access follows directly: ``s#222.a``
 _ATTR = re.compile(r"^(?P<name>.+?)#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
 _SUFFIX = re.compile(r"^#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
+_HAS_ID = re.compile(r"#\d")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")": "(", "]": "[", "}": "{"}
 
@@ -206,10 +207,17 @@ def parse_list(text: str) -> list[Expr]:
         # a word
         m = _SUFFIX.match(tok)
         if m and cur and _end(cur[-1]) == start:
-            # ``max(age)#40``: an attribute whose generated name contains brackets
-            prev = cur.pop()
+            prev = cur[-1]
             pstart = int(prev.__dict__.get("_start", start))
             name = text[pstart:start]
+            if _HAS_ID.search(name):
+                # ``<lambda>(name#1)#2``: a Python UDF call with its result id; its inputs are what count
+                prev.text = text[pstart:end]
+                prev.__dict__["_end"] = end
+                continue
+            # ``max(age)#40``: an attribute whose generated name contains brackets (generated names never
+            # hold expression ids)
+            cur.pop()
             node = _field(Expr("attr", name=name, id=int(m["id"]), dtype="long" if m["suffix"] else None), m)
             start = pstart
         else:

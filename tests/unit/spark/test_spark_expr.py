@@ -30,6 +30,13 @@ def test_generated_attribute_names_with_brackets_are_one_attribute() -> None:
     assert analyze(e).direct == {43: "IDENTITY"}
 
 
+def test_python_udf_result_id_keeps_the_inputs() -> None:
+    """``<lambda>(name#1)#2``: a UDF call with its result id is not an attribute named ``<lambda>(name#1)``."""
+    [e] = parse_list("<lambda>(name#1)#2 AS uname#3")
+    assert output_of(e) == ("uname", 3, None)
+    assert analyze(e).direct == {1: "TRANSFORMATION"}
+
+
 def test_backquoted_names_may_hold_commas_and_spaces() -> None:
     items = parse_list("`a, b`#5, `c d`#6 AS x#7")
     assert [output_of(e) for e in items] == [("`a, b`", 5, None), ("x", 7, None)]

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 DATA = "/tmp/sparkdata2"
 WAREHOUSE = DATA + "/warehouse"
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/heldout"
+shutil.rmtree(DATA, ignore_errors=True)  # managed-table folders left by an earlier run block CTAS
 os.makedirs(DATA, exist_ok=True)
 spark = (
     SparkSession.builder.master("local[1]")
