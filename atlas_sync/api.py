@@ -28,11 +28,15 @@ from atlas_sync.reconcile.plan import (
     fetch_actual,
 )
 from atlas_sync.render.profile import Profile, load_profile
-from atlas_sync.render.renderer import render
+from atlas_sync.render.renderer import DesiredState, render
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
 Progress = Callable[[int, int], None]
+
+# What a sync publishes by default, per reader: OpenLineage jobs are published from completed runs
+# (RUNNING/START only when asked, e.g. ``-o event_types=COMPLETE,RUNNING``).
+_SYNC_READER_DEFAULTS: dict[str, dict[str, Any]] = {"openlineage": {"event_types": ["COMPLETE"]}}
 
 
 @dataclass
@@ -106,8 +110,13 @@ class Publisher:
     # ------------------------------------------------------------------ reading
     def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read lineage with a reader; the profile's reader options (e.g. Spark ``mode``) are defaults."""
-        opts = {**self.profile.reader_options, **{k: v for k, v in options.items() if v is not None}}
-        return registry.read(reader, paths, **opts)
+        name = registry.detect(paths[0]).name if reader == "auto" else reader
+        opts = {
+            **self.profile.reader_options,
+            **_SYNC_READER_DEFAULTS.get(name, {}),
+            **{k: v for k, v in options.items() if v is not None},
+        }
+        return registry.read(name, paths, **opts)
 
     # ------------------------------------------------------------------ typedefs
     def ensure_typedefs(self) -> int:
@@ -131,10 +140,13 @@ class Publisher:
         *,
         allow_delete: bool = True,
         force: bool = False,
+        desired: DesiredState | None = None,
     ) -> Plan:
-        """Diff what ``graph`` should produce for ``job`` against what Atlas holds."""
+        """Diff what ``graph`` should produce for ``job`` against what Atlas holds
+        (``desired``: ``graph`` already rendered for this job)."""
         job = _check_job(job or graph.job or "default")
-        desired = render(graph, self.profile, domain=self.domain, job=job)
+        if desired is None:
+            desired = render(graph, self.profile, domain=self.domain, job=job)
         actual = fetch_actual(self.client, desired, self.profile.root_types(), self.process_types, job)
         plan = compute_plan(
             desired,
@@ -226,8 +238,11 @@ class Publisher:
                     else ", or publish the rest with allow_partial (--allow-partial)"
                 ),
             )
+        job = _check_job(job or graph.job or "default")
+        # Render (and validate) before the first write: a template error must leave no typedefs behind.
+        desired = render(graph, self.profile, domain=self.domain, job=job)
         writes = self.ensure_typedefs() if ensure_typedefs else 0
-        plan = self.plan(graph, job, allow_delete=allow_delete, force=force)
+        plan = self.plan(graph, job, allow_delete=allow_delete, force=force, desired=desired)
         applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None
         return SyncResult(plan=plan, applied=applied, typedef_writes=writes)
 

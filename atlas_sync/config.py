@@ -243,6 +243,12 @@ def load_settings(
         settings = Settings(**values)
     except ValidationError as exc:
         raise _config_error(exc, sources) from None
+    except ConfigError as exc:  # raised by a validator (the URL): say where the value came from
+        source = sources.get("url", "default")
+        where = source.split(" ", 1)[1] if " " in source else "setting 'url'"
+        if source.startswith("file "):
+            where += ": key 'url'"
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
     settings._sources = sources
     return settings
 

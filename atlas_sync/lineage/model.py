@@ -396,6 +396,9 @@ class LineageGraph(_Model):
             problems = [Problem.model_validate(p) for p in doc.get("problems") or []]
         except ValueError as exc:
             raise InputError(_first_error(exc), file=file) from None
+        for problem in problems:  # a problem read from a file is reported in that file
+            if problem.file is None:
+                problem.file = file
         ids = [d.id for d in datasets]
         key = "edges" if doc.get("edges") is not None else "columns"
         raw_edges = doc.get(key) or []

@@ -1,0 +1,1 @@
+SELEKT FROM WHERE;;; ))) (((

@@ -1,0 +1,1 @@
+INSERT INTO t SELECT 'café' AS x FROM s
