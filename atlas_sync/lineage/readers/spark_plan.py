@@ -82,31 +82,31 @@ class _SparkReader:
             raise InputError(
                 f"unknown mode {mode!r}", hint="use mode 'job' (lineage profile) or 'operator' (pico)"
             )
-        graph: LineageGraph | None = None
-        for i, path in enumerate(paths):
-            plans, scans = self._plans(path, options)
-            job = str(options.get("job") or job_name(path))
-            if len(paths) > 1 and not options.get("job"):
-                job = job_name(path)
-            g = build_graph(
-                plans, mode=mode, job=job, file=path, scans=scans, paths=_paths_option(options.get("path"))
+        if mode == "operator" and len(paths) > 1:
+            raise InputError(
+                "operator mode takes one plan file at a time",
+                file=paths[1],
+                hint="run one sync per plan (their level names would collide)",
             )
-            if graph is None:
-                graph = g
-            elif mode == "operator":
+        job_opt = options.get("job")
+        graph: LineageGraph | None = None
+        seen: dict[str, str] = {}
+        for i, path in enumerate(paths, start=1):
+            plans, scans = self._plans(path, options)
+            job = str(job_opt) if job_opt else job_name(path)
+            # several files of one named job: one process per file, <job>:<n>
+            base = f"{job}:{i}" if job_opt and len(paths) > 1 else job
+            if base in seen:
                 raise InputError(
-                    "operator mode takes one plan file at a time",
+                    f"{seen[base]} and this file both give the job name {job!r}",
                     file=path,
-                    hint="run one sync per plan (their level names would collide)",
+                    hint="give the files distinct names, or name the job with the job option",
                 )
-            else:
-                if i and g.job == graph.job:
-                    raise InputError(
-                        f"two plans with the same job name {g.job!r}",
-                        file=path,
-                        hint="give the files distinct names or one job option per run",
-                    )
-                graph = graph.merge(g)
+            seen[base] = path
+            paths_opt = _paths_option(options.get("path"))
+            g = build_graph(plans, mode=mode, job=base, file=path, scans=scans, paths=paths_opt)
+            g.job = job
+            graph = g if graph is None else graph.merge(g)
         assert graph is not None
         return graph
 

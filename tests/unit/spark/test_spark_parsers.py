@@ -286,3 +286,24 @@ def test_parsed_plans_give_table_lineage_and_a_warning(name: str) -> None:
     assert g.end_to_end_tables() == {"read": ["tab1", "tabb2"], "write": ["tab3"]}
     assert [p.code for p in g.problems] == ["spark-unresolved-plan"]
     assert g.edges == []
+
+
+def test_several_files_are_several_jobs_or_one_named_job(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("Project [x#1 AS y#2]\n+- LocalRelation [x#1]\n")
+    b.write_text("Project [u#3 AS v#4]\n+- LocalRelation [u#3]\n")
+    g = TEXT_READER.read([str(a), str(b)])
+    assert [p.id for p in g.processes] == ["a", "b"]
+    named = TEXT_READER.read([str(a), str(b)], job="nightly")
+    assert [p.id for p in named.processes] == ["nightly:1", "nightly:2"] and named.job == "nightly"
+    assert len({d.id for d in named.datasets if d.kind == "local"}) == 2
+    with pytest.raises(InputError, match="job name"):
+        TEXT_READER.read([str(a), str(a)])
+    with pytest.raises(InputError, match="one plan file"):
+        TEXT_READER.read([str(a), str(b)], mode="operator")
+
+
+def test_a_plan_indented_as_a_whole_parses(tmp_plan: Any) -> None:
+    text = "    Project [a#1]\n    +- Filter (a#1 > 1)\n       +- LocalRelation [a#1]\n"
+    [root] = parse_text(text).plans
+    assert [n.op for n in root.walk()] == ["Project", "Filter", "LocalRelation"]
