@@ -82,8 +82,8 @@ def ink(rows: list[bytes], x0: int, x1: int, y0: int, y1: int) -> int:
     return count
 
 
-def screenshot(page: Path, png: Path, profile: Path) -> None:
-    cmd = [
+def chromium_flags(profile: Path) -> list[str]:
+    return [
         CHROMIUM,
         "--headless",
         "--no-sandbox",
@@ -96,9 +96,11 @@ def screenshot(page: Path, png: Path, profile: Path) -> None:
         f"--user-data-dir={profile}",
         "--hide-scrollbars",
         f"--window-size={WIDTH},{HEIGHT}",
-        f"--screenshot={png}",
-        page.as_uri(),
     ]
+
+
+def screenshot(page: Path, png: Path, profile: Path) -> None:
+    cmd = [*chromium_flags(profile), f"--screenshot={png}", page.as_uri()]
     subprocess.run(cmd, capture_output=True, timeout=120, check=False)
     assert png.exists() and png.stat().st_size > 0, "chromium wrote no screenshot"
 
@@ -121,4 +123,26 @@ def test_seed_picture_shows_the_whole_tree_in_chromium(mode: str, tmp_path: Path
     assert ink(rows, 0, width // 8, 50, height) > 200
     if mode == "operator":
         assert ink(rows, width - width // 8, width, 50, height) > 200
+    shutil.rmtree(tmp_path / "profile", ignore_errors=True)
+
+
+def test_page_script_runs_and_fits_a_wide_tree(tmp_path: Path) -> None:
+    g = registry.read("spark-plan", [str(SEED)], mode="operator")
+    html = pictures.render(g, "html")
+    page = tmp_path / "seed.html"
+    page.write_text(html, encoding="utf-8")
+    drawn_width = float(
+        html.split('<svg xmlns="http://www.w3.org/2000/svg" class="lineage" width="')[1].split('"')[0]
+    )
+    assert drawn_width > WIDTH  # the seed's operator tree is wider than the window
+    res = subprocess.run(
+        [*chromium_flags(tmp_path / "profile"), "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # After the page script ran, the svg was scaled to the window: its width attribute shrank.
+    after = float(res.stdout.split('class="lineage" width="')[1].split('"')[0])
+    assert after < WIDTH <= drawn_width
     shutil.rmtree(tmp_path / "profile", ignore_errors=True)
