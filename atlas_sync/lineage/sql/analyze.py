@@ -467,11 +467,9 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
                 sel.set("expressions", [exp.Column(this=exp.Star(), table=exp.to_identifier(using_alias))])
                 cols = None
             else:
-                pairs = [e for e in then.expressions if isinstance(e, exp.EQ)]
-                sel.set(
-                    "expressions", [exp.alias_(e.expression.copy(), e.this.name, copy=False) for e in pairs]
-                )
-                cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
+                assignments = _assignments(then.expressions)
+                sel.set("expressions", [exp.alias_(v, c, copy=False) for c, v in assignments])
+                cols = [c for c, _ in assignments]
         elif isinstance(then, exp.Insert):
             if isinstance(then.this, exp.Star):
                 sel.set("expressions", [exp.Column(this=exp.Star(), table=exp.to_identifier(using_alias))])
@@ -491,18 +489,41 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
     return flows
 
 
+def _assignments(items: list[exp.Expr]) -> list[tuple[str, exp.Expr]]:
+    """SET targets and their value expressions (copies); ``SET (a, b) = (SELECT x, y ...)`` and
+    ``SET (a, b) = (1, y)`` give one pair per column."""
+    out: list[tuple[str, exp.Expr]] = []
+    for e in items:
+        if not isinstance(e, exp.EQ):
+            continue
+        if isinstance(e.this, exp.Tuple):
+            names = [ident_name(c.this if isinstance(c, exp.Column) else c) for c in e.this.expressions]
+            value = e.expression
+            inner = value.this if isinstance(value, exp.Subquery) else None
+            for i, name in enumerate(names):
+                if isinstance(value, exp.Tuple) and i < len(value.expressions):
+                    out.append((name, value.expressions[i].copy()))
+                elif isinstance(inner, exp.Select) and i < len(inner.expressions):
+                    one = inner.copy()
+                    one.set("expressions", [inner.expressions[i].copy()])
+                    out.append((name, exp.Subquery(this=one)))
+            continue
+        name = ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this)
+        if name:
+            out.append((name, e.expression.copy()))
+    return out
+
+
 def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
     result.type = "UPDATE"
     target = expr.this
     if not isinstance(target, exp.Table) or not isinstance(target.this, exp.Identifier):
         raise StatementRejected("UPDATE without a target table")
-    pairs = [e for e in expr.expressions if isinstance(e, exp.EQ)]
-    if not pairs:
+    assignments = _assignments(expr.expressions)
+    if not assignments:
         raise StatementRejected("UPDATE without SET assignments")
-    cols = [ident_name(e.this.this if isinstance(e.this, exp.Column) else e.this) for e in pairs]
-    sel = exp.Select(
-        expressions=[exp.alias_(e.expression.copy(), cols[i], copy=False) for i, e in enumerate(pairs)]
-    )
+    cols = [c for c, _ in assignments]
+    sel = exp.Select(expressions=[exp.alias_(v, c, copy=False) for c, v in assignments])
     tgt = target.copy()
     joins = _pop_joins(tgt)  # MySQL: UPDATE t JOIN s ON ... SET ...
     real_target = target

@@ -216,3 +216,13 @@ def test_spark_cache_table_as_select_is_a_temporary_view() -> None:
     )
     assert cache.type == "CACHE TABLE" and cache.writes[0].kind == "intermediate"
     assert triples(insert) == {("c.a", "t.a", "IDENTITY")}
+
+
+def test_update_with_tuple_assignment_maps_each_column() -> None:
+    st = one("UPDATE t SET (a, b) = (SELECT x, y FROM s WHERE s.id = t.id), c = d + 1", "postgres")
+    assert triples(st, DIRECT) == {
+        ("s.x", "t.a", "IDENTITY"),
+        ("s.y", "t.b", "IDENTITY"),
+        ("t.d", "t.c", "TRANSFORMATION"),
+    }
+    assert ("s.id", "t.a", "JOIN") in triples(st)
