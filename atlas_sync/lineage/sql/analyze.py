@@ -309,7 +309,7 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
         result.writes.append(_file_ref(this.this))
         q = _query_of(expr)
         if q is not None:
-            _reads_only(q, ctx, result, set_type=False)
+            _reads_only(q, ctx, result)
         return []
     target, cols = _target_of(this, "INSERT")
     source = expr.args.get("expression")
@@ -586,10 +586,10 @@ def _copy(expr: exp.Copy, ctx: Context, result: StatementLineage) -> None:
                 if ref:
                     result.reads.append(ref)
             elif isinstance(f, (exp.Subquery, exp.Query)):
-                _reads_only(f.this if isinstance(f, exp.Subquery) else f, ctx, result, set_type=False)
+                _reads_only(f.this if isinstance(f, exp.Subquery) else f, ctx, result)
         result.reads = [r for r in result.reads if r.kind != "file" or r.id != result.writes[-1].id]
     elif isinstance(this, (exp.Subquery, exp.Query)):
-        _reads_only(this.this if isinstance(this, exp.Subquery) else this, ctx, result, set_type=False)
+        _reads_only(this.this if isinstance(this, exp.Subquery) else this, ctx, result)
         result.writes.extend(files)
 
 
@@ -682,7 +682,7 @@ def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> Non
             result.reads.append(ref)
 
 
-def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage, *, set_type: bool = True) -> None:
+def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage) -> None:
     problems = Problems()
     q = _qualified(query, ctx)
     qa = _analyzer(q, ctx, problems)
