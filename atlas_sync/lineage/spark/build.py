@@ -445,7 +445,8 @@ def _operator_mode(
             for c in kids:
                 did = f"{lid(n)}-{lid(c)}"
                 cols = [Column(name=x) for x in dict.fromkeys(x.name for x in pl.result(c).out)]
-                graph.add_dataset(
+                # level names are unique, so these ids are too: append without add_dataset's lookup
+                graph.datasets.append(
                     Dataset(
                         id=did,
                         name=did,
@@ -459,7 +460,7 @@ def _operator_mode(
                 inputs = ["input"]
             parent = parent_of.get(id(n))
             outputs = [f"{lid(parent)}-{lid(n)}"] if parent is not None else ["output"]
-            graph.add_process(
+            graph.processes.append(
                 Process(
                     id=lid(n),
                     name=f"pico_{_snake(n.op)}_{lid(n)}",
