@@ -316,3 +316,57 @@ class HiveLineageReader:
 
 
 READER = HiveLineageReader()
+
+
+def to_hive_lineage(graph: LineageGraph) -> list[dict[str, Any]]:
+    """The graph as Hive LineageLogger documents, one per process: direct kinds (IDENTITY,
+    TRANSFORMATION, AGGREGATION) become PROJECTION edges, indirect kinds PREDICATE edges (the seed's
+    view of column lineage). Edges to a whole dataset target every known column of it."""
+    docs: list[dict[str, Any]] = []
+    for proc in graph.processes:
+        vertices: dict[tuple[str, str | None], int] = {}
+
+        def vid(ref: ColumnRef, vertices: dict[tuple[str, str | None], int] = vertices) -> int:
+            key = (ref.dataset, ref.column)
+            if key not in vertices:
+                vertices[key] = len(vertices)
+            return vertices[key]
+
+        grouped: dict[tuple[str, str | None], list[ColumnEdge]] = {}
+        for e in graph.edges:
+            if e.process == proc.id:
+                grouped.setdefault((e.kind, e.expression), []).append(e)
+        edges: list[dict[str, Any]] = []
+        for (kind, expression), items in grouped.items():
+            by_target: dict[ColumnRef, list[ColumnRef]] = {}
+            for e in items:
+                by_target.setdefault(e.target, []).append(e.source)
+            for target, sources in by_target.items():
+                targets = [target]
+                if target.column is None:
+                    ds = graph.dataset(target.dataset)
+                    cols = ds.column_names() if ds is not None else []
+                    targets = [ColumnRef(dataset=target.dataset, column=c) for c in cols] or [target]
+                edge: dict[str, Any] = {
+                    "sources": [vid(s) for s in dict.fromkeys(sources)],
+                    "targets": [vid(t) for t in targets],
+                    "edgeType": "PROJECTION"
+                    if kind in ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
+                    else "PREDICATE",
+                }
+                if expression is not None:
+                    edge["expression"] = expression
+                edges.append(edge)
+        doc: dict[str, Any] = {"version": "1.0", "edges": edges}
+        if "queryText" in proc.attributes:
+            doc["queryText"] = proc.attributes["queryText"]
+        doc["vertices"] = [
+            {
+                "id": i,
+                "vertexType": "COLUMN" if col is not None else "TABLE",
+                "vertexId": ds if col is None else f"{ds}.{col}",
+            }
+            for (ds, col), i in vertices.items()
+        ]
+        docs.append(doc)
+    return docs

@@ -117,3 +117,28 @@ def test_an_edge_to_an_unknown_vertex_is_an_input_error(tmp_path: Path) -> None:
 def test_sniff_recognises_hive_lineage_json() -> None:
     assert READER.sniff("x.json", Path(SEED).read_bytes()[:4096])
     assert not READER.sniff("x.json", b'{"datasets": []}')
+
+
+def test_sql_lineage_round_trips_through_hive_lineage_json(tmp_path: Path) -> None:
+    from atlas_sync.lineage.readers.hive_lineage import to_hive_lineage
+    from atlas_sync.lineage.readers.sql import READER as SQL
+
+    graph = SQL.read(
+        ["/work/shared/fixtures/seeds/spark-sql-field-lineage.sql"], dialect="spark", default_schema="default"
+    )
+    [doc] = to_hive_lineage(graph)
+    assert {e["edgeType"] for e in doc["edges"]} == {"PROJECTION", "PREDICATE"}
+    path = tmp_path / "seed.hive-lineage.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    back = READER.read([str(path)])
+    direct = {
+        (str(e.source), str(e.target))
+        for e in back.edges
+        if e.kind in ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
+    }
+    assert direct == {(str(e.source), str(e.target)) for e in graph.edges if e.is_direct}
+    # PREDICATE edges name every column of tab3, so they come back aimed at the whole table.
+    assert {str(e.target) for e in back.edges if not e.is_direct} == {"default.tab3.*"}
+    assert {str(e.source) for e in back.edges if not e.is_direct} == {
+        str(e.source) for e in graph.edges if not e.is_direct
+    }
