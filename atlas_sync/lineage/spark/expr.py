@@ -94,6 +94,7 @@ SUBQUERY_NAMES: frozenset[str] = frozenset({"list", "exists", "scalar-subquery",
 # ``name#17``, ``qty#8L``; a struct field access follows directly: ``s#222.a``
 _ATTR = re.compile(r"^(?P<name>.+?)#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
 _SUFFIX = re.compile(r"^#(?P<id>\d+)(?P<suffix>L?)(?P<rest>\.\S*)?$")
+_RANKING = frozenset({"rank", "dense_rank", "percent_rank", "cume_dist", "row_number", "ntile", "n_tile"})
 _HAS_ID = re.compile(r"#\d")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {")": "(", "]": "[", "}": "{"}
@@ -474,6 +475,10 @@ def analyze(e: Expr) -> ExprDeps:
                 # pivotfirst(pivotColumn, value, pivot values...): the pivot column picks the cell
                 stack.extend((a, role, agg) for a in reversed(x.args[1:]))
                 stack.append((x.args[0], "cond" if role == "value" else role, agg))
+                continue
+            if lname in _RANKING:
+                # rank(x) prints its window's ORDER BY columns: they order rows, they are not the value
+                stack.extend((a, "window", agg) for a in reversed(x.args))
                 continue
             if lname == "windowspecdefinition":
                 stack.extend((a, "window", agg) for a in reversed(x.args))

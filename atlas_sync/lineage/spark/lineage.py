@@ -14,7 +14,6 @@ columns by position to their query's output.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from atlas_sync.lineage.spark.expr import (
     Expr,
@@ -80,7 +79,6 @@ class PlanLineage:
 
     results: dict[int, Result] = field(default_factory=dict)
     env: dict[int, Lin] = field(default_factory=dict)
-    problems: list[tuple[PlanNode, str, str]] = field(default_factory=list)  # (node, code, message)
     # ids that some join or filter predicate reads, apart from bare isnotnull() checks
     predicate_ids: set[int] = field(default_factory=set)
 
@@ -443,8 +441,3 @@ def target_lins(node: PlanNode, pl: PlanLineage) -> tuple[list[str], list[Lin], 
                 lins += [Lin() for _ in range(len(names) - len(lins))]
         return names, lins[: len(names)], dict(q.rows)
     return [c.name for c in res.out], [pl.lin(c) for c in res.out], dict(res.rows)
-
-
-def describe(node: PlanNode) -> dict[str, Any]:
-    """Small summary used by tests and the text view."""
-    return {"op": node.op, "level": node.level, "text": node.text}

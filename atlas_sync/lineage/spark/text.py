@@ -297,10 +297,14 @@ def fill_fields(node: PlanNode) -> None:
             node.exprs["groupingExpressions"] = []
             node.exprs["aggregateExpressions"] = _exprs(lists[0]) if lists else []
     elif op == "Window":
-        lists = [x for x in f if strip_brackets(x) is not None] + ["[]", "[]", "[]"]
-        node.exprs["windowExpressions"] = _exprs(lists[0])
-        node.exprs["partitionSpec"] = _exprs(lists[1])
-        node.exprs["orderSpec"] = _exprs(lists[2])
+        # empty lists are not printed: tell the order spec by its sort directions
+        lists = [x for x in f if strip_brackets(x) is not None]
+        node.exprs["windowExpressions"] = _exprs(lists[0]) if lists else []
+        rest = lists[1:]
+        order = [x for x in rest if re.search(r" (?:ASC|DESC) NULLS (?:FIRST|LAST)\b", x)]
+        part = [x for x in rest if x not in order]
+        node.exprs["partitionSpec"] = _exprs(part[0]) if part else []
+        node.exprs["orderSpec"] = _exprs(order[0]) if order else []
     elif op == "WindowGroupLimit":
         lists = [x for x in f if strip_brackets(x) is not None] + ["[]", "[]"]
         node.exprs["partitionSpec"] = _exprs(lists[0])

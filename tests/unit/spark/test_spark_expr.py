@@ -90,6 +90,12 @@ def test_unresolved_attributes_have_no_id() -> None:
             {20: "AGGREGATION"},
             {19: "WINDOW"},
         ),
+        (
+            "rank(x#1) windowspecdefinition(d#2, x#1 ASC NULLS FIRST, specifiedwindowframe(RangeFrame, "
+            "unboundedpreceding$(), currentrow$())) AS r#3",
+            {},
+            {1: "WINDOW", 2: "WINDOW"},
+        ),
         ("s#222.a AS sa#223", {222: "TRANSFORMATION"}, {}),
         ("items#7[0] AS first#8", {7: "TRANSFORMATION"}, {}),
     ],
