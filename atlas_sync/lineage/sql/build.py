@@ -14,6 +14,8 @@ from atlas_sync.lineage.model import (
     LineageGraph,
     Problem,
     Process,
+    dotted,
+    split_dotted,
 )
 from atlas_sync.lineage.sql.analyze import StatementLineage, TableRef
 
@@ -86,7 +88,14 @@ def add_statement(
         used.setdefault(e.source, []).append(e.source_column)
         if e.target_column is not None:
             used.setdefault(e.target, []).append(e.target_column)
-    for ref in [*st.reads, *st.writes]:
+    refs = [*st.reads, *st.writes]
+    known = {r.id for r in refs}
+    for e in st.edges:  # every edge end is a dataset of the graph, even if a read was missed
+        if e.source not in known:
+            known.add(e.source)
+            parts = split_dotted(e.source)
+            refs.append(TableRef(id=e.source, namespace=dotted(*parts[:-1]), name=parts[-1]))
+    for ref in refs:
         stored = idx.add_dataset(_dataset(ref, used.get(ref.id, [])))
         if stored.kind == "table" and ref.kind in ("view", "intermediate"):
             stored.kind = ref.kind  # a later CREATE VIEW tells us what an earlier read was

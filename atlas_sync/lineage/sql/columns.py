@@ -141,13 +141,19 @@ class QueryAnalyzer:
             if id(s) in visited:
                 continue
             visited.add(id(s))
-            for src in s.selected_sources.values():
-                node = src[1] if isinstance(src, tuple) else src
+            # sources, not selected_sources: a LEFT SEMI/ANTI JOIN's table is read though not selected.
+            for node in s.sources.values():
                 if isinstance(node, exp.Table) and id(node) not in seen:
                     seen.add(id(node))
                     out.append(node)
-                elif isinstance(node, Scope):
+            for src in s.selected_sources.values():
+                node = src[1] if isinstance(src, tuple) else src
+                if isinstance(node, Scope):
                     stack.append(node)
+            for name in s.semi_or_anti_join_tables:
+                semi = s.sources.get(name)
+                if isinstance(semi, Scope):
+                    stack.append(semi)
             for sub in (*s.subquery_scopes, *s.set_operation_scopes, *s.udtf_scopes, *s.derived_table_scopes):
                 stack.append(sub)
             for lateral in s.lateral_sources.values():

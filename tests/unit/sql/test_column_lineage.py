@@ -459,3 +459,12 @@ def test_lateral_column_aliases_where_the_dialect_has_them() -> None:
     # Postgres has no lateral aliases: b is a column of s.
     pg = one("INSERT INTO o SELECT a + 1 AS b, b * 2 AS c FROM s", "postgres")
     assert triples(pg) == {("s.a", "o.b", "TRANSFORMATION"), ("s.b", "o.c", "TRANSFORMATION")}
+
+
+def test_semi_and_anti_joined_tables_are_read() -> None:
+    st = one(
+        "INSERT INTO o SELECT a.id FROM a LEFT SEMI JOIN b ON a.k = b.k LEFT ANTI JOIN c ON a.k = c.k",
+        "spark",
+    )
+    assert [r.id for r in st.reads] == ["a", "b", "c"]
+    assert triples(st, {"JOIN"}) == {("a.k", "o.*", "JOIN"), ("b.k", "o.*", "JOIN"), ("c.k", "o.*", "JOIN")}

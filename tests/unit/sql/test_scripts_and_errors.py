@@ -197,3 +197,18 @@ def test_an_absurdly_long_identifier_is_rejected_without_echoing_it() -> None:
     [st] = analyze_sql("INSERT INTO t SELECT " + "x" * 100_000 + " FROM s", dialect="spark")
     assert st.error and st.writes == []
     assert len(st.problems[0]["message"]) < 200
+
+
+def test_every_corpus_document_loads_back_with_the_graph_reader() -> None:
+    import re
+
+    from atlas_sync.lineage.model import LineageGraph
+
+    corpus = Path(__file__).resolve().parents[3] / "bench" / "sql_corpus"
+    for f in sorted(corpus.glob("*.sql")):
+        m = re.search(r"--\s*dialect:\s*(\S+)", f.read_text(encoding="utf-8"))
+        dialect = m.group(1) if m and not m.group(1).startswith("(") else None
+        graph = READER.read([str(f)], dialect=dialect)
+        assert graph.check() == [], f.name
+        back = LineageGraph.from_document(graph.to_document())
+        assert len(back.edges) == len(graph.edges), f.name
