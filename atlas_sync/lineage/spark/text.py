@@ -301,10 +301,10 @@ def fill_fields(node: PlanNode) -> None:
         lists = [x for x in f if strip_brackets(x) is not None]
         node.exprs["windowExpressions"] = _exprs(lists[0]) if lists else []
         rest = lists[1:]
-        order = [x for x in rest if re.search(r" (?:ASC|DESC) NULLS (?:FIRST|LAST)\b", x)]
-        part = [x for x in rest if x not in order]
-        node.exprs["partitionSpec"] = _exprs(part[0]) if part else []
-        node.exprs["orderSpec"] = _exprs(order[0]) if order else []
+        order_lists = [x for x in rest if re.search(r" (?:ASC|DESC) NULLS (?:FIRST|LAST)\b", x)]
+        partition_lists = [x for x in rest if x not in order_lists]
+        node.exprs["partitionSpec"] = _exprs(partition_lists[0]) if partition_lists else []
+        node.exprs["orderSpec"] = _exprs(order_lists[0]) if order_lists else []
     elif op == "WindowGroupLimit":
         lists = [x for x in f if strip_brackets(x) is not None] + ["[]", "[]"]
         node.exprs["partitionSpec"] = _exprs(lists[0])
