@@ -215,6 +215,15 @@ class QueryAnalyzer:
                     _merge(deps, d)
             columns.setdefault(name, deps)
             positions[i] = deps
+        order = scope.expression.args.get("order")
+        if isinstance(order, exp.Order):  # ... UNION ... ORDER BY an output column
+            for o in order.expressions:
+                for col in _columns_in(o):
+                    out = columns.get(
+                        self.col_name(col.this) if isinstance(col.this, exp.Identifier) else col.name
+                    )
+                    for src in out.all_sources() if out is not None else ():
+                        dataset.setdefault((src, "SORT"), self._sql(o))
         return ScopeResult(names, columns, dataset, all(p.complete for p in parts), positions=positions)
 
     def _udtf(self, scope: Scope) -> ScopeResult:
@@ -313,10 +322,17 @@ class QueryAnalyzer:
             for key in ("rollup", "cube", "grouping_sets"):
                 for g in group.args.get(key) or []:
                     self._clause(scope, g, "GROUP_BY", dataset, outputs=columns, output_first=False)
-        order = select.args.get("order")
-        if order is not None:
-            for o in order.expressions:
-                self._clause(scope, o, "SORT", dataset, outputs=columns)
+        # ORDER BY (and Hive SORT BY / CLUSTER BY) shape the final result, or pick the rows of an
+        # inner query with a LIMIT; an inner ORDER BY without one changes nothing.
+        outermost = scope is self.root_scope or (
+            scope.parent is self.root_scope and scope.scope_type == ScopeType.SET_OPERATION
+        )
+        if outermost or select.args.get("limit") is not None or select.args.get("offset") is not None:
+            for key in ("order", "sort", "cluster"):
+                clause_node = select.args.get(key)
+                if clause_node is not None:
+                    for o in clause_node.expressions:
+                        self._clause(scope, o, "SORT", dataset, outputs=columns)
         return ScopeResult(names, columns, dataset, complete, positions=positions)
 
     def _report_star(self, scope: Scope, proj: exp.Expr) -> None:

@@ -468,3 +468,14 @@ def test_semi_and_anti_joined_tables_are_read() -> None:
     )
     assert [r.id for r in st.reads] == ["a", "b", "c"]
     assert triples(st, {"JOIN"}) == {("a.k", "o.*", "JOIN"), ("b.k", "o.*", "JOIN"), ("c.k", "o.*", "JOIN")}
+
+
+def test_sort_only_where_order_matters() -> None:
+    inner = one("INSERT INTO o SELECT a FROM (SELECT a, b FROM t ORDER BY b) x", "spark")
+    assert triples(inner) == {("t.a", "o.a", "IDENTITY")}
+    top_n = one("INSERT INTO o SELECT a FROM (SELECT a, b FROM t ORDER BY b LIMIT 5) x", "spark")
+    assert ("t.b", "o.*", "SORT") in triples(top_n)
+    hive = one("INSERT INTO o SELECT a FROM t DISTRIBUTE BY a SORT BY b", "hive")
+    assert ("t.b", "o.*", "SORT") in triples(hive)
+    union = one("INSERT INTO o SELECT a AS x FROM t1 UNION ALL SELECT b FROM t2 ORDER BY x", "postgres")
+    assert {("t1.a", "o.*", "SORT"), ("t2.b", "o.*", "SORT")} <= triples(union)
