@@ -295,7 +295,7 @@ def compute_plan(
             plan.desired[e.key] = e
 
     deletes = _deletes(desired, actual, process_types)
-    owned = [h for h in actual.headers.values() if h.owner == desired.job]
+    scope = len(actual.headers)  # the profile's entities in the domain
     if deletes:
         if not opts.allow_delete:
             plan.deletes_blocked = f"{len(deletes)} deletes skipped (--no-delete)"
@@ -307,11 +307,11 @@ def compute_plan(
             plan.deletes_blocked = f"{len(deletes)} deletes skipped: the input produced nothing"
             deletes = []
         else:
-            pct = 100.0 * len(deletes) / max(1, len(owned))
+            pct = 100.0 * len(deletes) / max(1, scope)
             if pct > opts.max_delete_percent and not opts.force:
                 raise PlanRefused(
-                    f"the plan would delete {len(deletes)} of the {len(owned)} entities job {desired.job!r} owns "
-                    f"in domain {desired.domain!r} ({pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
+                    f"the plan would delete {len(deletes)} of the {scope} entities of domain {desired.domain!r} "
+                    f"(job {desired.job!r}; {pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
                     hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
                 )
     if plan.deletes_blocked:

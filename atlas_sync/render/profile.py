@@ -7,6 +7,7 @@ Built-in profiles live in the top-level ``templates/<name>/`` (with ``profile.to
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,13 @@ class Profile:
     # Attributes written only when an entity is created (ownership of shared datasets).
     create_only_attributes: list[str] = field(default_factory=list)
     _schema: EntitySchema | None = None
+    _env: Any = None
+
+    def environment(self, build: Any) -> Any:
+        """The profile's Jinja environment, built once (templates are compiled on first use and cached)."""
+        if self._env is None:
+            self._env = build(self)
+        return self._env
 
     @property
     def schema(self) -> EntitySchema:
@@ -66,7 +74,20 @@ class Profile:
 
 
 def load_profile(name_or_path: str | Path) -> Profile:
-    """Load a built-in profile by name (``lineage``, ``pico``) or a user profile folder."""
+    """Load a built-in profile by name (``lineage``, ``pico``) or a user profile folder.
+
+    Built-in profiles are loaded once per process (their compiled templates are reused)."""
+    if not Path(name_or_path).is_dir():
+        return _builtin_profile(str(name_or_path))
+    return _load_profile(name_or_path)
+
+
+@functools.lru_cache(maxsize=8)
+def _builtin_profile(name: str) -> Profile:
+    return _load_profile(name)
+
+
+def _load_profile(name_or_path: str | Path) -> Profile:
     p = Path(name_or_path)
     if p.is_dir():
         folder = p

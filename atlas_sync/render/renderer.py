@@ -102,7 +102,7 @@ class _Renderer:
         self.profile = profile
         self.domain = domain
         self.job = job
-        self.env = _env(profile)
+        self.env = profile.environment(_env)
         self.state = DesiredState(domain=domain, job=job)
         self.owner: dict[Key, str] = {}
 
