@@ -46,7 +46,7 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 200
 # Cheap text test before parsing: statements that may write somewhere (as OpenMetadata's filters).
 _CANDIDATE = re.compile(
-    r"\b(insert|merge|update|copy|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
+    r"\b(insert|merge|update|copy|replace\s+into|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
     re.IGNORECASE | re.DOTALL,
 )
 _WS = re.compile(r"\s+")

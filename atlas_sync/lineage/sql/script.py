@@ -88,6 +88,7 @@ def parse_statement(
     return exprs[0], None
 
 
+_REPLACE_INTO = re.compile(r"\s*replace(?=\s+into\b)", re.IGNORECASE)
 _TOKEN = re.compile(
     r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+, col: \d+, start: \d+, end: \d+, comments: \[.*?\]>"
 )
@@ -149,6 +150,12 @@ def analyze_text(
     if expr is None:
         result.type = "EMPTY"
         return result
+    replace = _REPLACE_INTO.match(text)
+    if isinstance(expr, exp.Command) and replace:
+        # MySQL/Doris/SQLite REPLACE INTO ... SELECT moves data like INSERT; sqlglot keeps it opaque.
+        as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
+        if as_insert is not None and not isinstance(as_insert, exp.Command):
+            expr = as_insert
     try:
         analyze_statement(expr, ctx, result)
     except StatementRejected as exc:

@@ -226,3 +226,8 @@ def test_update_with_tuple_assignment_maps_each_column() -> None:
         ("t.d", "t.c", "TRANSFORMATION"),
     }
     assert ("s.id", "t.a", "JOIN") in triples(st)
+
+
+def test_mysql_replace_into_select_moves_data_like_insert() -> None:
+    st = one("REPLACE INTO r (id, name) SELECT cid, cname FROM c", "mysql")
+    assert triples(st) == {("c.cid", "r.id", "IDENTITY"), ("c.cname", "r.name", "IDENTITY")}
