@@ -293,24 +293,36 @@ class LineageGraph(_Model):
         return g
 
     # ----------------------------------------------------------------- the summary document
-    def end_to_end_tables(self) -> dict[str, list[str]]:
-        """Tables read and written end to end: intermediate results (written, then read) collapsed."""
-        written = [o for p in self.processes for o in p.outputs]
-        read = [i for p in self.processes for i in p.inputs]
-        written_set, read_set = set(written), set(read)
-        intermediate = {d.id for d in self.datasets if d.kind == "intermediate"}
-        r = _ordered(x for x in read if x not in written_set and x not in intermediate)
-        w = _ordered(x for x in written if x not in read_set and x not in intermediate)
-        # A table both read and written by one job (INSERT INTO t SELECT FROM t) is both.
-        for p in self.processes:
+    def _writes_before(self) -> dict[str, int]:
+        """Dataset id -> position of the first process that writes it (processes run in list order)."""
+        first: dict[str, int] = {}
+        for i, p in enumerate(self.processes):
             for o in p.outputs:
-                if o in p.inputs and o not in intermediate:
-                    if o not in r:
-                        r.append(o)
-                    if o not in w:
-                        w.append(o)
+                first.setdefault(o, i)
+        return first
+
+    def end_to_end_tables(self) -> dict[str, list[str]]:
+        """Tables read and written end to end, processes taken in order: a table written by one
+        process and read by a later one is intermediate; one read before it is written is a source."""
+        intermediate = {d.id for d in self.datasets if d.kind == "intermediate"}
         if not self.processes:
-            r = [d.id for d in self.datasets if d.kind not in ("intermediate",)]
+            return {"read": [d.id for d in self.datasets if d.id not in intermediate], "write": []}
+        first_write = self._writes_before()
+        last_read: dict[str, int] = {}
+        for i, p in enumerate(self.processes):
+            for x in p.inputs:
+                last_read[x] = i
+        r: list[str] = []
+        w: list[str] = []
+        for i, p in enumerate(self.processes):
+            for x in p.inputs:
+                # read before anything wrote it (the same process writing it counts as after)
+                if x not in intermediate and first_write.get(x, i) >= i and x not in r:
+                    r.append(x)
+            for o in p.outputs:
+                # written, and no later process reads it
+                if o not in intermediate and last_read.get(o, -1) <= i and o not in w:
+                    w.append(o)
         return {"read": r, "write": w}
 
     def end_to_end_edges(self) -> list[ColumnEdge]:
@@ -327,6 +339,12 @@ class LineageGraph(_Model):
         result: list[ColumnEdge] = []
         seen: set[tuple[ColumnRef, ColumnRef, str]] = set()
 
+        order = {p.id: i for i, p in enumerate(self.processes)}
+        first_write = self._writes_before()
+
+        def position(e: ColumnEdge) -> int | None:
+            return order.get(e.process) if e.process is not None else None
+
         def visit(
             target: ColumnRef,
             e: ColumnEdge,
@@ -335,13 +353,17 @@ class LineageGraph(_Model):
             depth: int,
             stack: frozenset[ColumnRef],
         ) -> None:
-            if e.source.dataset in sources:
+            at = position(e)
+            # The source as the process saw it: its original content unless a process before this
+            # one wrote it (then it is an intermediate result to walk through).
+            original = at is None or first_write.get(e.source.dataset, at) >= at
+            if e.source.dataset in sources and original:
                 key = (e.source, target, kind)
                 if key not in seen:
                     seen.add(key)
                     result.append(ColumnEdge(source=e.source, target=target, kind=kind, expression=expr))  # type: ignore[arg-type]
             elif e.source not in stack and depth < 64:
-                walk(target, e.source, kind, expr, depth + 1, stack | {e.source})
+                walk(target, e.source, kind, expr, depth + 1, stack | {e.source}, at)
 
         def walk(
             target: ColumnRef,
@@ -350,15 +372,25 @@ class LineageGraph(_Model):
             expr: str | None,
             depth: int,
             stack: frozenset[ColumnRef],
+            before: int | None = None,
         ) -> None:
+            def earlier(e: ColumnEdge) -> bool:
+                at = position(e)
+                return before is None or at is None or at < before
+
             for e in by_target.get(node, []):
-                visit(target, e, _compose(kind, e.kind), e.expression if depth == 0 else expr, depth, stack)
+                if earlier(e):
+                    visit(
+                        target, e, _compose(kind, e.kind), e.expression if depth == 0 else expr, depth, stack
+                    )
             if depth == 0 or node.column is None:
                 return
             # Row-level dependencies of an intermediate (FILTER, JOIN, ... on the whole dataset) decide
             # which rows reach the target at all: they apply to the whole target and keep their kind.
             whole = ColumnRef(dataset=target.dataset, column=None)
             for e in by_target.get(ColumnRef(dataset=node.dataset, column=None), []):
+                if not earlier(e):
+                    continue
                 if e.kind in INDIRECT_KINDS:
                     visit(whole, e, e.kind, e.expression, depth, stack)
                 else:

@@ -99,3 +99,42 @@ def test_unknown_kind_names_json_path():
 @pytest.mark.parametrize("parts", [["db", "t", "c"], ["db", 'we"ird', "a.b"], ["x y", "@z"]])
 def test_dotted_names_quote_and_split_back(parts):
     assert split_dotted(dotted(*parts)) == parts
+
+
+def test_a_table_read_before_it_is_written_is_a_source_not_an_intermediate():
+    # INSERT INTO report SELECT a FROM daily; INSERT INTO daily SELECT a FROM raw;
+    doc = {
+        "datasets": [{"id": i, "name": i, "columns": ["a"]} for i in ("raw", "daily", "report")],
+        "processes": [
+            {"id": "s1", "name": "s1", "inputs": ["daily"], "outputs": ["report"]},
+            {"id": "s2", "name": "s2", "inputs": ["raw"], "outputs": ["daily"]},
+        ],
+        "edges": [
+            {"source": "daily.a", "target": "report.a", "kind": "IDENTITY", "process": "s1"},
+            {"source": "raw.a", "target": "daily.a", "kind": "IDENTITY", "process": "s2"},
+        ],
+    }
+    out = LineageGraph.from_document(doc).to_document()
+    assert sorted(out["tables"]["read"]) == ["daily", "raw"]
+    assert sorted(out["tables"]["write"]) == ["daily", "report"]
+    pairs = {(c["source"], c["target"]) for c in out["columns"]}
+    assert pairs == {("daily.a", "report.a"), ("raw.a", "daily.a")}
+
+
+def test_a_table_written_then_read_later_is_walked_through():
+    doc = {
+        "datasets": [{"id": i, "name": i, "columns": ["a"]} for i in ("raw", "daily", "report")],
+        "processes": [
+            {"id": "s1", "name": "s1", "inputs": ["raw"], "outputs": ["daily"]},
+            {"id": "s2", "name": "s2", "inputs": ["daily"], "outputs": ["report"]},
+        ],
+        "edges": [
+            {"source": "raw.a", "target": "daily.a", "kind": "IDENTITY", "process": "s1"},
+            {"source": "daily.a", "target": "report.a", "kind": "TRANSFORMATION", "process": "s2"},
+        ],
+    }
+    out = LineageGraph.from_document(doc).to_document()
+    assert out["tables"] == {"read": ["raw"], "write": ["report"]}
+    assert [(c["source"], c["target"], c["kind"]) for c in out["columns"]] == [
+        ("raw.a", "report.a", "TRANSFORMATION")
+    ]
