@@ -122,6 +122,12 @@ class _Renderer:
             ) from None
         except (jinja2.UndefinedError, TypeError, ValueError) as exc:
             raise RenderError(f"template {name} ({origin}): {exc}") from None
+        except jinja2.TemplateNotFound as exc:  # {% include %} / {% import %} outside the profile folder
+            raise RenderError(
+                f"template {name} ({origin}): no template {exc.name!r} in the profile folder"
+            ) from None
+        except (jinja2.TemplateError, OverflowError, RecursionError) as exc:
+            raise RenderError(f"template {name} ({origin}): {type(exc).__name__}: {exc}") from None
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
