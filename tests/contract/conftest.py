@@ -32,7 +32,7 @@ from contract_helpers import (
     struct_def,
     typedefs,
 )
-from older_servers import OBSERVED_ON_2_1_0, known_difference, parse_version
+from older_servers import NOT_SENT_TO_2_1_0, OBSERVED_ON_2_1_0, known_difference, must_not_send, parse_version
 
 EMULATOR_BASE = "http://atlas-emulator.invalid"
 
@@ -188,9 +188,12 @@ def _older_server_differences(request: pytest.FixtureRequest) -> None:
     """Against an Atlas older than 2.4.0, rows observed to differ there are expected failures (older_servers.py)."""
     node = request.node
     name, function = node.name, getattr(node, "originalname", node.name)
-    if name not in OBSERVED_ON_2_1_0 and function not in OBSERVED_ON_2_1_0:
+    if name not in OBSERVED_ON_2_1_0 and function not in OBSERVED_ON_2_1_0 and name not in NOT_SENT_TO_2_1_0:
         return  # no server needed for this decision
     version = request.getfixturevalue("server_version")
+    harmful = must_not_send(name, version)
+    if harmful:
+        pytest.skip(f"not sent to Atlas {'.'.join(map(str, version or ()))}: {harmful}")
     reason = known_difference(name, function, version)
     if reason:
         shown = ".".join(map(str, version or ()))

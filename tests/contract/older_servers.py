@@ -61,8 +61,15 @@ OBSERVED_ON_2_1_0: dict[str, str] = {
         "2.1.0 accepts a type named 'name' and stores it under the name '[]'"
     ),
     "test_TD_029_relationship_end_without_name_is_400_00_02B": "2.1.0 answers a plain 500",
+}
+
+
+# Rows not even sent to such a server: 2.1.0 accepts the request and the accepted def breaks every other
+# typedef request until it is deleted again, which under pytest-xdist races the other worker's tests.
+NOT_SENT_TO_2_1_0: dict[str, str] = {
     "test_TD_030_association_with_container_end_is_400_00_030[None]": (
-        "2.1.0 accepts a container end when relationshipCategory is absent"
+        "2.1.0 accepts a container end when relationshipCategory is absent, and the stored def then fails "
+        "every later typedef request with ATLAS-400-00-030 until it is deleted"
     ),
 }
 
@@ -80,6 +87,13 @@ def parse_version(text: str) -> tuple[int, ...] | None:
             break
         parts.append(int(digits))
     return tuple(parts) if parts else None
+
+
+def must_not_send(test_name: str, version: tuple[int, ...] | None) -> str | None:
+    """Why this test must be skipped against the server, when it predates the reference release."""
+    if version is None or version >= REFERENCE_VERSION:
+        return None
+    return NOT_SENT_TO_2_1_0.get(test_name)
 
 
 def known_difference(test_name: str, function_name: str, version: tuple[int, ...] | None) -> str | None:
