@@ -1,0 +1,141 @@
+"""Resource bounds of the readers on big inputs: wall time and peak RSS of `atlas-sync lineage`.
+
+Cases (each a fresh `atlas-sync lineage READER FILE --format json > /dev/null` process, measured with
+``resource.getrusage(RUSAGE_CHILDREN)``; stderr is kept to show progress reporting):
+
+* ``spark-plan``: a Union of K projections over K relations, written as Spark's text plan, scaled to
+  about ``--plan-mb`` MB (default 50);
+* ``query-log``:  a CSV query log of ``--statements`` distinct INSERT ... SELECT statements (default
+  100,000);
+* ``sql-deep``:   one statement whose select expression is ``a + a + ... + a`` with T terms, for T in
+  ``--deep-terms`` (shows how time grows with one long expression).
+
+    .venv/bin/python bench/resource_bounds.py --plan-mb 50 --statements 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+EXE = str(Path(sys.executable).with_name("atlas-sync"))
+
+
+def spark_plan(path: Path, mb: float) -> int:
+    """Write a text plan of about ``mb`` MB; returns the number of union branches."""
+    target = int(mb * 1024 * 1024)
+    cols = 20
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("Union false, false\n")
+        size = 0
+        k = 0
+        branch_size = 0
+        while size + branch_size < target:
+            base = 10 * cols * k + 1
+            ids = [f"c{i}#{base + i}" for i in range(cols)]
+            outs = [f"(c{i}#{base + i} + 1) AS o{i}#{base + cols + i}" for i in range(cols)]
+            text = f":- Project [{', '.join(outs)}]\n:  +- Relation db.t{k}[{','.join(ids)}] parquet\n"
+            fh.write(text)
+            branch_size = len(text)
+            size += branch_size
+            k += 1
+        base = 10 * cols * k + 1
+        ids = [f"c{i}#{base + i}" for i in range(cols)]
+        outs = [f"(c{i}#{base + i} + 1) AS o{i}#{base + cols + i}" for i in range(cols)]
+        fh.write(f"+- Project [{', '.join(outs)}]\n   +- Relation db.t{k}[{','.join(ids)}] parquet\n")
+    return k + 1
+
+
+def query_log(path: Path, n: int) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["query_text", "user_name", "start_time"])
+        for i in range(n):
+            w.writerow(
+                [
+                    f"INSERT INTO mart.t{i} SELECT a, b + {i % 7} AS c, upper(d) AS e FROM raw.s{i % 1000} "
+                    f"WHERE x > {i % 13}",
+                    "etl",
+                    "2026-11-30T00:00:00Z",
+                ]
+            )
+
+
+def measure(args: list[str], limit: float) -> dict[str, Any]:
+    """Run ``atlas-sync ARGS`` under GNU time (its max RSS) and return exit, wall, peak RSS, progress."""
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS_KB=%M", EXE, *args], capture_output=True, text=True,
+                           timeout=limit, check=False)  # fmt: skip
+        code: int | str = r.returncode
+        err = r.stderr
+    except subprocess.TimeoutExpired:
+        code, err = "timeout", ""
+    wall = time.perf_counter() - t0
+    lines = [ln for ln in err.replace("\r", "\n").splitlines() if ln.strip()]
+    rss = next((int(ln.split("=", 1)[1]) for ln in reversed(lines) if ln.startswith("MAXRSS_KB=")), None)
+    lines = [ln for ln in lines if not ln.startswith("MAXRSS_KB=")]
+    return {
+        "exit": code,
+        "wall_s": round(wall, 2),
+        "peak_rss_mb": round(rss / 1024, 1) if rss else None,
+        "progress_lines": sum(1 for ln in lines if "/" in ln or "%" in ln),
+        "stderr_tail": lines[-2:],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--plan-mb", type=float, default=50)
+    ap.add_argument("--statements", type=int, default=100_000)
+    ap.add_argument("--deep-terms", default="500,1000,2000")
+    ap.add_argument("--limit", type=float, default=900, help="seconds per case")
+    ap.add_argument("--cases", default="spark-plan,query-log,sql-deep")
+    ap.add_argument("--out", help="JSON results [bench/results/resource_bounds-<time>.json]")
+    args = ap.parse_args(argv)
+    cases = args.cases.split(",")
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        if "spark-plan" in cases:
+            p = tmp / "big.plan.txt"
+            k = spark_plan(p, args.plan_mb)
+            mb = p.stat().st_size / 1024 / 1024
+            r = measure(["lineage", "spark-plan", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+            rows.append({"case": f"spark-plan {mb:.0f} MB ({k} union branches)", **r})
+            print(rows[-1], flush=True)
+        if "query-log" in cases:
+            p = tmp / "big.querylog.csv"
+            query_log(p, args.statements)
+            mb = p.stat().st_size / 1024 / 1024
+            r = measure(["lineage", "query-log", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+            rows.append({"case": f"query-log {args.statements} statements ({mb:.0f} MB)", **r})
+            print(rows[-1], flush=True)
+        if "sql-deep" in cases:
+            for t in [int(x) for x in args.deep_terms.split(",")]:
+                p = tmp / f"deep{t}.sql"
+                p.write_text("INSERT INTO t SELECT " + "a + " * t + "a AS x FROM s\n", encoding="utf-8")
+                r = measure(["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+                rows.append({"case": f"sql one expression of {t} terms ({p.stat().st_size // 1024} KB)", **r})
+                print(rows[-1], flush=True)
+    print()
+    print(f"{'case':<58} {'exit':>7} {'wall s':>8} {'peak RSS MB':>12} {'progress':>9}")
+    for r in rows:
+        print(f"{r['case']:<58} {r['exit']!s:>7} {r['wall_s']:>8} {r['peak_rss_mb']!s:>12} {r['progress_lines']:>9}")
+    out = Path(args.out) if args.out else HERE / "results" / f"resource_bounds-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
