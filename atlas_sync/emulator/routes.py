@@ -18,7 +18,7 @@ from atlas_sync.emulator import lineage as lin
 from atlas_sync.emulator import search as srch
 from atlas_sync.emulator import typedefs as tdefs
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
-from atlas_sync.emulator.types import Registry
+from atlas_sync.emulator.types import Registry, parse_type
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.app import State
@@ -222,12 +222,21 @@ def _entity_put_attr(r: Request) -> Any:
     if attr is None:
         raise AtlasApiError("ATLAS-400-00-023", name, row.type_name)
     if attr.kind in ("array", "map", "struct"):
-        raise AtlasApiError(
-            "ATLAS-400-00-027", name, "Only primitive attributes or object ids can be updated"
-        )
+        raise AtlasApiError("ATLAS-400-00-027", name, _runtime_type_name(r.state.registry, attr.type_name))
     value = r.json()
     entity = {"typeName": row.type_name, "guid": guid, "attributes": {name: value}}
     return ent.create_or_update(r.state, [entity], partial_guid=guid)
+
+
+def _runtime_type_name(reg: Registry, type_name: str) -> str:
+    """The name of an attribute's resolved type as Atlas prints it: entity types resolve to ``objectid``
+    (``AtlasEntityType.getTypeForAttribute``), so ``array<DataSet>`` reads ``array<objectid>``."""
+    parsed = parse_type(type_name)
+    if parsed[0] == "array":
+        return f"array<{_runtime_type_name(reg, parsed[1])}>"
+    if parsed[0] == "map":
+        return f"map<{_runtime_type_name(reg, parsed[1])},{_runtime_type_name(reg, parsed[2])}>"
+    return "objectid" if reg.entity(type_name) is not None else type_name
 
 
 def _entity_delete(r: Request) -> Any:

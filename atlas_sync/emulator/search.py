@@ -379,14 +379,20 @@ def dsl_search(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
     """A small DSL subset: ``<type> [where <attr> =|like|!= '<v>'] [limit n] [offset m]``."""
     q = {k: v[0] for k, v in query.items() if v}
     text = " ".join(x for x in (q.get("typeName"), q.get("query")) if x)
-    if len(text) > 4096:
-        raise AtlasApiError("ATLAS-400-00-057", "query")
+    # DiscoveryREST.validateDSLSearchParameters: typeName/classification by the query-param limit, the
+    # query itself by atlas.graph.dsl-max-query-str-length
+    for param in ("typeName", "classification"):
+        if len(q.get(param) or "") > 4096:
+            raise AtlasApiError("ATLAS-400-00-057", param)
+    if len(q.get("query") or "") > 4096:
+        raise AtlasApiError("ATLAS-400-00-058", "atlas.graph.dsl-max-query-str-length")
     m = _DSL.match(text)
     if not m:
-        raise AtlasApiError("ATLAS-400-00-059", text)
+        raise AtlasApiError("ATLAS-400-00-059", text, "the emulator understands only a small DSL subset")
     type_name = m.group("type").strip()
     if state.registry.entity(type_name) is None:
-        raise AtlasApiError("ATLAS-400-00-059", f"{type_name} type not found")
+        # semantic errors are collected and re-raised as INVALID_DSL_QUERY (AtlasDSL.processErrorList)
+        raise AtlasApiError("ATLAS-400-00-059", text, f"DSL Semantic Error - {type_name} type not found")
     params: dict[str, Any] = {"typeName": type_name}
     if m.group("attr"):
         op = {"=": "=", "like": "like", "!=": "!="}[m.group("op").lower()]

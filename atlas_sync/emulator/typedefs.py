@@ -344,14 +344,31 @@ def _apply_update(old: dict[str, Any], d: dict[str, Any], cat: str, user: str, n
         raise AtlasApiError("ATLAS-400-00-00E")
     if cat == "RELATIONSHIP":
         if nd["relationshipCategory"] != old["relationshipCategory"]:
-            raise AtlasApiError("ATLAS-400-00-039", name, old["relationshipCategory"])
-        for end in ("endDef1", "endDef2"):
+            raise AtlasApiError(
+                "ATLAS-400-00-039", name, nd["relationshipCategory"], old["relationshipCategory"]
+            )
+        # AtlasRelationshipDefStoreV2.preUpdateCheck: any change to an end's type, name, isContainer or
+        # cardinality is refused, 037 for endDef1 and 038 for endDef2
+        for end, code in (("endDef1", "ATLAS-400-00-037"), ("endDef2", "ATLAS-400-00-038")):
             o, n = old[end], nd[end]
-            if o["name"] != n["name"]:
-                raise AtlasApiError("ATLAS-400-00-037", name, n["name"], o["name"])
-            if any(o[k] != n[k] for k in ("type", "isContainer", "cardinality")):
-                raise AtlasApiError("ATLAS-400-00-038", name, end)
+            if any(o.get(k) != n.get(k) for k in ("type", "name", "isContainer", "cardinality")):
+                raise AtlasApiError(code, name, _end_text(n), _end_text(o))
     return nd
+
+
+def _java(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _end_text(e: dict[str, Any]) -> str:
+    """``AtlasRelationshipEndDef.toString()``, which Atlas puts into its end-update error messages."""
+    keys = ("name", "description", "isContainer", "cardinality", "isLegacyAttribute")
+    body = ", ".join(f"{k}==>'{_java(e.get(k))}'" for k in keys)
+    return "AtlasRelationshipEndDef{type='" + _java(e.get("type")) + "', " + body + "}"
 
 
 def delete_typedefs(state: State, body: Any) -> None:

@@ -234,9 +234,16 @@ class Registry:
             elem = parse_type(type_name)[1]
             elem_kind = self.kind_of(elem)
             if elem_kind in ("classification", "business_metadata"):
-                raise AtlasApiError("ATLAS-400-00-081", owner, type_name)
+                raise AtlasApiError("ATLAS-400-00-081", owner, ad.get("name"))
+        if kind == "map" and self.kind_of(parse_type(type_name)[2]) in (
+            "classification",
+            "business_metadata",
+        ):
+            raise AtlasApiError(
+                "ATLAS-400-00-081", owner, ad.get("name")
+            )  # Atlas checks the map's value type
         if kind in ("classification", "business_metadata", "relationship"):
-            raise AtlasApiError("ATLAS-400-00-081", owner, type_name)
+            raise AtlasApiError("ATLAS-400-00-081", owner, ad.get("name"))
         card = ad.get("cardinality") or "SINGLE"
         if card in ("LIST", "SET") and kind != "array":
             raise AtlasApiError("ATLAS-400-00-012", owner, ad.get("name"))
