@@ -25,6 +25,7 @@ from atlas_sync.lineage.spark.plan import (
     PlanNode,
     canonical,
     identifier_target,
+    require_known_operator,
 )
 
 _PRINTED = {"LogicalRelation": "Relation", "RelationV2": "RelationV2", "UnresolvedWith": "CTE"}
@@ -85,14 +86,17 @@ def _table_name(ident: Any) -> str | None:
 def parse_json_plans(doc: Any, *, file: str | None = None) -> list[PlanNode]:
     """One plan (an array of node objects) or several (an array of such arrays)."""
     if isinstance(doc, list) and doc and all(isinstance(x, list) for x in doc):
-        return [_plan(x, file, f"$[{i}]") for i, x in enumerate(doc)]
-    if not isinstance(doc, list) or not doc:
+        plans = [_plan(x, file, f"$[{i}]") for i, x in enumerate(doc)]
+    elif not isinstance(doc, list) or not doc:
         raise InputError(
             "a Spark plan JSON must be a non-empty array of plan nodes (the output of plan.toJSON())",
             file=file,
             path="$",
         )
-    return [_plan(doc, file, "$")]
+    else:
+        plans = [_plan(doc, file, "$")]
+    require_known_operator(plans, file=file)
+    return plans
 
 
 def _check(obj: Any, file: str | None, path: str) -> tuple[str, int]:

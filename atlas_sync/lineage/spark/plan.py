@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas_sync.errors import InputError
 from atlas_sync.lineage.spark.expr import Expr
 
 # Printed names (text) and class names (JSON) that differ from the canonical operator name.
@@ -257,3 +258,20 @@ def identifier_target(root: PlanNode) -> tuple[str, bool, int | None] | None:
     if len(catalogs) == 1:
         return catalogs.pop() + "." + name, True, ident.line
     return name, False, ident.line
+
+
+def require_known_operator(roots: list[PlanNode], *, file: str | None = None) -> None:
+    """Refuse input in which no operator is one Spark has: it is not a plan (unknown operators inside a
+    real plan are kept and reported, but a file of them is something else)."""
+    for r in roots:
+        for n in r.walk():
+            if n.op in KNOWN:
+                return
+    first = roots[0] if roots else None
+    raise InputError(
+        "no Spark plan operator found (Project, Filter, Relation, ...): this does not look like a Spark plan",
+        file=file,
+        line=first.line if first else None,
+        path=first.path if first else None,
+        hint="give the output of df.queryExecution.analyzed (or explain(extended=True)); JSON goes to spark-json",
+    )

@@ -21,10 +21,11 @@ from atlas_sync.lineage.spark.expr import (
     split_top,
     strip_brackets,
 )
-from atlas_sync.lineage.spark.plan import KNOWN, PlanNode, canonical
+from atlas_sync.lineage.spark.plan import KNOWN, PlanNode, canonical, require_known_operator
 
 _SECTION = re.compile(r"^== (.+?) ==\s*$")
-_NAME = re.compile(r"^(')?([A-Za-z_][A-Za-z0-9_$]*)")
+# operator names are Scala class names: a capital letter first
+_NAME = re.compile(r"^(')?([A-Z][A-Za-z0-9_$]*)")
 _MODES = {"Append", "Overwrite", "ErrorIfExists", "Ignore"}
 _LOCATION = re.compile(r"Location: (?P<idx>[A-Za-z]+)(?:\((?P<n>[^)]*)\))?\[(?P<paths>[^\]]*)\]")
 _FILESCAN = re.compile(r"FileScan (?P<fmt>[A-Za-z0-9_]+) (?P<table>[^\s\[]*)\[(?P<attrs>[^\]]*)\]")
@@ -129,6 +130,7 @@ def parse_text(text: str, *, file: str | None = None, section: str | None = None
     plans = parse_tree_lines(lines, file=file, first_line=offset + 1)
     if not plans:
         raise InputError("no plan found", file=file)
+    require_known_operator(plans, file=file)
     return TextDocument(plans=plans, scans=scans, section=chosen)
 
 

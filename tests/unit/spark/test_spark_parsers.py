@@ -307,3 +307,24 @@ def test_a_plan_indented_as_a_whole_parses(tmp_plan: Any) -> None:
     text = "    Project [a#1]\n    +- Filter (a#1 > 1)\n       +- LocalRelation [a#1]\n"
     [root] = parse_text(text).plans
     assert [n.op for n in root.walk()] == ["Project", "Filter", "LocalRelation"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("hello world\nthis is not a spark plan\n", "not a plan operator"),
+        ("Hello World\nThis Is Not A Plan\n", "does not look like a Spark plan"),
+    ],
+)
+def test_text_that_is_not_a_plan_is_refused(tmp_plan: Any, text: str, words: str) -> None:
+    with pytest.raises(InputError, match=words) as exc:
+        read_text_plan(tmp_plan(text))
+    assert exc.value.line == 1
+
+
+def test_json_without_any_spark_operator_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "plan.json"
+    p.write_text(json.dumps([{"class": "com.example.Thing", "num-children": 0}]))
+    with pytest.raises(InputError, match="does not look like a Spark plan") as exc:
+        read_json_plan(p)
+    assert exc.value.path == "$"
