@@ -327,4 +327,4 @@ def test_json_without_any_spark_operator_is_refused(tmp_path: Path) -> None:
     p.write_text(json.dumps([{"class": "com.example.Thing", "num-children": 0}]))
     with pytest.raises(InputError, match="does not look like a Spark plan") as exc:
         read_json_plan(p)
-    assert exc.value.path == "$"
+    assert exc.value.path == "$[0]"
