@@ -230,13 +230,34 @@ def _parse_ref(value: Any) -> ObjRef:
             return ObjRef(guid, tn, None, value.get("relationshipType"))
         if tn and isinstance(ua, dict) and ua:
             return ObjRef(None, str(tn), ua, value.get("relationshipType"))
+        raise AtlasApiError(
+            "ATLAS-400-00-021",
+            _ref_text(
+                ObjRef(guid if isinstance(guid, str) else None, tn, ua if isinstance(ua, dict) else None)
+            ),
+        )
     raise AtlasApiError("ATLAS-400-00-021", dump_json(value))
 
 
 def _ref_text(ref: ObjRef) -> str:
+    """``AtlasObjectId.toString()``, as Atlas quotes it in 400-00-021 and 404-00-00A messages."""
     ua = ", ".join(f"{k}:{v}" for k, v in (ref.unique or {}).items())
     guid = "null" if ref.guid is None else ref.guid
-    return f"AtlasObjectId{{guid='{guid}', typeName='{ref.type_name}', uniqueAttributes={{{ua}}}}}"
+    tn = "null" if ref.type_name is None else ref.type_name
+    return f"AtlasObjectId{{guid='{guid}', typeName='{tn}', uniqueAttributes={{{ua}}}}}"
+
+
+def _java_text(value: Any) -> str:
+    """``String.valueOf`` of a JSON value as Jackson hands it to Atlas (for validation messages)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_java_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_java_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 @dataclass
@@ -320,7 +341,7 @@ def create_or_update(
         if "guid" in entity:
             guid = entity["guid"]
             if not isinstance(guid, str) or not guid:
-                raise AtlasApiError("ATLAS-400-00-021", dump_json({"guid": guid, "typeName": tn}))
+                raise AtlasApiError("ATLAS-400-00-021", _ref_text(ObjRef(None, tn, None)))
         else:
             guid = f"-{time.monotonic_ns()}{next(_counter)}"
         if partial_guid is not None:
@@ -437,9 +458,12 @@ def _validate(reg: Any, inc: Incoming, *, partial: bool) -> None:
             try:
                 inc.attrs[name] = normalize_value(reg, attr.type_name, inc.attrs[name])
             except InvalidValue:
-                messages.append(f"{et.name}.{name}: invalid value for type {attr.type_name}")
+                value_text = _java_text(inc.attrs[name])
+                messages.append(f"{et.name}.{name}={value_text}: invalid value for type {attr.type_name}")
     if messages:
-        raise AtlasApiError("ATLAS-404-00-007", "[" + ", ".join(messages) + "]")
+        # AtlasBaseException(code, List<String>) passes each message as a separate MessageFormat
+        # argument and the template uses only {0}: the first problem alone is reported
+        raise AtlasApiError("ATLAS-404-00-007", messages[0])
 
 
 def _apply(

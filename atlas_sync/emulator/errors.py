@@ -18,8 +18,10 @@ CODES: dict[str, str] = {
     "ATLAS-400-00-012": "Cardinality of attribute {0}.{1} requires a list or set type",
     "ATLAS-400-00-013": "Type {0} with unique attribute {1} does not exist",
     "ATLAS-400-00-014": "Type {0} with name {1} does not exist",
+    # MessageFormat drops the quotes of Atlas's "'_'": the text reads "or _ characters"
+    # MessageFormat drops the quotes of Atlas's '_' in this template: the text reads "or _ characters"
     "ATLAS-400-00-019": "{0}: invalid name for {1}.  Names must consist of a letter followed by a sequence of "
-    "letter, number, space, or '_' characters",
+    "letter, number, space, or _ characters",
     "ATLAS-400-00-01A": "invalid parameters: {0}",
     "ATLAS-400-00-021": "ObjectId is not valid {0}",
     "ATLAS-400-00-023": "Attribute {0} not found for type {1}",

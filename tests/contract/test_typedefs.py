@@ -300,6 +300,8 @@ def test_TD_025_invalid_type_names_are_400_00_019(api: Api, prefix: str) -> None
         400,
         "ATLAS-400-00-019",
         startswith=f"{name}: invalid name for ENTITY.",
+        # two spaces after the period; MessageFormat turns the template's '_' into a bare _
+        contains="Names must consist of a letter followed by a sequence of letter, number, space, or _ characters",
     )
 
 
