@@ -7,6 +7,7 @@ the markers the launcher checks, and the status endpoint is a tiny local HTTP se
 from __future__ import annotations
 
 import http.server
+import io
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -451,3 +453,55 @@ def test_cli_env_refuses_when_not_running(tmp_path: Path, capsys: pytest.Capture
     code = ra.main(["env", "--home", str(tmp_path / "h"), "--cache", str(tmp_path / "c")])
     assert code == 1
     assert "not running" in capsys.readouterr().err
+
+
+def _fake_war(path: Path, with_testtools: bool = True) -> Path:
+    """A tiny WAR: one class file, and optionally an atlas-testtools jar holding solr/core-template."""
+    jar = io.BytesIO()
+    with zipfile.ZipFile(jar, "w") as zf:
+        zf.writestr("solr/collections.txt", "vertex_index\n")
+        zf.writestr("solr/core-template/schema.xml", "<schema/>")
+        zf.writestr("org/apache/atlas/runner/LocalSolrRunner.class", b"\xca\xfe")
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("WEB-INF/classes/atlas-buildinfo.properties", "project.version=9.9\n")
+        if with_testtools:
+            zf.writestr("WEB-INF/lib/atlas-testtools-9.9.jar", jar.getvalue())
+    return path
+
+
+def test_war_is_expanded_once_per_version(layout: ra.Layout, tmp_path: Path) -> None:
+    war = _fake_war(tmp_path / "atlas-webapp-9.9.war")
+    messages: list[str] = []
+    webapp = ra.ensure_webapp(layout, "9.9", war, messages.append)
+    assert (webapp / "WEB-INF" / "classes" / "atlas-buildinfo.properties").is_file()
+    assert len(messages) == 2  # "expanding ..." and "expanded in ..."
+    assert ra.ensure_webapp(layout, "9.9", war, messages.append) == webapp
+    assert len(messages) == 2  # second call: nothing to do
+
+
+def test_solr_template_comes_from_the_testtools_jar(layout: ra.Layout, tmp_path: Path) -> None:
+    webapp = ra.ensure_webapp(layout, "9.9", _fake_war(tmp_path / "w.war"), lambda _m: None)
+    ra.extract_solr_template(webapp, layout.home)
+    assert (layout.home / "solr" / "core-template" / "schema.xml").read_text() == "<schema/>"
+    assert (layout.home / "solr" / "collections.txt").is_file()
+    assert not (layout.home / "org").exists()  # only solr/ is taken from the jar
+
+
+def test_war_without_testtools_cannot_run_embedded_solr(layout: ra.Layout, tmp_path: Path) -> None:
+    war = _fake_war(tmp_path / "w.war", with_testtools=False)
+    webapp = ra.ensure_webapp(layout, "9.9", war, lambda _m: None)
+    with pytest.raises(ra.StartupError, match="atlas-testtools"):
+        ra.extract_solr_template(webapp, layout.home)
+
+
+def test_models_folders_are_copied_under_home(tmp_path: Path) -> None:
+    (tmp_path / "m" / "0000-Area0").mkdir(parents=True)
+    (tmp_path / "m" / "0000-Area0" / "0010-base_model.json").write_text("{}")
+    target = tmp_path / "home" / "models"
+    target.mkdir(parents=True)
+    (target / "stale.json").write_text("{}")
+    ra.lay_out_models(target, ra.find_models(tmp_path / "m"))
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*")) == [
+        "0000-Area0",
+        "0000-Area0/0010-base_model.json",
+    ]
