@@ -179,6 +179,8 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
         total = len(matches)
         page = matches[start : start + norm_limit]
     echo = dict(params)
+    if isinstance(params.get("entityFilters"), dict):
+        echo["entityFilters"] = _echo_criteria(params["entityFilters"])
     echo["limit"] = norm_limit
     echo["offset"] = start
     echo.setdefault("excludeDeletedEntities", exclude_deleted)
@@ -192,6 +194,21 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     if page:
         out["entities"] = [header(repo, r, extra, classifications=False) for r in page]
     out["approximateCount"] = total
+    return out
+
+
+def _echo_criteria(spec: dict[str, Any]) -> dict[str, Any]:
+    """FilterCriteria as Atlas writes it back: an operator is serialised as its first symbol (``eq`` -> ``=``)
+    and an unknown spelling, read as null, is left out."""
+    out = dict(spec)
+    if "operator" in out:
+        op = OPERATORS.get(str(out["operator"]))
+        if op is None:
+            del out["operator"]
+        else:
+            out["operator"] = SYMBOL[op]
+    if isinstance(out.get("criterion"), list):
+        out["criterion"] = [_echo_criteria(c) if isinstance(c, dict) else c for c in out["criterion"]]
     return out
 
 
