@@ -318,7 +318,7 @@ def _job_mode(
             for d in ds.by_node.get(id(n), []):
                 if d not in inputs:
                     inputs.append(d)
-        attrs: dict[str, Any] = {"queryText": tree_string(root)}
+        attrs: dict[str, Any] = {"queryText": _cap(tree_string(root))}
         if file:
             attrs["sourceFile"] = file
         if top.op in WRITE_COMMANDS:
@@ -341,6 +341,16 @@ def _job_mode(
         # (LineageGraph.add_edge checks the whole list per edge; very wide plans need a set)
         graph.edges.extend(e for e in edges if e not in known)
         known.update(edges)
+
+
+QUERY_TEXT_LIMIT = 200_000
+
+
+def _cap(text: str) -> str:
+    """Keep an attribute value to a size Atlas stores comfortably (plans can be megabytes)."""
+    if len(text) <= QUERY_TEXT_LIMIT:
+        return text
+    return text[:QUERY_TEXT_LIMIT] + f"\n... ({len(text) - QUERY_TEXT_LIMIT} more characters)"
 
 
 def _edge(src: tuple[str, str], target: ColumnRef, kind: str, expr: str | None, pid: str) -> ColumnEdge:
