@@ -143,3 +143,21 @@ def test_seed_plan_in_job_mode_has_column_lineage() -> None:
         ("_1", "model", "IDENTITY"),
         ("_2", "manufacturer", "IDENTITY"),
     }
+
+
+def test_reading_twice_gives_the_same_document() -> None:
+    for mode in ("job", "operator"):
+        a = read_text_plan(SEED, mode=mode).to_document()
+        b = read_text_plan(SEED, mode=mode).to_document()
+        assert a == b
+
+
+def test_editing_one_operator_changes_only_that_operator(tmp_plan: Any) -> None:
+    """What makes a second sync of an edited plan update one process only."""
+    before = read_text_plan(SEED, mode="operator")
+    edited = read_text_plan(tmp_plan(SEED.read_text().replace("Audi", "BMW"), SEED.name), mode="operator")
+    old = {p.id: p.model_dump() for p in before.processes}
+    new = {p.id: p.model_dump() for p in edited.processes}
+    assert old.keys() == new.keys()
+    assert [k for k in old if old[k] != new[k]] == ["3_0"]
+    assert [d.model_dump() for d in before.datasets] == [d.model_dump() for d in edited.datasets]
