@@ -259,8 +259,10 @@ def build_graph(
         for n in r.walk():
             if n.op not in KNOWN:
                 graph.problem(
-                    f"unknown Spark operator {n.op!r} kept as a generic operator (its children's columns are passed "
-                    "through; only the aliases in its arguments are followed)",
+                    f"unknown Spark operator {n.op!r}"
+                    + (f" at {n.path}" if n.path and n.line is None else "")
+                    + " kept as a generic operator (its children's columns are passed through; only the "
+                    "aliases in its arguments are followed)",
                     code="spark-unknown-operator",
                     file=file,
                     line=n.line,
