@@ -279,6 +279,8 @@ class Mutations:
     updated: list[str] = field(default_factory=list)
     partial: list[str] = field(default_factory=list)
     assignments: dict[str, str] = field(default_factory=dict)
+    # entities of the request itself; the others were only touched as the far end of a relationship
+    main: set[str] = field(default_factory=set)
 
     _seen: set[tuple[str, str]] = field(default_factory=set)
 
@@ -286,7 +288,9 @@ class Mutations:
         self.created.append(guid)
         self._seen.add(("C", guid))
 
-    def note_update(self, guid: str, *, partial: bool = False) -> None:
+    def note_update(self, guid: str, *, partial: bool = False, main: bool = False) -> None:
+        if main:
+            self.main.add(guid)
         if ("C", guid) in self._seen:
             return
         key = ("P" if partial else "U", guid)
@@ -528,7 +532,7 @@ def _apply(
         row.updated_by = state.user
         row.update_time = now
         row.dirty = True
-        muts.note_update(row.guid, partial=partial)
+        muts.note_update(row.guid, partial=partial, main=True)
 
 
 def _apply_rel(
@@ -595,7 +599,13 @@ def mutation_response(repo: Repo, muts: Mutations, *, include_assignments: bool)
     partial = [g for g in muts.partial if g not in created]
     for key, guids in (("CREATE", muts.created), ("UPDATE", updated), ("PARTIAL_UPDATE", partial)):
         rows = repo.get_many(guids)
-        headers = [header(repo, rows[g]) for g in guids if g in rows]
+        # far-end entities are recorded with a plain toAtlasEntityHeader (no classifications key); the
+        # request's own entities with toAtlasEntityHeaderWithClassifications (EntityGraphMapper.constructHeader)
+        headers = [
+            header(repo, rows[g], classifications=key == "CREATE" or g in muts.main)
+            for g in guids
+            if g in rows
+        ]
         if headers:
             mutated[key] = headers
     out: dict[str, Any] = {}

@@ -86,6 +86,7 @@ def test_EN_005_changed_repeat_is_an_update(api: Api) -> None:
     x, g = _one(api)
     body = api.upsert(E(x, "-1", description="d2"))
     assert mutated(body, "UPDATE") == [g]
+    assert body["mutatedEntities"]["UPDATE"][0]["classifications"] == []  # the request's own entity
     assert "CREATE" not in body["mutatedEntities"]
     assert body["guidAssignments"]["-1"] == g
 

@@ -85,6 +85,9 @@ def test_RL_004_new_relationship_reports_other_end_as_updated(api: Api) -> None:
     body = api.upsert(P(fresh("p"), inputs=[ref(raw)]))
     assert len(mutated(body, "CREATE")) == 1
     assert mutated(body, "UPDATE") == [g_raw]
+    # the request's own entities get toAtlasEntityHeaderWithClassifications, the far end a plain header
+    assert body["mutatedEntities"]["CREATE"][0]["classifications"] == []
+    assert "classifications" not in body["mutatedEntities"]["UPDATE"][0]
 
 
 def test_RL_005_entity_created_in_same_request_is_only_under_create(api: Api) -> None:
