@@ -119,7 +119,9 @@ def related_object(repo: Repo, rel: Rel, other: Row | None, other_guid: str, end
             out["qualifiedName"] = other.qualified_name
     out["relationshipGuid"] = rel.guid
     out["relationshipStatus"] = rel.status
-    out["relationshipAttributes"] = {"typeName": rel.type_name, "attributes": {}}
+    # AtlasStruct(typeName, relationship.getAttributes()): a relationship type without attributes leaves the
+    # map null, so the JSON has no "attributes" key (seen on a real Atlas; EntityGraphRetriever 2.4.0)
+    out["relationshipAttributes"] = {"typeName": rel.type_name}
     return out
 
 

@@ -65,7 +65,7 @@ def test_RL_002_relationship_attributes_inputs_are_related_object_ids(api: Api) 
     assert i["qualifiedName"] == qn(t.raw_name)
     assert isinstance(i["relationshipGuid"], str) and i["relationshipGuid"]
     assert i["relationshipStatus"] == "ACTIVE"
-    assert i["relationshipAttributes"]["typeName"] == "dataset_process_inputs"
+    assert i["relationshipAttributes"] == {"typeName": "dataset_process_inputs"}  # no attributes: none set
     assert "relationshipType" not in i
 
 
