@@ -53,10 +53,7 @@ PLACE_WORDS = ("line", "statement", "$", "column", "offset", "position")
 
 
 # Known gaps, reported to the owners (the test turns green, and strict xfail red, once fixed).
-XFAIL = {
-    "spark-plan/not-a-plan.plan.txt": "the Spark text reader keeps every unknown line as a generic "
-    "operator, so a file that is not a plan at all is published as processes (warnings only)",
-}
+XFAIL: dict[str, str] = {}
 
 
 def _cases() -> list:
