@@ -246,7 +246,7 @@ def fetch_actual(
     by_guid = {h.guid: key for key, h in state.headers.items()}
     ref_attrs = {k for e in desired.entities.values() for k in e.refs} | {"inputs", "outputs"}
     if wanted:
-        for ent in client.get_entities(wanted):
+        for ent in client.get_entities(wanted, min_ext_info=True):
             if ent.get("status", "ACTIVE") != "ACTIVE":
                 continue
             a = to_actual(ent, by_guid, ref_attrs)
