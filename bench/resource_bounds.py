@@ -109,28 +109,42 @@ def main(argv: list[str] | None = None) -> int:
             p = tmp / "big.plan.txt"
             k = spark_plan(p, args.plan_mb)
             mb = p.stat().st_size / 1024 / 1024
-            r = measure(["lineage", "spark-plan", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+            r = measure(
+                ["lineage", "spark-plan", str(p), "--format", "json", "--out", str(tmp / "out.json")],
+                args.limit,
+            )
             rows.append({"case": f"spark-plan {mb:.0f} MB ({k} union branches)", **r})
             print(rows[-1], flush=True)
         if "query-log" in cases:
             p = tmp / "big.querylog.csv"
             query_log(p, args.statements)
             mb = p.stat().st_size / 1024 / 1024
-            r = measure(["lineage", "query-log", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+            r = measure(
+                ["lineage", "query-log", str(p), "--format", "json", "--out", str(tmp / "out.json")],
+                args.limit,
+            )
             rows.append({"case": f"query-log {args.statements} statements ({mb:.0f} MB)", **r})
             print(rows[-1], flush=True)
         if "sql-deep" in cases:
             for t in [int(x) for x in args.deep_terms.split(",")]:
                 p = tmp / f"deep{t}.sql"
                 p.write_text("INSERT INTO t SELECT " + "a + " * t + "a AS x FROM s\n", encoding="utf-8")
-                r = measure(["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit)
+                r = measure(
+                    ["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit
+                )
                 rows.append({"case": f"sql one expression of {t} terms ({p.stat().st_size // 1024} KB)", **r})
                 print(rows[-1], flush=True)
     print()
     print(f"{'case':<58} {'exit':>7} {'wall s':>8} {'peak RSS MB':>12} {'progress':>9}")
     for r in rows:
-        print(f"{r['case']:<58} {r['exit']!s:>7} {r['wall_s']:>8} {r['peak_rss_mb']!s:>12} {r['progress_lines']:>9}")
-    out = Path(args.out) if args.out else HERE / "results" / f"resource_bounds-{time.strftime('%Y%m%dT%H%M%S')}.json"
+        print(
+            f"{r['case']:<58} {r['exit']!s:>7} {r['wall_s']:>8} {r['peak_rss_mb']!s:>12} {r['progress_lines']:>9}"
+        )
+    out = (
+        Path(args.out)
+        if args.out
+        else HERE / "results" / f"resource_bounds-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"rows": rows}, indent=1), encoding="utf-8")
     print(f"results: {out}")

@@ -77,7 +77,7 @@ class Counter:
             counter.bytes_received += len(resp.content or b"")
             return resp
 
-        requests.Session.send = send  # type: ignore[method-assign]
+        requests.Session.send = send  # type: ignore[method-assign,assignment]
 
 
 def _graph(entities: int, phase: str) -> Any:

@@ -25,9 +25,17 @@ import random
 import sys
 from dataclasses import asdict, dataclass, replace
 
-from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
+from atlas_sync.lineage.model import (
+    Column,
+    ColumnEdge,
+    ColumnRef,
+    Dataset,
+    DependencyKind,
+    LineageGraph,
+    Process,
+)
 
-DIRECT_KINDS = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
+DIRECT_KINDS: tuple[DependencyKind, ...] = ("IDENTITY", "TRANSFORMATION", "AGGREGATION")
 TYPES = ("string", "bigint", "double", "date", "timestamp", "decimal(18,2)")
 
 
