@@ -79,14 +79,22 @@ def shape_for_entities(total: int, *, jobs: int = 1, seed: int = 0, **kw: int) -
 
 
 def job_graph(shape: Shape, job_index: int) -> LineageGraph:
-    """The graph of one job (deterministic in ``shape.seed`` and ``job_index``)."""
+    """The graph of one job (deterministic in ``shape.seed`` and ``job_index``).
+
+    Built from plain lists: ``LineageGraph.add_edge``/``add_dataset`` scan the lists they append to,
+    which makes building a 10k-entity graph with them take over a minute.
+    """
     rng = random.Random(f"{shape.seed}:{job_index}")
     job = f"job{job_index:04d}"
-    g = LineageGraph(job=job, source=f"workload seed={shape.seed}")
+    datasets: list[Dataset] = []
+    processes: list[Process] = []
+    edges: list[ColumnEdge] = []
 
     def new_dataset(ds_id: str, ns: str) -> Dataset:
         cols = [Column(name=f"c{i}", type=rng.choice(TYPES)) for i in range(shape.columns_per_dataset)]
-        return g.add_dataset(Dataset(id=ds_id, namespace=ns, name=ds_id.split(".", 1)[1], columns=cols))
+        d = Dataset(id=ds_id, namespace=ns, name=ds_id.split(".", 1)[1], columns=cols)
+        datasets.append(d)
+        return d
 
     available = [
         new_dataset(f"raw_{job_index}.src{i}", f"raw_{job_index}") for i in range(shape.raw_sources_per_job)
@@ -99,7 +107,7 @@ def job_graph(shape: Shape, job_index: int) -> LineageGraph:
             for o in range(shape.outputs_per_process)
         ]
         pid = f"p{p}"
-        g.add_process(
+        processes.append(
             Process(
                 id=pid,
                 name=f"{job} step {p}",
@@ -111,8 +119,9 @@ def job_graph(shape: Shape, job_index: int) -> LineageGraph:
         in_cols = [(d.id, c.name) for d in inputs for c in d.columns]
         for out in outputs:
             for col in out.columns:
+                # sampling without replacement: no duplicate edge within a target column
                 for src_ds, src_col in rng.sample(in_cols, min(shape.edges_per_column, len(in_cols))):
-                    g.add_edge(
+                    edges.append(
                         ColumnEdge(
                             source=ColumnRef(dataset=src_ds, column=src_col),
                             target=ColumnRef(dataset=out.id, column=col.name),
@@ -121,7 +130,9 @@ def job_graph(shape: Shape, job_index: int) -> LineageGraph:
                         )
                     )
         available.extend(outputs)
-    return g
+    return LineageGraph(
+        datasets=datasets, processes=processes, edges=edges, job=job, source=f"workload seed={shape.seed}"
+    )
 
 
 def workload(shape: Shape) -> list[LineageGraph]:
