@@ -53,7 +53,9 @@ def header(
         value = row.attrs.get(n)
         if et is not None and n in et.rels and n not in row.attrs:
             value = _rel_value(repo, row, et, n, header_only=True)
-        attrs[n] = "" if value is None and n in (et.header if et else []) else value
+        if value is None and n not in (et.header if et else []):
+            continue  # a requested extra attribute that is unset is left out (toAtlasEntityHeader)
+        attrs[n] = "" if value is None else value
     out: dict[str, Any] = {
         "typeName": row.type_name,
         "attributes": attrs,

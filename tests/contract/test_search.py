@@ -349,3 +349,13 @@ def test_SR_001_search_parameters_echo_serialises_default_flags(api: Api) -> Non
     assert sp["includeClassificationAttributes"] is False
     assert sp["excludeHeaderAttributes"] is False
     assert sp["offset"] == 0
+
+
+def test_SR_001_requested_attributes_are_added_only_when_set(api: Api, world: SearchWorld) -> None:
+    """SR-001 headers plus requested ``attributes``: an unset one is left out (not null, not "")."""
+    body = {"typeName": world.type_, "excludeDeletedEntities": True, "attributes": ["note", "count"]}
+    r = _search(api, body, set(world.active.values()) | set(world.other.values()))
+    assert r["entities"]
+    for h in r["entities"]:
+        assert h["attributes"]["count"] == 0  # unset optional int reads 0 after create (EN-025)
+        assert "note" not in h["attributes"]
