@@ -107,6 +107,22 @@ class Publisher:
         self.parallel = parallel
         self.max_delete_percent = max_delete_percent
 
+    @classmethod
+    def from_settings(cls, client: Any, settings: Any) -> Publisher:
+        """A publisher with the profile, domain and batching of :class:`atlas_sync.config.Settings`."""
+        if not settings.domain:
+            raise AtlasSyncError(
+                "no domain", hint="set --domain, ATLAS_SYNC_DOMAIN or domain in atlas-sync.toml"
+            )
+        return cls(
+            client,
+            profile=settings.profile,
+            domain=settings.domain,
+            batch_size=settings.batch_size,
+            parallel=settings.parallel,
+            max_delete_percent=settings.max_delete_percent,
+        )
+
     # ------------------------------------------------------------------ reading
     def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read lineage with a reader; the profile's reader options (e.g. Spark ``mode``) are defaults."""

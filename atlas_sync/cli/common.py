@@ -50,6 +50,18 @@ def fail(message: str, hint: str | None = None, code: int = 1) -> None:
     raise err
 
 
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (servers bind there unless told otherwise)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def stderr(message: str) -> None:
     click.echo(message, err=True)
     sys.stderr.flush()

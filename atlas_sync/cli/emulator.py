@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -14,7 +13,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.cli.common import stderr
+from atlas_sync.cli.common import is_loopback, stderr
 from atlas_sync.errors import AtlasSyncError, ConfigError
 
 DEFAULT_DATA_DIR = ".atlas-sync"
@@ -23,15 +22,6 @@ DEFAULT_DATA_DIR = ".atlas-sync"
 @click.group("emulator")
 def emulator_group() -> None:
     """The embedded Apache Atlas 2.4 emulator (no Atlas server needed)."""
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _read_password(user: str | None, password_file: str | None) -> dict[str, str]:
@@ -114,7 +104,7 @@ def serve_cmd(
             raise ConfigError(
                 str(exc), hint="example: --fault status,status=503,probability=0.1,seed=1"
             ) from exc
-    if not _is_loopback(host):
+    if not is_loopback(host):
         stderr(
             f"WARNING: binding to {host}, which is not a loopback address: anyone who can reach this machine "
             "can use the emulator"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import signal
 import threading
 from pathlib import Path
@@ -10,22 +9,19 @@ from typing import Any
 
 import click
 
-from atlas_sync.cli.common import client_from_options, connection_options, settings_from_options, stderr
+from atlas_sync.cli.common import (
+    client_from_options,
+    connection_options,
+    is_loopback,
+    settings_from_options,
+    stderr,
+)
 from atlas_sync.errors import ConfigError
 
 
 @click.group("openlineage")
 def openlineage_group() -> None:
     """Receive OpenLineage events (Spark, Flink, Airflow, dbt, Doris...) and publish them to Atlas."""
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _read_key(path: str | None) -> str | None:
@@ -138,7 +134,7 @@ def serve_cmd(
             "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
         )
     api_key = _read_key(api_key_file)
-    if not _loopback(host) and api_key is None:
+    if not is_loopback(host) and api_key is None:
         stderr(f"warning: listening on {host} without --api-key-file: anyone who can reach it can publish")
     types = tuple(t.strip().upper() for t in event_types.split(",") if t.strip())
     unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
@@ -158,14 +154,7 @@ def serve_cmd(
         dead_letter_path=Path(dead_letter) if dead_letter else data_dir / "openlineage-dead-letter.jsonl",
     )
     client = client_from_options(settings=settings)
-    publisher = Publisher(
-        client,
-        profile=settings.profile,
-        domain=settings.domain,
-        batch_size=settings.batch_size,
-        parallel=settings.parallel,
-        max_delete_percent=settings.max_delete_percent,
-    )
+    publisher = Publisher.from_settings(client, settings)
 
     def sync(graph: Any, job: str) -> Any:
         return publisher.sync(graph, job, force=force)

@@ -29,16 +29,7 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
         raise click.UsageError(
             "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
         )
-    client = client_from_options(settings=settings)
-    pub = Publisher(
-        client,
-        profile=settings.profile,
-        domain=settings.domain,
-        batch_size=settings.batch_size,
-        parallel=settings.parallel,
-        max_delete_percent=settings.max_delete_percent,
-    )
-    return pub, settings
+    return Publisher.from_settings(client_from_options(settings=settings), settings), settings
 
 
 def _read(
@@ -69,6 +60,15 @@ def _read(
         for p in graph.problems:
             click.echo(f"warning: {p}", err=True)
     return graph
+
+
+def _confirm(command: str, question: str) -> None:
+    """Ask on a terminal; refuse in a pipe (scripts must say --yes)."""
+    if not sys.stdin.isatty():
+        raise AtlasSyncError(
+            f"{command} deletes the domain's entities and needs confirmation", hint="re-run with --yes"
+        )
+    click.confirm(question, abort=True, err=True)
 
 
 def _common(func: Any) -> Any:
@@ -297,11 +297,7 @@ def teardown_cmd(
     """
     pub, _ = _publisher(domain, profile)
     if not yes:
-        if not sys.stdin.isatty():
-            raise AtlasSyncError("teardown needs confirmation", hint="re-run with --yes")
-        click.confirm(
-            f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?", abort=True, err=True
-        )
+        _confirm("teardown", f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?")
     with progress("deleting", quiet=verbosity() < 0 or as_json) as update:
         result = pub.teardown(purge=purge, typedefs=typedefs, progress=update)
     if as_json:
@@ -341,11 +337,7 @@ def rebuild_cmd(
     pub, _ = _publisher(domain, profile)
     graph = _read(pub, reader, files, kwargs)
     if not yes:
-        if not sys.stdin.isatty():
-            raise AtlasSyncError(
-                "rebuild deletes the whole domain and needs confirmation", hint="re-run with --yes"
-            )
-        click.confirm(f"Delete and rebuild domain {pub.domain!r}?", abort=True, err=True)
+        _confirm("rebuild", f"Delete and rebuild domain {pub.domain!r}?")
     with progress("rebuilding", quiet=verbosity() < 0 or as_json) as update:
         result = pub.rebuild(graph, job, progress=update)
     if as_json:
