@@ -117,13 +117,15 @@ def related_object(repo: Repo, rel: Rel, other: Row | None, other_guid: str, end
         text = display_text(et, other)
         if text is not None:
             out["displayText"] = text
-        if other.qualified_name is not None:
-            out["qualifiedName"] = other.qualified_name
+    # key order as a real Atlas 2.4.0 writes it; relationshipType is filled (RL-002, seen on 2.4.0)
+    out["relationshipType"] = rel.type_name
     out["relationshipGuid"] = rel.guid
     out["relationshipStatus"] = rel.status
     # AtlasStruct(typeName, relationship.getAttributes()): a relationship type without attributes leaves the
     # map null, so the JSON has no "attributes" key (seen on a real Atlas; EntityGraphRetriever 2.4.0)
     out["relationshipAttributes"] = {"typeName": rel.type_name}
+    if other is not None and other.qualified_name is not None:
+        out["qualifiedName"] = other.qualified_name
     return out
 
 
@@ -563,8 +565,13 @@ def _apply_rel(
         tet = repo.reg.entity(target_type)
         if tet is None or not tet.is_a(end.other_type):
             raise AtlasApiError("ATLAS-400-00-036", end.rel_type, end.other_type, target_type)
-    current = [] if creating else [r for r in repo.rels_for_attr(row.guid, end) if r.status == ACTIVE]
-    current_other = {(r.end2 if end.end == 1 else r.end1): r for r in current}
+    history = [] if creating else repo.rels_for_attr(row.guid, end)  # every edge, any state, oldest first
+    current = [r for r in history if r.status == ACTIVE]
+
+    def other_of(r: Rel) -> str:
+        return r.end2 if end.end == 1 else r.end1
+
+    current_other = {other_of(r): r for r in current}
     wanted: list[str] = []
     for g, _ in targets:
         if g not in wanted:
@@ -577,23 +584,48 @@ def _apply_rel(
         trow = target_rows.get(g)
         if ref.guid is None and trow is not None and ref.type_name != trow.type_name:
             changed = True
-    removed = [r for other, r in current_other.items() if other not in wanted]
-    if removed:
-        repo.set_rel_status([r.guid for r in removed], DELETED, now)
-        for r in removed:
-            muts.note_update(r.end2 if end.end == 1 else r.end1)
-        changed = True
-    for g in wanted:
-        if g in current_other:
+    if set(current_other) == set(wanted):
+        return changed  # the same ACTIVE set: nothing is written
+    if not end.many:
+        for r in current:
+            if other_of(r) not in wanted:
+                repo.set_rel_status([r.guid], DELETED, now)
+        for g in wanted:
+            if g not in current_other:
+                _new_edge(repo, row, end, g, muts, now)
+        return True
+    # Atlas 2.4.0 EntityGraphMapper.mapArrayValue, as observed on a real 2.4.0 (RL-006, RL-010): element i
+    # of the new list reuses the attribute's i-th stored edge when that edge points at the same entity,
+    # whatever its state, so a DELETED edge stays DELETED (a removed input re-added at its old position
+    # does not come back). Otherwise an ACTIVE edge to that entity is reused, else a new edge is made; the
+    # far end of a reused or new edge is reported as UPDATE. ACTIVE edges not reused are soft-deleted, and
+    # their far ends are not reported. (Edges are taken in creation order; a real server's order can
+    # differ once an attribute holds two edges to one entity.)
+    kept: set[str] = set()
+    for i, g in enumerate(wanted):
+        if i < len(history) and other_of(history[i]) == g and history[i].guid not in kept:
+            kept.add(history[i].guid)
             continue
-        if end.end == 1:
-            repo.add_rel(end.rel_type, row.guid, g, now)
-        else:
-            repo.add_rel(end.rel_type, g, row.guid, now)
-        if g != row.guid:
-            muts.note_update(g)
-        changed = True
-    return changed
+        active = current_other.get(g)
+        if active is not None and active.guid not in kept:
+            kept.add(active.guid)
+            if g != row.guid:
+                muts.note_update(g)
+            continue
+        _new_edge(repo, row, end, g, muts, now)
+    removed = [r.guid for r in current if r.guid not in kept]
+    if removed:
+        repo.set_rel_status(removed, DELETED, now)
+    return True
+
+
+def _new_edge(repo: Repo, row: Row, end: RelEnd, g: str, muts: Mutations, now: int) -> None:
+    if end.end == 1:
+        repo.add_rel(end.rel_type, row.guid, g, now)
+    else:
+        repo.add_rel(end.rel_type, g, row.guid, now)
+    if g != row.guid:
+        muts.note_update(g)
 
 
 def mutation_response(repo: Repo, muts: Mutations, *, include_assignments: bool) -> dict[str, Any]:
@@ -625,12 +657,12 @@ def mutation_response(repo: Repo, muts: Mutations, *, include_assignments: bool)
 
 # ====================================================================== deletes and purge
 def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
-    """Soft delete (idempotent); UPDATE lists entities referenced from the deleted ones' own edges."""
+    """Soft delete (idempotent). The response lists DELETE only: a real Atlas 2.4.0 (and 2.1.0) does not
+    report the far ends of the removed relationships as UPDATE, e.g. a deleted process's datasets (DL-011)."""
     repo = Repo(state)
     now = state.now()
     deleted: list[dict[str, Any]] = []
     deleted_guids: list[str] = []
-    updated: list[str] = []
     queue = list(dict.fromkeys(guids))
     while queue:
         g = queue.pop(0)
@@ -642,11 +674,8 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
         et = repo.reg.entity(row.type_name)
         rels = [r for r in repo.rels_of(g) if r.status == ACTIVE]
         for r in rels:
-            other = r.end2 if r.end1 == g else r.end1
-            if r.end1 == g and other not in updated:
-                updated.append(other)
             if et is not None and _owns(et, r, g):
-                queue.append(other)
+                queue.append(r.end2 if r.end1 == g else r.end1)
         if rels:
             repo.set_rel_status([r.guid for r in rels], DELETED, now)
         row.status = DELETED
@@ -656,16 +685,7 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
     repo.flush()
     if not deleted:
         return {}
-    mutated: dict[str, Any] = {"DELETE": deleted}
-    upd_rows = repo.get_many([g for g in updated if g not in deleted_guids])
-    upd = [
-        header(repo, upd_rows[g], classifications=False)
-        for g in updated
-        if g in upd_rows and upd_rows[g].status == ACTIVE
-    ]
-    if upd:
-        mutated["UPDATE"] = upd
-    return {"mutatedEntities": mutated}
+    return {"mutatedEntities": {"DELETE": deleted}}
 
 
 def _owns(et: EntityType, rel: Rel, guid: str) -> bool:

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 
 # Atlas 2.4 has no reserved-name check; these names clash with type-vertex property keys and fail with
 # a 500 (checklist TD-027).
-RESERVED_NAMES = {"description", "version", "options", "name", "servicetype"}
+RESERVED_NAMES = {"description", "version", "options", "servicetype"}
+# A type named "name" is different on a real 2.4.0 (docs/real-atlas-differences.md RA-05): the create
+# answers 200 with the def renamed "[]" and described "name", the type then reads back as "name", and
+# creating it again is a plain 500 (not a 409).
+NAME_CLASH = "name"
 # Creation order inside one request (contract §1.5 step 3).
 CREATE_ORDER = (
     "enumDefs",
@@ -232,7 +236,7 @@ def _category_fields(out: dict[str, Any], d: dict[str, Any], category: str) -> N
 def _pre_create_checks(d: dict[str, Any], category: str, existing: dict[str, Any], seen: set[str]) -> None:
     name = d.get("name") or ""
     check_type_name(name, category)
-    if name.lower() in RESERVED_NAMES:
+    if name.lower() in RESERVED_NAMES or (name == NAME_CLASH and name in existing):
         raise InternalError(f"type name {name} clashes with a type-vertex property")
     if name in existing or name in seen:
         raise AtlasApiError("ATLAS-409-00-001", name)
@@ -269,7 +273,11 @@ def create_typedefs(state: State, body: Any) -> dict[str, list[Any]]:
     state.stage_registry(new_reg)
     out = empty_types()
     for key, nd in new_defs:
-        out[key].append(new_reg.render(str(nd["name"])))
+        rendered = new_reg.render(str(nd["name"]))
+        if nd["name"] == NAME_CLASH:
+            # the response def's "name" holds "[]" and the name moves to "description" (seen on 2.4.0)
+            rendered = {**rendered, "name": "[]", "description": NAME_CLASH}
+        out[key].append(rendered)
     return out
 
 

@@ -24,9 +24,6 @@ OBSERVED_ON_2_1_0: dict[str, str] = {
     "test_DL_010_unvalidated_attr_key_deletes_first_active_entity": (
         "2.1.0 deletes nothing when no attr: key is a unique attribute (200 {})"
     ),
-    "test_DL_011_deleting_a_process_updates_its_datasets": (
-        "2.1.0 lists no UPDATE for the input/output DataSets of a deleted Process"
-    ),
     "test_EN_002_mutation_header_renders_null_header_attributes_as_empty": (
         "2.1.0 headers carry only qualifiedName and name, no description/owner"
     ),
@@ -35,8 +32,11 @@ OBSERVED_ON_2_1_0: dict[str, str] = {
     "test_RL_002_relationship_attributes_inputs_are_related_object_ids": (
         "2.1.0 related object ids have no qualifiedName"
     ),
-    "test_RL_006_replacing_inputs_marks_old_relationship_deleted": (
-        "2.1.0 does not list the removed input DataSet under UPDATE"
+    "test_RL_010_re_adding_a_removed_input_leaves_it_deleted": (
+        "2.1.0 brings the re-added input back ACTIVE (2.4.0 keeps its old edge DELETED)"
+    ),
+    "test_RL_010_re_adding_a_removed_input_again_is_still_deleted": (
+        "2.1.0 brings the re-added input back ACTIVE (2.4.0 keeps its old edge DELETED)"
     ),
     "test_SR_005_unknown_names_in_type_list_are_dropped": (
         "2.1.0 has no comma-separated typeName (400 ATLAS-400-00-00A for the whole string)"
@@ -57,8 +57,8 @@ OBSERVED_ON_2_1_0: dict[str, str] = {
     "test_TD_022_dataset_subtype_redeclaring_parent_attribute_is_400_00_09E": (
         "2.1.0 has no ATLAS-400-00-09E check: the re-declaration is accepted"
     ),
-    "test_TD_027_reserved_type_names_fail_with_plain_500[name]": (
-        "2.1.0 accepts a type named 'name' and stores it under the name '[]'"
+    "test_TD_027_type_named_name_is_created_and_answers_as_brackets": (
+        "2.1.0 creates a type named 'name' with its name kept (not '[]'); a repeat create is 409, not 500"
     ),
     "test_TD_029_relationship_end_without_name_is_400_00_02B": "2.1.0 answers a plain 500",
 }

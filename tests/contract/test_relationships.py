@@ -66,7 +66,8 @@ def test_RL_002_relationship_attributes_inputs_are_related_object_ids(api: Api) 
     assert isinstance(i["relationshipGuid"], str) and i["relationshipGuid"]
     assert i["relationshipStatus"] == "ACTIVE"
     assert i["relationshipAttributes"] == {"typeName": "dataset_process_inputs"}  # no attributes: none set
-    assert "relationshipType" not in i
+    # checklist correction (RA-03): a real 2.4.0 fills relationshipType, as the Atlas docs say
+    assert i["relationshipType"] == "dataset_process_inputs"
 
 
 def test_RL_003_dataset_shows_input_to_processes(api: Api) -> None:
@@ -107,7 +108,8 @@ def _replace_inputs(api: Api, t: Trio) -> tuple[str, dict]:
 def test_RL_006_replacing_inputs_marks_old_relationship_deleted(api: Api) -> None:
     t = Trio(api)
     g2, body = _replace_inputs(api, t)
-    assert {t.p, t.raw, g2} <= set(mutated(body, "UPDATE"))
+    # checklist correction (RA-02): the new input's end is reported, the removed one (raw) is not
+    assert sorted(mutated(body, "UPDATE")) == sorted([t.p, g2])
     inputs = _inputs_by_guid(api, t.p)
     assert inputs[t.raw]["relationshipStatus"] == "DELETED"
     assert inputs[t.raw]["entityStatus"] == "ACTIVE"
@@ -145,12 +147,29 @@ def test_RL_009_relationship_attributes_win_over_attributes(api: Api) -> None:
     assert inputs[g_raw2]["relationshipStatus"] == "DELETED"
 
 
-def test_RL_010_re_adding_a_removed_input_reads_back_active(api: Api) -> None:
+def test_RL_010_re_adding_a_removed_input_leaves_it_deleted(api: Api) -> None:
+    # Atlas 2.4.0 reuses raw's old (DELETED) edge instead of making a new one, so after [raw] -> [raw2] ->
+    # [raw] the process has no ACTIVE input at all (RA-04; seen on 2.4.0, 2.1.0 brings raw back ACTIVE)
+    t = Trio(api)
+    g2, _ = _replace_inputs(api, t)
+    body = api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
+    assert mutated(body, "UPDATE") == [t.p]
+    assert "CREATE" not in body["mutatedEntities"]
+    p = api.entity(t.p)
+    inputs = p["relationshipAttributes"]["inputs"]
+    assert sorted((i["guid"], i["relationshipStatus"]) for i in inputs) == sorted(
+        [(t.raw, "DELETED"), (g2, "DELETED")]
+    )
+    assert all(i["entityStatus"] == "ACTIVE" for i in inputs)
+    assert sorted(i["guid"] for i in p["attributes"]["inputs"]) == sorted([t.raw, g2])
+
+
+def test_RL_010_re_adding_a_removed_input_again_is_still_deleted(api: Api) -> None:
     t = Trio(api)
     _replace_inputs(api, t)
-    api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
-    raw_entries = [i for i in api.entity(t.p)["relationshipAttributes"]["inputs"] if i["guid"] == t.raw]
-    assert any(i["relationshipStatus"] == "ACTIVE" for i in raw_entries)
+    for _ in range(2):
+        api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
+    assert _inputs_by_guid(api, t.p)[t.raw]["relationshipStatus"] == "DELETED"
 
 
 def test_RL_011_deleting_an_input_dataset_leaves_the_process(api: Api) -> None:
