@@ -219,38 +219,54 @@ class LineageGraph(_Model):
         return self
 
     # ----------------------------------------------------------------- lookups and building
+    # Lookup indexes, rebuilt whenever a list was changed directly (readers may append to them).
+    def _index(self, name: str, items: list[Any], key: Any) -> dict[Any, Any]:
+        cached = self.__dict__.get("_idx_" + name)
+        if cached is None or cached[0] != len(items) or (items and cached[2] is not items[-1]):
+            built = {key(x): x for x in items}
+            cached = (len(items), built, items[-1] if items else None)
+            object.__setattr__(self, "_idx_" + name, cached)
+        return cached[1]
+
+    def _appended(self, name: str, items: list[Any], key: Any) -> None:
+        """Record the item just appended to ``items`` in its index (no rebuild)."""
+        cached = self.__dict__.get("_idx_" + name)
+        if cached is not None and cached[0] == len(items) - 1:
+            cached[1][key(items[-1])] = items[-1]
+            object.__setattr__(self, "_idx_" + name, (len(items), cached[1], items[-1]))
+
     def dataset(self, dataset_id: str) -> Dataset | None:
-        for d in self.datasets:
-            if d.id == dataset_id:
-                return d
-        return None
+        return self._index("datasets", self.datasets, lambda d: d.id).get(dataset_id)
 
     def process(self, process_id: str) -> Process | None:
-        for p in self.processes:
-            if p.id == process_id:
-                return p
-        return None
+        return self._index("processes", self.processes, lambda p: p.id).get(process_id)
 
     def add_dataset(self, dataset: Dataset) -> Dataset:
         """Add a dataset, or merge its columns into the one with the same id; returns the stored one."""
         existing = self.dataset(dataset.id)
         if existing is None:
             self.datasets.append(dataset)
+            self._appended("datasets", self.datasets, lambda d: d.id)
             return dataset
+        names = set(existing.column_names())
         for col in dataset.columns:
-            if not existing.has_column(col.name):
+            if col.name not in names:
                 existing.columns.append(col)
+                names.add(col.name)
         return existing
 
     def add_process(self, process: Process) -> Process:
         if self.process(process.id) is not None:
             raise ValueError(f"duplicate process id {process.id!r}")
         self.processes.append(process)
+        self._appended("processes", self.processes, lambda p: p.id)
         return process
 
     def add_edge(self, edge: ColumnEdge) -> None:
-        if edge not in self.edges:
+        """Add a column edge unless the graph already has it (edges are a set, kept in order)."""
+        if self._index("edges", self.edges, lambda e: e).get(edge) is None:
             self.edges.append(edge)
+            self._appended("edges", self.edges, lambda e: e)
 
     def problem(self, message: str, **kw: Any) -> None:
         self.problems.append(Problem(message=message, **kw))
