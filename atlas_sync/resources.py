@@ -13,7 +13,9 @@ def builtin_dir(kind: str) -> Path:
     for candidate in (_PKG / "_data" / kind, _PKG.parent / kind):
         if candidate.is_dir():
             return candidate
-    raise FileNotFoundError(f"built-in {kind} folder not found (looked in {_PKG / '_data'} and {_PKG.parent})")
+    raise FileNotFoundError(
+        f"built-in {kind} folder not found (looked in {_PKG / '_data'} and {_PKG.parent})"
+    )
 
 
 def builtin_profiles() -> list[str]:
