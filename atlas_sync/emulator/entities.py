@@ -193,10 +193,19 @@ def with_ext_info(
     entities = []
     referred: dict[str, Any] = {}
     pending: list[str] = []
+    min_mapped: set[str] = set()
     for row in rows:
+        if min_ext_info and row.guid in min_mapped:
+            # a real 2.4.0 maps an owned child of an entity listed earlier in the same request only once,
+            # in its minimal form, and returns that form in "entities" (seen on 2.4.0: a column asked for
+            # after its dataset comes back with qualifiedName and name only, no relationshipAttributes)
+            entities.append(_min_entity(repo, row))
+            continue
         ent, owned = render_entity(repo, row, ignore_relationships=ignore_relationships)
         entities.append(ent)
         pending.extend(owned)
+        if min_ext_info:
+            min_mapped.update(owned)
     seen = {r.guid for r in rows}
     while pending:
         g = pending.pop(0)
@@ -216,6 +225,24 @@ def with_ext_info(
             referred[g] = ent
             pending.extend(owned)
     return entities, referred
+
+
+def _min_entity(repo: Repo, row: Row) -> dict[str, Any]:
+    """The reduced entity a real 2.4.0 returns for an already min-mapped child (see with_ext_info)."""
+    attrs = {k: row.attrs[k] for k in ("qualifiedName", "name") if row.attrs.get(k) is not None}
+    return {
+        "typeName": row.type_name,
+        "attributes": attrs,
+        "guid": row.guid,
+        "isIncomplete": False,
+        "status": row.status,
+        "createdBy": row.created_by,
+        "updatedBy": row.updated_by,
+        "createTime": row.create_time,
+        "updateTime": row.update_time,
+        "version": row.version,
+        "labels": [],
+    }
 
 
 # ====================================================================== writes

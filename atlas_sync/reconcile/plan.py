@@ -246,7 +246,15 @@ def fetch_actual(
     by_guid = {h.guid: key for key, h in state.headers.items()}
     ref_attrs = {k for e in desired.entities.values() for k in e.refs} | {"inputs", "outputs"}
     if wanted:
-        for ent in client.get_entities(wanted, min_ext_info=True):
+        ents = client.get_entities(wanted, min_ext_info=True)
+        # Atlas 2.4.0 returns an entity that an earlier one in the same bulk GET owns (a dataset's column)
+        # in a minimal form: qualifiedName and name only, no relationshipAttributes. Read those again in
+        # full, or the plan would see their other attributes as unset (docs/real-atlas-differences.md RA-06).
+        partial = [e["guid"] for e in ents if not e.get("relationshipAttributes")]
+        if partial:
+            full = {e["guid"]: e for e in client.get_entities(partial)}
+            ents = [full.get(e["guid"], e) for e in ents]
+        for ent in ents:
             if ent.get("status", "ACTIVE") != "ACTIVE":
                 continue
             a = to_actual(ent, by_guid, ref_attrs)

@@ -8,11 +8,15 @@ from contract_helpers import (
     CT_DS2,
     Api,
     E,
+    end,
+    entity_def,
     expect_error,
     expect_ok,
     fresh,
+    fresh_type,
     qn,
     random_guid,
+    rel_def,
 )
 
 pytestmark = pytest.mark.contract
@@ -166,6 +170,35 @@ def test_RD_015_bulk_get_by_guids(api: Api, a: tuple[str, str]) -> None:
     body = expect_ok(api.get("/v2/entity/bulk", params={"guid": [a[1], gb]}))
     assert {e["guid"] for e in body["entities"]} == {a[1], gb}
     assert body["referredEntities"] == {}
+
+
+def test_RD_015_min_ext_info_returns_an_owned_child_after_its_owner_in_minimal_form(api: Api) -> None:
+    # seen on a real 2.4.0 (docs/real-atlas-differences.md RA-06; beyond the checklist row): with
+    # minExtInfo=true a child that an earlier entity of the same request owns comes back with qualifiedName
+    # and name only and no relationshipAttributes; asked for first, it is complete
+    owner_t, child_t, rel = fresh_type(), fresh_type(), fresh_type("ct_rel")
+    api.create_types(
+        entityDefs=[entity_def(owner_t), entity_def(child_t)],
+        relationshipDefs=[
+            rel_def(rel, end(owner_t, "parts", "SET", isContainer=True), end(child_t, "whole"), "COMPOSITION")
+        ],
+    )
+    o, c = fresh("owner"), fresh("child")
+    owner = E(o, "-1", type_=owner_t)
+    child = E(c, "-2", type_=child_t)
+    child["relationshipAttributes"] = {"whole": {"guid": "-1", "typeName": owner_t}}
+    go, gc = api.create(owner, child)
+
+    def child_in(guids: list[str]) -> dict:
+        body = expect_ok(api.get("/v2/entity/bulk", params={"guid": guids, "minExtInfo": "true"}))
+        return next(e for e in body["entities"] if e["guid"] == gc)
+
+    late = child_in([go, gc])
+    assert late["attributes"] == {"qualifiedName": qn(c), "name": c}
+    assert "relationshipAttributes" not in late
+    early = child_in([gc, go])
+    assert early["relationshipAttributes"]["whole"]["guid"] == go
+    assert "description" in early["attributes"]
 
 
 def test_RD_016_bulk_get_with_one_unknown_guid_is_404_00_005(api: Api, a: tuple[str, str]) -> None:
