@@ -313,6 +313,30 @@ def _relationship_get(r: Request) -> Any:
     return {"relationship": rel, "referredEntities": referred}
 
 
+def _relationship_create(r: Request) -> Any:
+    guid, type_name, g1, g2, now = ent.create_relationship(r.state, r.json())
+    repo = ent.Repo(r.state)
+    ends = repo.get_many([g1, g2])
+    # AtlasRelationship as a real 2.4.0 answers the create (keys in its order)
+    return {
+        "typeName": type_name,
+        "guid": guid,
+        "provenanceType": 0,
+        "end1": ent.object_id(ends.get(g1), g1),
+        "end2": ent.object_id(ends.get(g2), g2),
+        "label": _rel_label(r.state.registry, type_name),
+        "propagateTags": r.state.registry.defs.get(type_name, {}).get("propagateTags", "NONE"),
+        "status": "ACTIVE",
+        "createdBy": r.state.user,
+        "updatedBy": r.state.user,
+        "createTime": now,
+        "updateTime": now,
+        "version": 0,
+        "propagatedClassifications": [],
+        "blockedPropagatedClassifications": [],
+    }
+
+
 def _rel_label(reg: Registry, name: str) -> str:
     d = reg.defs.get(name, {})
     end1 = d.get("endDef1") or {}
@@ -394,6 +418,7 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("GET", f"/v2/lineage/{seg}", lambda r: lin.lineage(r.state, r.params[0], r.query)),
         ("POST", f"/v2/lineage/{seg}", _lineage_on_demand),
         ("GET", f"/v2/relationship/guid/{seg}", _relationship_get),
+        ("POST", "/v2/relationship/?", _relationship_create),
     ]
     return [(m, re.compile("^" + p + "$"), h) for m, p, h in table]
 

@@ -38,6 +38,9 @@ OBSERVED_ON_2_1_0: dict[str, str] = {
     "test_RL_010_re_adding_a_removed_input_again_is_still_deleted": (
         "2.1.0 brings the re-added input back ACTIVE (2.4.0 keeps its old edge DELETED)"
     ),
+    "test_RL_010_relationship_api_brings_a_stuck_input_back_active": (
+        "2.1.0 brings the re-added input back ACTIVE, so there is no DELETED input to bring back"
+    ),
     "test_SR_005_unknown_names_in_type_list_are_dropped": (
         "2.1.0 has no comma-separated typeName (400 ATLAS-400-00-00A for the whole string)"
     ),

@@ -8,6 +8,7 @@ import pytest
 from contract_helpers import (
     CT_DS,
     CT_DS2,
+    CT_PROC,
     Api,
     E,
     P,
@@ -170,6 +171,29 @@ def test_RL_010_re_adding_a_removed_input_again_is_still_deleted(api: Api) -> No
     for _ in range(2):
         api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
     assert _inputs_by_guid(api, t.p)[t.raw]["relationshipStatus"] == "DELETED"
+
+
+def test_RL_010_relationship_api_brings_a_stuck_input_back_active(api: Api) -> None:
+    # the way back on 2.4.0 (seen there; beyond the checklist row): POST /v2/relationship makes a new ACTIVE
+    # edge next to the DELETED one, and re-posting the same inputs is then a no-op
+    t = Trio(api)
+    _replace_inputs(api, t)
+    api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
+    stuck = _inputs_by_guid(api, t.p)[t.raw]
+    assert stuck["relationshipStatus"] == "DELETED"
+    rel = {
+        "typeName": stuck["relationshipType"],
+        "end1": {"guid": t.p, "typeName": CT_PROC},
+        "end2": {"guid": t.raw, "typeName": CT_DS},
+    }
+    body = expect_ok(api.post("/v2/relationship", rel))
+    assert (body["typeName"], body["status"]) == ("dataset_process_inputs", "ACTIVE")
+    assert (body["end1"]["guid"], body["end2"]["guid"]) == (t.p, t.raw)
+    assert body["guid"] != stuck["relationshipGuid"]
+    expect_error(api.post("/v2/relationship", rel), 409, "ATLAS-409-00-004")
+    assert "mutatedEntities" not in api.upsert(P(t.p_name, inputs=[ref(t.raw_name)]))
+    raw_entries = [i for i in api.entity(t.p)["relationshipAttributes"]["inputs"] if i["guid"] == t.raw]
+    assert sorted(i["relationshipStatus"] for i in raw_entries) == ["ACTIVE", "DELETED"]
 
 
 def test_RL_011_deleting_an_input_dataset_leaves_the_process(api: Api) -> None:
