@@ -156,6 +156,8 @@ def apply_plan(
                     if progress:
                         progress(done, total)
 
+    result.requests += _relink(client, plan, writes, batcher.known)
+
     if deletes:
         for tier in sorted({d.tier for d in deletes}):
             guids = [d.guid for d in deletes if d.tier == tier and d.guid]
@@ -172,3 +174,80 @@ def apply_plan(
             result.purged += len(guids)
     result.guids = batcher.known
     return result
+
+
+def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, str]) -> int:
+    """Bring back references that Atlas 2.4.0 left DELETED after an update; returns the requests made.
+
+    When an updated entity lists again a reference it had before, Atlas 2.4.0 may reuse the old, DELETED
+    relationship instead of making a new one, so the reference never comes back (docs/real-atlas-
+    differences.md RA-04) and every later plan would repeat the update. Updated entities whose reference
+    lists changed are read back once; each wanted reference that has only a DELETED relationship gets a new
+    one through ``client.create_relationship`` (POST /v2/relationship). Clients without that method skip this.
+    """
+    create = getattr(client, "create_relationship", None)
+    read = getattr(client, "get_entities", None)
+    get_def = getattr(client, "get_typedef_by_name", None)
+    if create is None or read is None or get_def is None:
+        return 0
+    todo: dict[str, tuple[DesiredEntity, list[str]]] = {}
+    for it in writes:
+        if it.action != "update" or not it.guid:
+            continue
+        e = plan.desired[it.key]
+        names = [c.attribute for c in it.changes if isinstance(e.refs.get(c.attribute), list)]
+        if names:
+            todo[it.guid] = (e, names)
+    if not todo:
+        return 0
+    by_guid = {g: k for k, g in known.items()}
+
+    def key_of(entry: dict[str, Any]) -> Key:
+        return by_guid.get(entry.get("guid", "")) or (
+            str(entry.get("typeName")),
+            str(entry.get("qualifiedName")),
+        )
+
+    end1_names: dict[str, str | None] = {}
+    requests = 1
+    for ent in read(list(todo)):
+        desired, names = todo.get(ent.get("guid", ""), (None, []))
+        if desired is None:
+            continue
+        for name in names:
+            entries = [
+                x for x in (ent.get("relationshipAttributes") or {}).get(name) or [] if isinstance(x, dict)
+            ]
+            active = {
+                key_of(x)
+                for x in entries
+                if x.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+                and x.get("entityStatus", "ACTIVE") == "ACTIVE"
+            }
+            wanted = desired.refs.get(name)
+            for want in wanted if isinstance(wanted, list) else []:
+                stale = next(
+                    (
+                        x
+                        for x in entries
+                        if key_of(x) == want
+                        and x.get("relationshipStatus") == "DELETED"
+                        and x.get("entityStatus", "ACTIVE") == "ACTIVE"
+                        and x.get("relationshipType")
+                    ),
+                    None,
+                )
+                if want in active or stale is None:
+                    continue
+                rel_type = str(stale["relationshipType"])
+                if rel_type not in end1_names:
+                    rdef = get_def(rel_type) or {}
+                    requests += 1
+                    end1_names[rel_type] = (rdef.get("endDef1") or {}).get("name")
+                me = {"guid": ent["guid"], "typeName": ent["typeName"]}
+                other = {"guid": stale["guid"], "typeName": stale["typeName"]}
+                end1, end2 = (me, other) if end1_names[rel_type] == name else (other, me)
+                create({"typeName": rel_type, "end1": end1, "end2": end2})
+                requests += 1
+                active.add(want)
+    return requests
