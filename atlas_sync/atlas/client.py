@@ -547,6 +547,13 @@ class AtlasClient:
             result.merge(response)
         return result
 
+    def create_relationship(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Create one relationship (POST ``/v2/relationship``): ``{"typeName", "end1", "end2"}`` with
+        object ids as ends. A 409 means an ACTIVE one exists already. Used to bring back a reference a
+        real Atlas 2.4 left DELETED when an update listed it again (docs/real-atlas-differences.md)."""
+        result: dict[str, Any] = self._call("entity_write", "POST", "/v2/relationship", body=body)
+        return result
+
     def delete_entities(self, guids: Iterable[str]) -> MutationResult:
         """Soft-delete entities by guid (DELETE ``/v2/entity/bulk``), chunked; unknown guids are ignored."""
         result = MutationResult()

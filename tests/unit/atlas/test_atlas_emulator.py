@@ -266,3 +266,24 @@ def test_delete_of_unknown_type_is_still_not_found(client: AtlasClient) -> None:
 
     with pytest.raises(NotFoundError):
         client.delete_typedef_by_name("acl_never_existed")
+
+
+def test_create_relationship_adds_an_input_and_a_duplicate_is_a_conflict() -> None:
+    from atlas_sync.atlas import ConflictError
+
+    client = AtlasClient.embedded(emulator=Emulator(None))
+    client.create_typedefs(TYPEDEFS)
+    res = client.upsert_entities([ds(1), ds(2), proc(3, [1], [])])
+    g = res.guid_assignments
+    body = {
+        "typeName": "dataset_process_inputs",
+        "end1": {"guid": g["-3"], "typeName": PROC},
+        "end2": {"guid": g["-2"], "typeName": DS},
+    }
+    client.create_relationship(body)
+    p = client.get_entity(g["-3"])
+    assert p is not None
+    active = {r["guid"] for r in p["relationshipAttributes"]["inputs"] if r["relationshipStatus"] == "ACTIVE"}
+    assert active == {g["-1"], g["-2"]}
+    with pytest.raises(ConflictError):
+        client.create_relationship(body)
