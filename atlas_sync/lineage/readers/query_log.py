@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atlas_sync.cli.progress import progress as progress_lines
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.readers.graph import read_text
@@ -220,7 +221,7 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        show = sys.stderr.isatty() if progress is None else _truthy(progress)
+        quiet = progress is not None and not _truthy(progress)
         graph = LineageGraph(
             job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]), source="query-log"
         )
@@ -265,14 +266,20 @@ class QueryLogReader:
                 hint="expected a CSV header and one row per query",
             )
         ordered = list(entries.values())
-        outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, show)
+        # The dedup keys were only needed while counting runs; the process ids use their digests.
+        for e in ordered:
+            e.key = hashlib.sha1(e.key.encode("utf-8")).hexdigest()[:12]
+        entries.clear()
 
         failures: list[dict[str, Any]] = []
         kept = 0
         index = GraphIndex(graph)
         base = graph.job or "query-log"
-        for i, e in enumerate(ordered):
-            results, error = outcomes.get(i, (None, "not parsed"))
+        # Results arrive in log order and are added to the graph at once, so only a few chunks of
+        # parse results are alive at a time: memory follows the graph, not the parse state.
+        outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, quiet)
+        for i, results, error in outcomes:
+            e = ordered[i]
             if error is not None or results is None:
                 failures.append({"file": e.file, "row": e.first_row, "statement": e.text, "error": error})
                 graph.problems.append(
@@ -285,7 +292,7 @@ class QueryLogReader:
                     )
                 )
                 continue
-            digest = hashlib.sha1(e.key.encode("utf-8")).hexdigest()[:12]
+            digest = e.key
             for st in results:
                 if st.error:
                     msg = next((p["message"] for p in st.problems if p["severity"] == "error"), "error")
@@ -356,54 +363,69 @@ class QueryLogReader:
         timeout: float,
         chunk: int,
         workers: int,
-        show: bool,
-    ) -> dict[int, tuple[list[StatementLineage] | None, str | None]]:
-        items = [(i, e.text, e.default_schema) for i, e in enumerate(entries)]
-        chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
-        out: dict[int, tuple[list[StatementLineage] | None, str | None]] = {}
-        started = time.monotonic()
+        quiet: bool,
+    ) -> Iterator[tuple[int, list[StatementLineage] | None, str | None]]:
+        """(entry index, results or None, error or None) for every entry, in entry order.
 
-        def tick() -> None:
-            if show:
-                rate = len(out) / max(time.monotonic() - started, 1e-6)
-                sys.stderr.write(f"\rparsed {len(out)}/{len(items)} statements ({rate:.0f}/s)")
-                sys.stderr.flush()
+        Chunks are made and submitted lazily and at most ``2 * workers`` are in flight; results that
+        arrive ahead of an earlier, slower chunk wait in a buffer, and no new chunk is submitted while
+        that buffer is large, so the parse state held at any time is bounded by a few chunks."""
+        total = len(entries)
 
-        if workers == 1 or len(chunks) <= 1:
-            for c in chunks:
-                for item_id, results, error in parse_chunk(c, dialect, schema, timeout):
-                    out[item_id] = (results, error)
-                tick()
-        else:
+        def chunks() -> Iterator[list[tuple[int, str, str | None]]]:
+            for lo in range(0, total, chunk):
+                yield [
+                    (i, entries[i].text, entries[i].default_schema) for i in range(lo, min(lo + chunk, total))
+                ]
+
+        with progress_lines("query-log statements", quiet=quiet) as update:
+            if workers == 1 or total <= chunk:
+                for c in chunks():
+                    yield from parse_chunk(c, dialect, schema, timeout)
+                    update(c[-1][0] + 1, total)
+                return
+            ready: dict[int, tuple[list[StatementLineage] | None, str | None]] = {}
+            next_id = 0
+            max_ahead = 4 * workers * chunk
             # Chunk deadline: every statement may take the full timeout, plus start-up slack.
             deadline = chunk * timeout + 60 if timeout > 0 else None
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks))) as pool:
+            todo = chunks()
+            exhausted = False
+            with ProcessPoolExecutor(max_workers=min(workers, -(-total // chunk))) as pool:
                 pending: dict[Future[Any], tuple[list[tuple[int, str, str | None]], float]] = {}
-                queue = list(chunks)
-                while queue or pending:
-                    while queue and len(pending) < workers * 2:
-                        c = queue.pop(0)
+                while not exhausted or pending:
+                    while not exhausted and len(pending) < workers * 2 and len(ready) < max_ahead:
+                        try:
+                            c = next(todo)
+                        except StopIteration:
+                            exhausted = True
+                            break
                         pending[pool.submit(parse_chunk, c, dialect, schema, timeout)] = (c, time.monotonic())
                     done, _ = wait(list(pending), timeout=1.0, return_when=FIRST_COMPLETED)
                     for fut in done:
                         c, _t = pending.pop(fut)
                         try:
                             for item_id, results, error in fut.result():
-                                out[item_id] = (results, error)
+                                ready[item_id] = (results, error)
                         except Exception as exc:  # noqa: BLE001 - a dead worker fails its chunk only
                             for item_id, _text, _s in c:
-                                out[item_id] = (None, f"worker failed: {type(exc).__name__}")
+                                ready[item_id] = (None, f"worker failed: {type(exc).__name__}")
                     if deadline is not None:
                         now = time.monotonic()
                         for fut, (c, t0) in list(pending.items()):
                             if now - t0 > deadline and fut.cancel():
                                 pending.pop(fut)
                                 for item_id, _text, _s in c:
-                                    out[item_id] = (None, "chunk timed out")
-                    tick()
-        if show:
-            sys.stderr.write("\n")
-        return out
+                                    ready[item_id] = (None, "chunk timed out")
+                    while next_id in ready:
+                        results, error = ready.pop(next_id)
+                        yield next_id, results, error
+                        next_id += 1
+                    update(next_id, total)
+            while next_id < total:  # not reached unless a chunk vanished; keep every entry accounted
+                results, error = ready.pop(next_id, (None, "not parsed"))
+                yield next_id, results, error
+                next_id += 1
 
     @staticmethod
     def _write_report(path: str, summary: dict[str, Any], failures: list[dict[str, Any]]) -> None:

@@ -3,6 +3,7 @@ lineage-bearing statement, column edges owned by that process, problems and per-
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +30,10 @@ def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
         kind=ref.kind,
         columns=[Column(name=c) for c in cols],
     )
+
+
+def _intern(name: str | None) -> str | None:
+    return None if name is None else sys.intern(name)
 
 
 class GraphIndex:
@@ -123,10 +128,12 @@ def add_statement(
         for e in st.edges:
             if e.source in file_ids or e.target in file_ids:
                 continue
+            # Interned: a big input repeats the same dataset and column names in thousands of edges
+            # (each arrives as its own copy from a query-log worker).
             idx.add_edge(
                 ColumnEdge(
-                    source=ColumnRef(dataset=e.source, column=e.source_column),
-                    target=ColumnRef(dataset=e.target, column=e.target_column),
+                    source=ColumnRef(dataset=sys.intern(e.source), column=_intern(e.source_column)),
+                    target=ColumnRef(dataset=sys.intern(e.target), column=_intern(e.target_column)),
                     kind=e.kind,  # type: ignore[arg-type]
                     expression=e.expression,
                     process=process_id,

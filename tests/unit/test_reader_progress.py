@@ -1,0 +1,67 @@
+"""Progress reporting of the query-log reader when stderr is not a terminal (plain lines), and none
+when progress is turned off. A fake clock makes every update due, so no test depends on timing."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from atlas_sync.lineage.readers.query_log import READER
+
+
+def _log(path: Path, n: int) -> Path:
+    rows = ["query_text,user_name"]
+    rows += [f'"INSERT INTO mart.t{i} SELECT a FROM raw.s{i}",etl' for i in range(n)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fast_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each call is 10 s after the previous one: every update is past the 2 s interval.
+    ticks = itertools.count(step=10.0)
+    monkeypatch.setattr("atlas_sync.cli.progress.time.monotonic", lambda: next(ticks))
+
+
+def test_query_log_prints_plain_progress_lines_per_chunk(
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _log(tmp_path / "q.querylog.csv", 5)
+    graph = READER.read([str(path)], workers=1, chunk_size=2)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("query-log statements:")]
+    # 5 distinct statements in chunks of 2: after 2, 4 and 5 statements.
+    assert [ln.split()[2] for ln in lines] == ["2/5", "4/5", "5/5"]
+    assert len(graph.processes) == 5
+
+
+def test_query_log_progress_ends_with_the_total_without_a_fake_clock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _log(tmp_path / "q.querylog.csv", 3)
+    READER.read([str(path)], workers=1)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("query-log statements:")]
+    assert lines and lines[-1].split()[2] == "3/3"
+
+
+@pytest.mark.parametrize("off", [False, "false"])
+def test_query_log_prints_nothing_when_progress_is_off(
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str], off: object
+) -> None:
+    path = _log(tmp_path / "q.querylog.csv", 5)
+    READER.read([str(path)], workers=1, chunk_size=2, progress=off)
+    assert capsys.readouterr().err == ""
+
+
+def test_query_log_with_workers_keeps_log_order_and_reports_the_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _log(tmp_path / "q.querylog.csv", 7)
+    graph = READER.read([str(path)], workers=2, chunk_size=2)
+    # Processes follow the log's rows although chunks may finish out of order.
+    firsts = [p.attributes["firstRow"] for p in graph.processes]
+    assert firsts == list(range(2, 9))
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("query-log statements:")]
+    assert lines[-1].split()[2] == "7/7"
