@@ -46,9 +46,9 @@ def test_query_log_progress_ends_with_the_total_without_a_fake_clock(
     assert lines and lines[-1].split()[2] == "3/3"
 
 
-@pytest.mark.parametrize("off", [False, "false"])
+@pytest.mark.parametrize("off", [False, "false"])  # "false": as text from `-o progress=false`
 def test_query_log_prints_nothing_when_progress_is_off(
-    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str], off: object
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str], off: bool
 ) -> None:
     path = _log(tmp_path / "q.querylog.csv", 5)
     READER.read([str(path)], workers=1, chunk_size=2, progress=off)
