@@ -102,7 +102,7 @@ _CLOSE = {")": "(", "]": "[", "}": "{"}
 _RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Expr:
     """One expression node.
 
@@ -122,6 +122,11 @@ class Expr:
     agg: bool = False
     plan: Any = None
     index: int | None = None
+    # Parse positions and the JSON form's qualifier. Slots, not a per-node __dict__: a big plan has
+    # millions of nodes and a dict each cost about half of the reader's memory.
+    _start: int | None = field(default=None, init=False, repr=False)
+    _end: int | None = field(default=None, init=False, repr=False)
+    qualifier: str | None = field(default=None, init=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Expr({self.kind}, {render(self)!r})"
@@ -198,8 +203,8 @@ def parse_list(text: str) -> list[Expr]:
                 args = []
             node = Expr(fr.kind, name=fr.name, args=[a for a in args if a is not None])
             node.text = text[fr.start : end]
-            node.__dict__["_start"] = fr.start
-            node.__dict__["_end"] = end
+            node._start = fr.start
+            node._end = end
             frames[-1].items[-1].append(node)
             continue
         if tok == ",":
@@ -209,12 +214,12 @@ def parse_list(text: str) -> list[Expr]:
         m = _SUFFIX.match(tok)
         if m and cur and _end(cur[-1]) == start:
             prev = cur[-1]
-            pstart = int(prev.__dict__.get("_start", start))
+            pstart = start if prev._start is None else prev._start
             name = text[pstart:start]
             if _HAS_ID.search(name):
                 # ``<lambda>(name#1)#2``: a Python UDF call with its result id; its inputs are what count
                 prev.text = text[pstart:end]
-                prev.__dict__["_end"] = end
+                prev._end = end
                 continue
             # ``max(age)#40``: an attribute whose generated name contains brackets (generated names never
             # hold expression ids)
@@ -224,8 +229,8 @@ def parse_list(text: str) -> list[Expr]:
         else:
             node = _word(tok)
         node.text = text[start:end]
-        node.__dict__["_start"] = start
-        node.__dict__["_end"] = end
+        node._start = start
+        node._end = end
         cur.append(node)
     if len(frames) != 1:
         raise ExprSyntaxError(f"unclosed {frames[-1].open!r}", frames[-1].start)
@@ -243,8 +248,12 @@ def parse_expr(text: str) -> Expr:
     return e
 
 
+def _start(e: Expr, default: int = -1) -> int:
+    return default if e._start is None else e._start
+
+
 def _end(e: Expr) -> int:
-    return int(e.__dict__.get("_end", -1))
+    return -1 if e._end is None else e._end
 
 
 def _word(tok: str) -> Expr:
@@ -276,8 +285,8 @@ def _seq(items: list[Expr], src: str) -> Expr | None:
     for it in items:
         if it.kind == "list" and merged and merged[-1].kind == "subquery" and not merged[-1].args:
             merged[-1].args = it.args
-            merged[-1].text = src[int(merged[-1].__dict__["_start"]) : _end(it)]
-            merged[-1].__dict__["_end"] = _end(it)
+            merged[-1].text = src[_start(merged[-1]) : _end(it)]
+            merged[-1]._end = _end(it)
             continue
         merged.append(it)
     for it in merged:
@@ -286,9 +295,9 @@ def _seq(items: list[Expr], src: str) -> Expr | None:
     if len(merged) == 1:
         return merged[0]
     e = Expr("seq", args=merged)
-    e.__dict__["_start"] = merged[0].__dict__.get("_start", 0)
-    e.__dict__["_end"] = _end(merged[-1])
-    e.text = src[int(e.__dict__["_start"]) : _end(e)]
+    e._start = _start(merged[0], 0)
+    e._end = _end(merged[-1])
+    e.text = src[_start(e) : _end(e)]
     return e
 
 

@@ -413,9 +413,9 @@ def _qualify_attrs(node: PlanNode, o: dict[str, Any]) -> None:
         if isinstance(arr, list) and arr and isinstance(arr[0], dict):
             q = _strlist(arr[0].get("qualifier"))
             if q:
-                a.__dict__["qualifier"] = ".".join(q)
+                a.qualifier = ".".join(q)
     if node.op == "RelationV2" and not node.props.get("table"):
-        quals = [str(a.__dict__["qualifier"]) for a in node.output if a.__dict__.get("qualifier")]
+        quals = [a.qualifier for a in node.output if a.qualifier]
         if quals:
             node.props["table"] = quals[0]
 
