@@ -12,6 +12,7 @@ Python's recursion limit.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,9 +227,13 @@ def parse_list(text: str) -> list[Expr]:
             cur.pop()
             node = _field(Expr("attr", name=name, id=int(m["id"]), dtype="long" if m["suffix"] else None), m)
             start = pstart
+            node.text = text[start:end]
         else:
+            # The token is the node's text: no second copy. Interned: a big plan repeats the same
+            # keywords, literals and operators in every expression.
+            tok = sys.intern(tok)
             node = _word(tok)
-        node.text = text[start:end]
+            node.text = tok
         node._start = start
         node._end = end
         cur.append(node)
@@ -265,7 +270,12 @@ def _word(tok: str) -> Expr:
         name = m["name"]
         if name in SUBQUERY_NAMES:
             return Expr("subquery", name=name, id=int(m["id"]))
-        attr = Expr("attr", name=name.lstrip("-~!"), id=int(m["id"]), dtype="long" if m["suffix"] else None)
+        attr = Expr(
+            "attr",
+            name=sys.intern(name.lstrip("-~!")),
+            id=int(m["id"]),
+            dtype="long" if m["suffix"] else None,
+        )
         return _field(attr, m)
     return Expr("word", name=tok)
 
