@@ -355,11 +355,18 @@ def _cap(text: str) -> str:
     return text[:QUERY_TEXT_LIMIT] + f"\n... ({len(text) - QUERY_TEXT_LIMIT} more characters)"
 
 
+# Every edge sets the same fields; both models are frozen, so their instances can share one set
+# instead of a set each (about half of an edge's memory).
+_EDGE_FIELDS = {"source", "target", "kind", "expression", "process"}
+_REF_FIELDS = {"dataset", "column"}
+
+
 def _edge(src: tuple[str, str], target: ColumnRef, kind: str, expr: str | None, pid: str) -> ColumnEdge:
     # built without validation: every value here is already of the right type and kind (wide plans
     # make hundreds of thousands of these)
     return ColumnEdge.model_construct(
-        source=ColumnRef.model_construct(dataset=src[0], column=src[1]),
+        _EDGE_FIELDS,
+        source=ColumnRef.model_construct(_REF_FIELDS, dataset=src[0], column=src[1]),
         target=target,
         kind=kind,
         expression=expr,
