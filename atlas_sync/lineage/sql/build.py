@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from atlas_sync.lineage.model import (
+    DIRECT_KINDS,
+    INDIRECT_KINDS,
     Column,
     ColumnEdge,
     ColumnRef,
@@ -32,6 +34,12 @@ def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
     )
 
 
+_KINDS = DIRECT_KINDS | INDIRECT_KINDS
+# Frozen models built with these shared field sets (what validation would record: every field given).
+_EDGE_FIELDS = {"source", "target", "kind", "expression", "process"}
+_REF_FIELDS = {"dataset", "column"}
+
+
 def _intern(name: str | None) -> str | None:
     return None if name is None else sys.intern(name)
 
@@ -46,6 +54,7 @@ class GraphIndex:
         self.columns: dict[str, set[str]] = {d.id: set(d.column_names()) for d in graph.datasets}
         self.processes: set[str] = {p.id for p in graph.processes}
         self.edges: set[ColumnEdge] = set(graph.edges)
+        self.refs: dict[tuple[str, str | None], ColumnRef] = {}
 
     def add_dataset(self, ds: Dataset) -> Dataset:
         existing = self.datasets.get(ds.id)
@@ -67,6 +76,35 @@ class GraphIndex:
         self.processes.add(p.id)
         self.graph.processes.append(p)
         return p
+
+    def ref(self, dataset: str, column: str | None) -> ColumnRef:
+        """One shared (frozen) reference per column: a big input names the same columns in thousands
+        of edges, each arriving as its own copy from a query-log worker."""
+        key = (dataset, column)
+        r = self.refs.get(key)
+        if r is None:
+            r = self.refs[key] = ColumnRef.model_construct(
+                _REF_FIELDS, dataset=sys.intern(dataset), column=_intern(column)
+            )
+        return r
+
+    def edge(
+        self,
+        source: str,
+        source_column: str | None,
+        target: str,
+        target_column: str | None,
+        kind: str,
+        expression: str | None,
+        process: str,
+    ) -> ColumnEdge:
+        """A column edge with shared references; validated only if ``kind`` is not a known kind."""
+        src, tgt = self.ref(source, source_column), self.ref(target, target_column)
+        if kind not in _KINDS:
+            return ColumnEdge(source=src, target=tgt, kind=kind, expression=expression, process=process)  # type: ignore[arg-type]
+        return ColumnEdge.model_construct(
+            _EDGE_FIELDS, source=src, target=tgt, kind=kind, expression=expression, process=process
+        )
 
     def add_edge(self, e: ColumnEdge) -> None:
         if e not in self.edges:
@@ -128,15 +166,9 @@ def add_statement(
         for e in st.edges:
             if e.source in file_ids or e.target in file_ids:
                 continue
-            # Interned: a big input repeats the same dataset and column names in thousands of edges
-            # (each arrives as its own copy from a query-log worker).
             idx.add_edge(
-                ColumnEdge(
-                    source=ColumnRef(dataset=sys.intern(e.source), column=_intern(e.source_column)),
-                    target=ColumnRef(dataset=sys.intern(e.target), column=_intern(e.target_column)),
-                    kind=e.kind,  # type: ignore[arg-type]
-                    expression=e.expression,
-                    process=process_id,
+                idx.edge(
+                    e.source, e.source_column, e.target, e.target_column, e.kind, e.expression, process_id
                 )
             )
     for p in st.problems:
