@@ -33,7 +33,9 @@ Src = tuple[str, str]  # (dataset id, column name)
 _RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
 
 
-@dataclass
+# Slots: a plan has one Lin per expression id and one OutCol per operator column (hundreds of
+# thousands in a big plan); a __dict__ each was a large share of the reader's memory.
+@dataclass(slots=True)
 class Lin:
     """Where one column's values come from."""
 
@@ -52,14 +54,14 @@ class Lin:
         return list(dict.fromkeys([*self.direct, *(s for s, _ in self.indirect)]))
 
 
-@dataclass
+@dataclass(slots=True)
 class OutCol:
     name: str
     id: int | None
     dtype: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Result:
     """One operator's output columns and the row-level dependencies below it."""
 
