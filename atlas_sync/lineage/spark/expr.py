@@ -240,7 +240,14 @@ def parse_list(text: str) -> list[Expr]:
     if len(frames) != 1:
         raise ExprSyntaxError(f"unclosed {frames[-1].open!r}", frames[-1].start)
     items = [_seq(it, text) for it in frames[0].items]
-    return [as_alias(x) for x in items if x is not None]
+    out = [as_alias(x) for x in items if x is not None]
+    # The positions are only for parsing; dropped, they cost nothing in the plan kept until the end.
+    stack = list(out)
+    while stack:
+        x = stack.pop()
+        x._start = x._end = None
+        stack.extend(x.args)
+    return out
 
 
 def parse_expr(text: str) -> Expr:
