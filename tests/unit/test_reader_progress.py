@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from atlas_sync.lineage.readers.query_log import READER
+from atlas_sync.lineage.readers.spark_plan import TEXT_READER
 
 
 def _log(path: Path, n: int) -> Path:
@@ -29,7 +30,7 @@ def test_query_log_prints_plain_progress_lines_per_chunk(
     tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _log(tmp_path / "q.querylog.csv", 5)
-    graph = READER.read([str(path)], workers=1, chunk_size=2)
+    graph = READER.read([str(path)], workers=1, chunk_size=2, progress=True)
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("query-log statements:")]
     # 5 distinct statements in chunks of 2: after 2, 4 and 5 statements.
@@ -41,7 +42,7 @@ def test_query_log_progress_ends_with_the_total_without_a_fake_clock(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _log(tmp_path / "q.querylog.csv", 3)
-    READER.read([str(path)], workers=1)
+    READER.read([str(path)], workers=1, progress=True)
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("query-log statements:")]
     assert lines and lines[-1].split()[2] == "3/3"
 
@@ -59,9 +60,47 @@ def test_query_log_with_workers_keeps_log_order_and_reports_the_total(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _log(tmp_path / "q.querylog.csv", 7)
-    graph = READER.read([str(path)], workers=2, chunk_size=2)
+    graph = READER.read([str(path)], workers=2, chunk_size=2, progress=True)
     # Processes follow the log's rows although chunks may finish out of order.
     firsts = [p.attributes["firstRow"] for p in graph.processes]
     assert firsts == list(range(2, 9))
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("query-log statements:")]
     assert lines[-1].split()[2] == "7/7"
+
+
+def test_query_log_small_log_prints_no_progress_by_default(
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _log(tmp_path / "q.querylog.csv", 5)
+    READER.read([str(path)], workers=1, chunk_size=2)
+    assert capsys.readouterr().err == ""
+
+
+def _plan(path: Path, branches: int) -> Path:
+    # A Union of projections over relations: 1 + 2 * branches lines.
+    lines = ["Union false, false"]
+    for k in range(branches):
+        marker, pad = (":- ", ":  ") if k < branches - 1 else ("+- ", "   ")
+        lines.append(f"{marker}Project [a#{3 * k + 1} AS b#{3 * k + 2}]")
+        lines.append(f"{pad}+- Relation db.t{k}[a#{3 * k + 1}] parquet")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_spark_plan_reports_parsed_lines_when_asked(
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _plan(tmp_path / "u.plan.txt", 300)  # 601 lines: an update after 256 and 512 lines and at the end
+    graph = TEXT_READER.read([str(path)], progress=True)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("spark-plan lines:")]
+    assert [ln.split()[2] for ln in lines] == ["256/601", "512/601", "601/601"]
+    assert len(graph.edges) == 300  # each branch feeds the single output column: one edge per branch
+
+
+@pytest.mark.parametrize("value", [None, False, "off"])
+def test_spark_plan_small_or_quiet_prints_nothing(
+    tmp_path: Path, fast_clock: None, capsys: pytest.CaptureFixture[str], value: bool | None
+) -> None:
+    path = _plan(tmp_path / "u.plan.txt", 300)
+    TEXT_READER.read([str(path)], progress=value)
+    assert capsys.readouterr().err == ""

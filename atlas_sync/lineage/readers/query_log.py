@@ -10,7 +10,8 @@ as a warning problem and, with ``report=PATH``, written to a JSON report (statem
 
 Options: ``dialect``, ``schema``, ``default_schema`` (for rows without ``schema_name``), ``job``,
 ``workers`` (default: CPU count), ``timeout`` (seconds per statement, default 10), ``chunk_size``
-(default 200), ``report`` (path), ``progress`` (default: on when stderr is a terminal).
+(default 200), ``report`` (path), ``progress`` (default: on from 1000 distinct statements; plain
+lines on stderr when it is not a terminal, a bar when it is).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from atlas_sync.lineage.sql.script import analyze_sql
 COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 200
+PROGRESS_MIN_STATEMENTS = 1000
 # Cheap text test before parsing: statements that may write somewhere (as OpenMetadata's filters).
 _CANDIDATE = re.compile(
     r"\b(insert|merge|update|copy|replace\s+into|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
@@ -221,7 +223,6 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        quiet = progress is not None and not _truthy(progress)
         graph = LineageGraph(
             job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]), source="query-log"
         )
@@ -270,6 +271,8 @@ class QueryLogReader:
         for e in ordered:
             e.key = hashlib.sha1(e.key.encode("utf-8")).hexdigest()[:12]
         entries.clear()
+        # Progress by default only for logs big enough to take a while.
+        quiet = len(ordered) < PROGRESS_MIN_STATEMENTS if progress is None else not _truthy(progress)
 
         failures: list[dict[str, Any]] = []
         kept = 0

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from atlas_sync.cli.progress import progress as progress_lines
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.graph import load_json, read_text
@@ -57,6 +58,18 @@ def _paths_option(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [str(v) for v in value]
+
+
+PROGRESS_MIN_LINES = 10_000
+
+
+def _quiet(value: Any, lines: int) -> bool:
+    """No progress for small plans unless asked; ``progress=false`` (also as text from ``-o``) is off."""
+    if value is None:
+        return lines < PROGRESS_MIN_LINES
+    if isinstance(value, str):
+        return value.strip().lower() in ("", "0", "false", "no", "off")
+    return not value
 
 
 def _explain(options: dict[str, Any]) -> TextDocument | None:
@@ -126,7 +139,13 @@ class SparkPlanTextReader(_SparkReader):
         return len(first) > 1 and (first[1].startswith("+- ") or first[1].startswith(":- ")) and "#" in text
 
     def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
-        doc = parse_text(read_text(path), file=path, section=options.get("section"))
+        text = read_text(path)
+        # Progress on stderr (plain lines, a bar on a terminal) while a big tree is parsed: by default
+        # from PROGRESS_MIN_LINES lines on; progress=true for any size, progress=false never.
+        quiet = _quiet(options.get("progress"), text.count("\n") + 1)
+        with progress_lines("spark-plan lines", quiet=quiet) as update:
+            doc = parse_text(text, file=path, section=options.get("section"), progress=update)
+        del text
         scans = dict(doc.scans)
         extra = _explain(options)
         if extra is not None:

@@ -10,6 +10,7 @@ tree or broken indentation is reported with its line number.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from atlas_sync.errors import InputError
@@ -103,8 +104,15 @@ def scan_facts(lines: list[str]) -> dict[int, ScanInfo]:
     return out
 
 
-def parse_text(text: str, *, file: str | None = None, section: str | None = None) -> TextDocument:
-    """Parse a plan tree, several trees, or explain output (its analyzed section by default)."""
+def parse_text(
+    text: str,
+    *,
+    file: str | None = None,
+    section: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> TextDocument:
+    """Parse a plan tree, several trees, or explain output (its analyzed section by default).
+    ``progress(lines done, lines)`` is called now and then while the tree lines are parsed."""
     if not text.strip():
         raise InputError("empty plan", file=file)
     sections = split_sections(text)
@@ -127,7 +135,7 @@ def parse_text(text: str, *, file: str | None = None, section: str | None = None
     else:
         lines = text.splitlines()
         offset = 0
-    plans = parse_tree_lines(lines, file=file, first_line=offset + 1)
+    plans = parse_tree_lines(lines, file=file, first_line=offset + 1, progress=progress)
     if not plans:
         raise InputError("no plan found", file=file)
     require_known_operator(plans, file=file)
@@ -152,14 +160,24 @@ def _is_child(line: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- the tree
-def parse_tree_lines(lines: list[str], *, file: str | None = None, first_line: int = 1) -> list[PlanNode]:
-    """Build the trees from printed lines. Blank lines and extra un-prefixed lines start new plans."""
+def parse_tree_lines(
+    lines: list[str],
+    *,
+    file: str | None = None,
+    first_line: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[PlanNode]:
+    """Build the trees from printed lines. Blank lines and extra un-prefixed lines start new plans.
+    ``progress(lines done, lines)`` is called every few hundred lines and at the end."""
     roots: list[PlanNode] = []
     slots: list[PlanNode | None] = []  # node open at each depth
     markers: dict[int, str] = {}  # id(node) -> its marker
     groups: dict[int, tuple[str, PlanNode]] = {}  # id(node) -> (regular/inner, parent)
     indent = ""
+    total = len(lines)
     for k, raw in enumerate(lines):
+        if progress is not None and k % 256 == 0 and k:
+            progress(k, total)
         lineno = first_line + k
         line = raw.rstrip("\r\n")
         if not line.strip():
@@ -208,6 +226,8 @@ def parse_tree_lines(lines: list[str], *, file: str | None = None, first_line: i
         while len(slots) < depth:
             slots.append(None)
         slots.append(node)
+    if progress is not None:
+        progress(total, total)
     # markers: ':-' must be followed by a sibling, the last sibling has '+-'
     for root in roots:
         for n in root.walk():
