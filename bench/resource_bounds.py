@@ -11,6 +11,7 @@ Cases (each a fresh `atlas-sync lineage READER FILE --format json > /dev/null` p
   ``--deep-terms`` (shows how time grows with one long expression).
 
     .venv/bin/python bench/resource_bounds.py --plan-mb 50 --statements 100000
+    .venv/bin/python bench/resource_bounds.py --plan-mb 50 --statements 100000 --read-only   # readers alone
 """
 
 from __future__ import annotations
@@ -69,11 +70,22 @@ def query_log(path: Path, n: int) -> None:
             )
 
 
-def measure(args: list[str], limit: float) -> dict[str, Any]:
-    """Run ``atlas-sync ARGS`` under GNU time (its max RSS) and return exit, wall, peak RSS, progress."""
+# --read-only: the reader alone, no rendering (``registry.read`` in a fresh interpreter), so the
+# figures show what the reader holds apart from the JSON document the CLI builds afterwards.
+READ_ONLY = (
+    "import sys; from atlas_sync.lineage import registry; "
+    "g = registry.read(sys.argv[1], sys.argv[2:]); "
+    "print(len(g.datasets), len(g.processes), len(g.edges), file=sys.stderr)"
+)
+
+
+def measure(args: list[str], limit: float, read_only: bool = False) -> dict[str, Any]:
+    """Run ``atlas-sync ARGS`` (or, with ``read_only``, only its reader) under GNU time (its max RSS
+    over the process and its workers) and return exit, wall, peak RSS, progress lines."""
+    cmd = [sys.executable, "-c", READ_ONLY, args[1], args[2]] if read_only else [EXE, *args]
     t0 = time.perf_counter()
     try:
-        r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS_KB=%M", EXE, *args], capture_output=True, text=True,
+        r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS_KB=%M", *cmd], capture_output=True, text=True,
                            timeout=limit, check=False)  # fmt: skip
         code: int | str = r.returncode
         err = r.stderr
@@ -100,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=float, default=900, help="seconds per case")
     ap.add_argument("--cases", default="spark-plan,query-log,sql-deep")
     ap.add_argument("--out", help="JSON results [bench/results/resource_bounds-<time>.json]")
+    ap.add_argument("--read-only", action="store_true", help="measure the readers alone (no JSON rendering)")
     args = ap.parse_args(argv)
     cases = args.cases.split(",")
     rows = []
@@ -112,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             r = measure(
                 ["lineage", "spark-plan", str(p), "--format", "json", "--out", str(tmp / "out.json")],
                 args.limit,
+                args.read_only,
             )
             rows.append({"case": f"spark-plan {mb:.0f} MB ({k} union branches)", **r})
             print(rows[-1], flush=True)
@@ -122,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             r = measure(
                 ["lineage", "query-log", str(p), "--format", "json", "--out", str(tmp / "out.json")],
                 args.limit,
+                args.read_only,
             )
             rows.append({"case": f"query-log {args.statements} statements ({mb:.0f} MB)", **r})
             print(rows[-1], flush=True)
@@ -130,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
                 p = tmp / f"deep{t}.sql"
                 p.write_text("INSERT INTO t SELECT " + "a + " * t + "a AS x FROM s\n", encoding="utf-8")
                 r = measure(
-                    ["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")], args.limit
+                    ["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")],
+                    args.limit,
+                    args.read_only,
                 )
                 rows.append({"case": f"sql one expression of {t} terms ({p.stat().st_size // 1024} KB)", **r})
                 print(rows[-1], flush=True)
