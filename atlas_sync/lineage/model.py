@@ -328,18 +328,18 @@ class LineageGraph(_Model):
         for i, p in enumerate(self.processes):
             for x in p.inputs:
                 last_read[x] = i
-        r: list[str] = []
-        w: list[str] = []
+        r: dict[str, None] = {}  # insertion-ordered sets
+        w: dict[str, None] = {}
         for i, p in enumerate(self.processes):
             for x in p.inputs:
                 # read before anything wrote it (the same process writing it counts as after)
-                if x not in intermediate and first_write.get(x, i) >= i and x not in r:
-                    r.append(x)
+                if x not in intermediate and first_write.get(x, i) >= i:
+                    r.setdefault(x)
             for o in p.outputs:
                 # written, and no later process reads it
-                if o not in intermediate and last_read.get(o, -1) <= i and o not in w:
-                    w.append(o)
-        return {"read": r, "write": w}
+                if o not in intermediate and last_read.get(o, -1) <= i:
+                    w.setdefault(o)
+        return {"read": list(r), "write": list(w)}
 
     def end_to_end_edges(self) -> list[ColumnEdge]:
         """Column edges from end-to-end sources to end-to-end targets, composed through intermediates.
