@@ -163,7 +163,7 @@ class Publisher:
         job = _check_job(job or graph.job or "default")
         if desired is None:
             desired = render(graph, self.profile, domain=self.domain, job=job)
-        actual = fetch_actual(self.client, desired, self.profile.root_types(), self.process_types, job)
+        actual = fetch_actual(self.client, desired, self.profile.root_types(), job)
         plan = compute_plan(
             desired,
             actual,
@@ -197,21 +197,15 @@ class Publisher:
         )
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
-        from atlas_sync.reconcile.actual import fingerprint, to_actual
+        from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
         headers = list_scope(self.client, self.profile.root_types(), plan.domain)
         by_guid = {h.guid: k for k, h in headers.items()}
-        touched = [i for i in plan.items if i.action != "create"]
-        guids = [headers[i.key].guid for i in touched if i.key in headers]
-        ref_attrs = {k for e in plan.desired.values() for k in e.refs} | {"inputs", "outputs"}
-        current = {
-            (a.type_name, a.qualified_name): a
-            for a in (
-                to_actual(e, by_guid, ref_attrs) for e in (self.client.get_entities(guids) if guids else [])
-            )
-        }
+        guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
+        ref_attrs = reference_attributes(e.refs for e in plan.desired.values())
+        current = read_entities(self.client, guids, by_guid, ref_attrs)
         stale: list[str] = []
         for i in plan.items:
             if i.action == "create":

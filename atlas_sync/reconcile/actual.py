@@ -146,6 +146,36 @@ def to_actual(entity: dict[str, Any], by_guid: dict[str, Key], ref_attrs: set[st
     )
 
 
+def reference_attributes(desired_refs: Iterable[Iterable[str]]) -> set[str]:
+    """Names of the reference attributes to read back: the profile's, plus Process inputs/outputs."""
+    return {name for refs in desired_refs for name in refs} | {"inputs", "outputs"}
+
+
+def read_entities(
+    client: Any, guids: list[str], by_guid: dict[str, Key], ref_attrs: set[str]
+) -> dict[Key, ActualEntity]:
+    """Read ACTIVE entities in bulk, normalised; the one read path of plans and plan checks.
+
+    Atlas 2.4.0 returns an entity that an earlier one in the same bulk GET owns (a dataset's column)
+    in a minimal form with ``minExtInfo``: qualifiedName and name only, no relationshipAttributes.
+    Those are read again in full, or their other attributes would look unset
+    (docs/real-atlas-differences.md RA-06).
+    """
+    if not guids:
+        return {}
+    ents = client.get_entities(guids, min_ext_info=True)
+    partial = [e["guid"] for e in ents if not e.get("relationshipAttributes")]
+    if partial:
+        full = {e["guid"]: e for e in client.get_entities(partial)}
+        ents = [full.get(e["guid"], e) for e in ents]
+    out: dict[Key, ActualEntity] = {}
+    for ent in ents:
+        if ent.get("status", "ACTIVE") == "ACTIVE":
+            a = to_actual(ent, by_guid, ref_attrs)
+            out[a.key] = a
+    return out
+
+
 def fingerprint(entity: ActualEntity | None) -> str:
     """A stable digest of what the plan compared, so a saved plan can tell whether Atlas moved on."""
     if entity is None:

@@ -19,7 +19,8 @@ from atlas_sync.reconcile.actual import (
     ScopeClient,
     fingerprint,
     list_scope,
-    to_actual,
+    read_entities,
+    reference_attributes,
 )
 from atlas_sync.render.renderer import DesiredEntity, DesiredState
 
@@ -236,29 +237,14 @@ class PlanOptions:
     input_has_errors: bool = False
 
 
-def fetch_actual(
-    client: ScopeClient, desired: DesiredState, root_types: list[str], process_types: set[str], job: str
-) -> ActualState:
+def fetch_actual(client: ScopeClient, desired: DesiredState, root_types: list[str], job: str) -> ActualState:
     """List the domain, then read in bulk the entities the plan must compare or may delete."""
     state = ActualState(domain=desired.domain)
     state.headers = list_scope(client, root_types, desired.domain)
     wanted = [h.guid for key, h in state.headers.items() if key in desired.entities or h.owner == job]
     by_guid = {h.guid: key for key, h in state.headers.items()}
-    ref_attrs = {k for e in desired.entities.values() for k in e.refs} | {"inputs", "outputs"}
-    if wanted:
-        ents = client.get_entities(wanted, min_ext_info=True)
-        # Atlas 2.4.0 returns an entity that an earlier one in the same bulk GET owns (a dataset's column)
-        # in a minimal form: qualifiedName and name only, no relationshipAttributes. Read those again in
-        # full, or the plan would see their other attributes as unset (docs/real-atlas-differences.md RA-06).
-        partial = [e["guid"] for e in ents if not e.get("relationshipAttributes")]
-        if partial:
-            full = {e["guid"]: e for e in client.get_entities(partial)}
-            ents = [full.get(e["guid"], e) for e in ents]
-        for ent in ents:
-            if ent.get("status", "ACTIVE") != "ACTIVE":
-                continue
-            a = to_actual(ent, by_guid, ref_attrs)
-            state.entities[a.key] = a
+    ref_attrs = reference_attributes(e.refs for e in desired.entities.values())
+    state.entities = read_entities(client, wanted, by_guid, ref_attrs)
     return state
 
 

@@ -52,7 +52,7 @@ class Profile:
                     doc["entityDefs"].append(entry.atlas())
                 elif entry.category == "RELATIONSHIP":
                     doc["relationshipDefs"].append(entry.atlas())
-            schema = EntitySchema.from_files([])
+            schema = EntitySchema.with_builtins()
             schema.add_typedefs(doc)
             self._schema = schema
         return self._schema

@@ -16,7 +16,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
-from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, Dataset, LineageGraph, Process
+from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
 
@@ -218,14 +218,6 @@ def _is_reference_attribute(name: str, declared: dict[str, Any], rel_names: set[
     return bool(schema.knows(spec.type_name[6:-1]))
 
 
-def _dataset_ctx(d: Dataset) -> dict[str, Any]:
-    return d.model_dump()
-
-
-def _process_ctx(p: Process) -> dict[str, Any]:
-    return p.model_dump()
-
-
 def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> DesiredState:
     """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``."""
     if not domain or "@" in domain:
@@ -241,7 +233,7 @@ def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> D
                 columns[ref.dataset].append(ref.column)
 
     for d in graph.datasets:
-        ctx = _dataset_ctx(d)
+        ctx = d.model_dump()
         ctx["columns"] = [{"name": c} for c in columns[d.id]] if not d.columns else ctx["columns"]
         ent = r.add(r.render_one("dataset", f"dataset {d.id!r}", {"dataset": ctx}), f"dataset {d.id!r}")
         ds_keys[d.id] = ent.key
@@ -267,7 +259,7 @@ def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> D
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
         ctx = {
-            "process": _process_ctx(p),
+            "process": p.model_dump(),
             "inputs": [_ref(ds_keys[i]) for i in p.inputs],
             "outputs": [_ref(ds_keys[o]) for o in p.outputs],
             "single_process": len(graph.processes) == 1,

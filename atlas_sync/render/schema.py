@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 # Attributes of Atlas's built-in supertypes (contract §2) — the bundle's types inherit them.
@@ -46,15 +44,14 @@ class EntitySchema:
     relationship_attributes: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
-    def from_files(cls, files: list[Path]) -> EntitySchema:
+    def with_builtins(cls) -> EntitySchema:
+        """A schema holding Atlas's built-in supertypes; add a bundle with :meth:`add_typedefs`."""
         schema = cls()
         for name, (supers, attrs) in _BUILTIN.items():
             schema.supertypes[name] = supers
             schema.own_attributes[name] = {a: AttributeSpec(t, opt, name) for a, (t, opt) in attrs.items()}
         for name, rels in _BUILTIN_RELATIONSHIP_ATTRS.items():
             schema.relationship_attributes.setdefault(name, set()).update(rels)
-        for f in files:
-            schema.add_typedefs(json.loads(f.read_text(encoding="utf-8")))
         return schema
 
     def add_typedefs(self, doc: dict[str, Any]) -> None:
