@@ -3,13 +3,14 @@
 A reader has a ``name``, the file ``extensions`` it accepts, a one-line ``description``, an optional
 ``sniff(path, head)`` used by ``--from auto``, and ``read(paths, **options) -> LineageGraph``.
 Readers raise :class:`atlas_sync.errors.InputError` for bad input (naming file and place) and record
-what they could not resolve as ``graph.problems``.
+what they could not resolve as ``graph.problems``. A reader of big inputs may also have
+``read_chunks(paths, **options)``, giving its lineage as a sequence of graphs (see :func:`read_chunks`).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
@@ -112,3 +113,43 @@ def read(name: str, paths: Sequence[str], **options: Any) -> LineageGraph:
     """Read ``paths`` with the reader ``name`` (``auto`` picks one per the first file)."""
     reader = detect(paths[0]) if name == "auto" else get(name)
     return reader.read(paths, **options)
+
+
+def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
+    """Read ``paths`` as a sequence of self-contained graphs (``auto`` picks the reader per the first file).
+
+    A reader with ``read_chunks(paths, **options)`` gives several graphs; any other reader's
+    ``read(paths, **options)`` is yielded as the only one. Every chunk sequence keeps this contract:
+
+    * chunks come in input order; every process is in exactly one chunk, and every edge is in the
+      chunk of its process (``edge.process`` is that process's id);
+    * a chunk holds every dataset its processes and edges refer to, with the columns and facets known
+      from that chunk's own input; a dataset may be in several chunks. Merging all chunks in order with
+      :meth:`LineageGraph.merge` gives the graph ``read()`` gives (equal ``to_document()``), except
+      that a later chunk may refine a dataset's ``kind`` from ``table`` to ``view``/``intermediate``
+      (a table read before a later statement creates it as a view), which ``merge`` does not carry
+      over: a consumer that merges datasets itself should apply that refinement;
+    * ``job`` and ``source`` are the same on every chunk; problems are in the chunk where they were
+      found; input-wide items (the query log's "QUERY LOG SUMMARY" statement) are in the last chunk;
+    * input-wide failures (nothing could be analysed, a CSV error on a late row) are raised as
+      :class:`InputError` by the iterator, possibly after earlier chunks were yielded, so a consumer
+      must not publish anything before the iterator is exhausted;
+    * option ``chunk_statements`` (int, default 5000): distinct statements per chunk for the
+      ``query-log`` reader; other readers ignore it.
+
+    The reader is looked up at once (an unknown name raises here); reading starts on the first ``next``.
+    """
+    reader = detect(paths[0]) if name == "auto" else get(name)
+    chunked = getattr(reader, "read_chunks", None)
+    if callable(chunked):
+        return iter(chunked(paths, **options))
+    return _whole(reader, paths, options)
+
+
+def _whole(reader: Reader, paths: Sequence[str], options: dict[str, Any]) -> Iterator[LineageGraph]:
+    yield reader.read(paths, **options)
+
+
+def can_chunk(reader: Reader) -> bool:
+    """Whether ``reader`` gives its lineage in chunks (has ``read_chunks``)."""
+    return callable(getattr(reader, "read_chunks", None))

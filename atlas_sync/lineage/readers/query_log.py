@@ -12,6 +12,9 @@ Options: ``dialect``, ``schema``, ``default_schema`` (for rows without ``schema_
 ``workers`` (default: CPU count), ``timeout`` (seconds per statement, default 10), ``chunk_size``
 (default 200), ``report`` (path), ``progress`` (default: on from 1000 distinct statements; plain
 lines on stderr when it is not a terminal, a bar when it is).
+
+``read_chunks`` gives the same lineage as a sequence of graphs of ``chunk_statements`` distinct
+statements each (default 5000), so a consumer never holds the whole log's lineage at once.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +49,7 @@ from atlas_sync.lineage.sql.script import analyze_sql
 COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 200
+DEFAULT_CHUNK_STATEMENTS = 5000
 PROGRESS_MIN_STATEMENTS = 1000
 # Cheap text test before parsing: statements that may write somewhere (as OpenMetadata's filters).
 _CANDIDATE = re.compile(
@@ -184,6 +188,19 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
+def _positive_int(value: Any, default: int, name: str) -> int:
+    """An integer option >= 1 (may arrive as text from ``-o``)."""
+    if value is None or value == "":
+        return default
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1:
+        raise InputError(f"option {name} must be a positive integer, not {value!r}")
+    return n
+
+
 def _float(value: str | None) -> float:
     try:
         return float(value) if value not in (None, "") else 0.0
@@ -200,9 +217,25 @@ class QueryLogReader:
         first = head.split(b"\n", 1)[0].lower()
         return b"query_text" in first and path.lower().endswith(".csv")
 
-    def read(
+    def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
+        """Read query-log CSV files into one graph; see the module docstring for the options."""
+        options.pop("chunk_statements", None)
+        return next(self._run(paths, None, **options))
+
+    def read_chunks(
+        self, paths: Sequence[str], *, chunk_statements: Any = None, **options: Any
+    ) -> Iterator[LineageGraph]:
+        """Read query-log CSV files as self-contained graphs of ``chunk_statements`` (default 5000)
+        distinct statements each, in log order (the contract of
+        :func:`atlas_sync.lineage.registry.read_chunks`). The summary statement is in the last chunk;
+        "none could be analysed" is raised after the other chunks were yielded."""
+        n = _positive_int(chunk_statements, DEFAULT_CHUNK_STATEMENTS, "chunk_statements")
+        return self._run(paths, n, **options)
+
+    def _run(
         self,
         paths: Sequence[str],
+        per_chunk: int | None,
         *,
         dialect: str | None = None,
         schema: Any = None,
@@ -214,8 +247,8 @@ class QueryLogReader:
         report: str | None = None,
         progress: bool | None = None,
         **_options: Any,
-    ) -> LineageGraph:
-        """Read query-log CSV files; see the module docstring for the options."""
+    ) -> Iterator[LineageGraph]:
+        """The reader's core: graphs of ``per_chunk`` distinct statements each (``None``: one graph)."""
         if not paths:
             raise InputError("no query log given")
         sqlglot_dialect = resolve_dialect(dialect)
@@ -223,9 +256,7 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        graph = LineageGraph(
-            job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]), source="query-log"
-        )
+        job_name = job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0])
 
         entries: dict[str, Entry] = {}
         rows = skipped = 0
@@ -266,108 +297,153 @@ class QueryLogReader:
                 file=None if paths[0] == "-" else paths[0],
                 hint="expected a CSV header and one row per query",
             )
-        ordered = list(entries.values())
+        # Entries are dropped from this list once their process is built (a chunk holds the text).
+        ordered: list[Entry | None] = list(entries.values())
+        total = len(ordered)
         # The dedup keys were only needed while counting runs; the process ids use their digests.
-        for e in ordered:
+        for e in entries.values():
             e.key = hashlib.sha1(e.key.encode("utf-8")).hexdigest()[:12]
         entries.clear()
         # Progress by default only for logs big enough to take a while.
-        quiet = len(ordered) < PROGRESS_MIN_STATEMENTS if progress is None else not _truthy(progress)
+        quiet = total < PROGRESS_MIN_STATEMENTS if progress is None else not _truthy(progress)
 
+        # Failures are kept whole only for the report; otherwise their count and the first one.
         failures: list[dict[str, Any]] = []
-        kept = 0
-        index = GraphIndex(graph)
-        base = graph.job or "query-log"
+        n_failures = 0
+        first_failure: dict[str, Any] | None = None
+
+        def failed(e: Entry, statement: str, error: str | None) -> None:
+            nonlocal n_failures, first_failure
+            item = {"file": e.file, "row": e.first_row, "statement": statement, "error": error}
+            n_failures += 1
+            if first_failure is None:
+                first_failure = item
+            if report:
+                failures.append(item)
+
+        def new_graph() -> tuple[LineageGraph, GraphIndex]:
+            g = LineageGraph(job=job_name, source="query-log")
+            return g, GraphIndex(g)
+
+        kept = in_chunk = 0
+        graph, index = new_graph()
+        base = job_name or "query-log"
         # Results arrive in log order and are added to the graph at once, so only a few chunks of
         # parse results are alive at a time: memory follows the graph, not the parse state.
         outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, quiet)
-        for i, results, error in outcomes:
-            e = ordered[i]
-            if error is not None or results is None:
-                failures.append({"file": e.file, "row": e.first_row, "statement": e.text, "error": error})
-                graph.problems.append(
-                    Problem(
-                        message=f"not analysed: {error}",
-                        severity="warning",
-                        code="sql-timeout" if error and "timed out" in error else "sql-failed",
-                        line=e.first_row,
-                        file=e.file,
-                    )
-                )
-                continue
-            digest = e.key
-            for st in results:
-                if st.error:
-                    msg = next((p["message"] for p in st.problems if p["severity"] == "error"), "error")
-                    failures.append({"file": e.file, "row": e.first_row, "statement": st.text, "error": msg})
-                    graph.problems.append(
-                        Problem(
-                            message=msg, severity="warning", code="sql-parse", line=e.first_row, file=e.file
-                        )
-                    )
-                    continue
-                if not st.lineage_bearing or st.type == "INSERT VALUES":
-                    continue
-                pid = f"{base}:{digest}" if st.index == 1 else f"{base}:{digest}:{st.index}"
-                attrs: dict[str, Any] = {"runs": e.count, "firstRow": e.first_row}
-                if e.users:
-                    attrs["users"] = e.users
-                if e.database:
-                    attrs["databaseName"] = e.database
-                if e.schema:
-                    attrs["schemaName"] = e.schema
-                if e.first_start:
-                    attrs["firstStartTime"] = e.first_start
-                    attrs["lastStartTime"] = e.last_start
-                if e.total_duration:
-                    attrs["totalDuration"] = e.total_duration
-                # Warnings keep the log row, not the statement's line inside the query text.
-                st.line = e.first_row
-                for p in st.problems:
-                    p["line"] = e.first_row
-                    p.pop("column", None)
-                add_statement(
-                    graph,
-                    st,
-                    process_id=pid,
-                    file=e.file,
-                    dialect=sqlglot_dialect,
-                    attributes=attrs,
-                    statement_doc=False,
-                    index=index,
-                )
-                kept += 1
+        try:
+            for i, results, error in outcomes:
+                e = ordered[i]
+                ordered[i] = None
+                assert e is not None
+                kept += self._add_entry(graph, index, e, results, error, base, sqlglot_dialect, failed)
+                e = results = None  # not kept alive while the consumer holds the chunk
+                in_chunk += 1
+                # The last chunk is yielded after the loop, with the summary.
+                if per_chunk is not None and in_chunk >= per_chunk and i + 1 < total:
+                    yield graph
+                    graph, index = new_graph()
+                    in_chunk = 0
+        finally:
+            outcomes.close()  # an abandoned iteration shuts the worker pool down
         summary = {
             "rows": rows,
             "skipped_not_lineage": skipped,
-            "distinct_statements": len(ordered),
+            "distinct_statements": total,
             "processes": kept,
-            "failures": len(failures),
+            "failures": n_failures,
         }
         graph.statements.append({"type": "QUERY LOG SUMMARY", **summary})
         if report:
             self._write_report(report, summary, failures)
-        if rows and ordered and len(failures) == len(ordered) and kept == 0:
+        if rows and total and n_failures == total and kept == 0 and first_failure is not None:
             raise InputError(
-                f"none of the {len(ordered)} lineage-bearing statements could be analysed "
-                f"(first: {failures[0]['error']})",
+                f"none of the {total} lineage-bearing statements could be analysed "
+                f"(first: {first_failure['error']})",
                 file=None if paths[0] == "-" else paths[0],
-                line=failures[0]["row"],
+                line=first_failure["row"],
                 hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
             )
-        return graph
+        yield graph
+
+    @staticmethod
+    def _add_entry(
+        graph: LineageGraph,
+        index: GraphIndex,
+        e: Entry,
+        results: list[StatementLineage] | None,
+        error: str | None,
+        base: str,
+        dialect: str,
+        failed: Any,
+    ) -> int:
+        """Add one distinct statement's parse outcome to ``graph``; returns the processes added."""
+        if error is not None or results is None:
+            failed(e, e.text, error)
+            graph.problems.append(
+                Problem(
+                    message=f"not analysed: {error}",
+                    severity="warning",
+                    code="sql-timeout" if error and "timed out" in error else "sql-failed",
+                    line=e.first_row,
+                    file=e.file,
+                )
+            )
+            return 0
+        kept = 0
+        digest = e.key
+        for st in results:
+            if st.error:
+                msg = next((p["message"] for p in st.problems if p["severity"] == "error"), "error")
+                failed(e, st.text, msg)
+                graph.problems.append(
+                    Problem(message=msg, severity="warning", code="sql-parse", line=e.first_row, file=e.file)
+                )
+                continue
+            if not st.lineage_bearing or st.type == "INSERT VALUES":
+                continue
+            pid = f"{base}:{digest}" if st.index == 1 else f"{base}:{digest}:{st.index}"
+            attrs: dict[str, Any] = {"runs": e.count, "firstRow": e.first_row}
+            if e.users:
+                attrs["users"] = e.users
+            if e.database:
+                attrs["databaseName"] = e.database
+            if e.schema:
+                attrs["schemaName"] = e.schema
+            if e.first_start:
+                attrs["firstStartTime"] = e.first_start
+                attrs["lastStartTime"] = e.last_start
+            if e.total_duration:
+                attrs["totalDuration"] = e.total_duration
+            # Warnings keep the log row, not the statement's line inside the query text.
+            st.line = e.first_row
+            for p in st.problems:
+                p["line"] = e.first_row
+                p.pop("column", None)
+            add_statement(
+                graph,
+                st,
+                process_id=pid,
+                file=e.file,
+                dialect=dialect,
+                attributes=attrs,
+                statement_doc=False,
+                index=index,
+            )
+            kept += 1
+        return kept
 
     # ------------------------------------------------------------------ parallel parsing
     @staticmethod
     def _parse_all(
-        entries: list[Entry],
+        entries: list[Entry | None],
         dialect: str,
         schema: dict[str, list[str]] | None,
         timeout: float,
         chunk: int,
         workers: int,
         quiet: bool,
-    ) -> Iterator[tuple[int, list[StatementLineage] | None, str | None]]:
+    ) -> Generator[tuple[int, list[StatementLineage] | None, str | None], None, None]:
         """(entry index, results or None, error or None) for every entry, in entry order.
 
         Chunks are made and submitted lazily and at most ``2 * workers`` are in flight; results that
@@ -376,10 +452,15 @@ class QueryLogReader:
         total = len(entries)
 
         def chunks() -> Iterator[list[tuple[int, str, str | None]]]:
+            # Entries are submitted before their results are consumed (and dropped by the caller).
             for lo in range(0, total, chunk):
-                yield [
-                    (i, entries[i].text, entries[i].default_schema) for i in range(lo, min(lo + chunk, total))
-                ]
+                items = []
+                for i in range(lo, min(lo + chunk, total)):
+                    e = entries[i]
+                    assert e is not None
+                    items.append((i, e.text, e.default_schema))
+                e = None  # the caller drops consumed entries; this generator must not keep one
+                yield items
 
         with progress_lines("query-log statements", quiet=quiet) as update:
             if workers == 1 or total <= chunk:
