@@ -67,6 +67,9 @@ class Result:
 
     out: list[OutCol] = field(default_factory=list)
     rows: dict[tuple[Src, str], None] = field(default_factory=dict)
+    # a two-sided Join (or an alias / hint right above one): the results of its two sides, so a Filter
+    # above can tell join predicates without looking at nodes that may already be dropped
+    join: tuple[Result, Result] | None = None
 
 
 def _put_direct(d: dict[Src, str], s: Src, k: str) -> None:
@@ -261,12 +264,10 @@ def _define(pl: PlanLineage, e: Expr, sub: dict[int, Result]) -> OutCol | None:
 
 def _join_sides(node: PlanNode, pl: PlanLineage) -> tuple[set[int], set[int]] | None:
     """A Filter right above a Join (``FROM a, b WHERE a.x = b.y``): the ids of the join's two sides."""
-    below = node.children[0] if node.children else None
-    while below is not None and below.op in ("SubqueryAlias", "ResolvedHint") and below.children:
-        below = below.children[0]
-    if below is None or below.op != "Join" or len(below.children) != 2:
+    below = pl.results.get(id(node.children[0])) if node.children else None
+    if below is None or below.join is None:
         return None
-    left, right = (pl.result(c) for c in below.children)
+    left, right = below.join
     return {c.id for c in left.out if c.id is not None}, {c.id for c in right.out if c.id is not None}
 
 
@@ -310,6 +311,8 @@ def _apply(
         else:
             res.out = [*left.out, *right.out]
         _add_rows(res.rows, _sources_of(node.exprs.get("condition", []), pl, sub), "JOIN")
+        if len(node.children) == 2:
+            res.join = (pl.result(node.children[0]), pl.result(node.children[1]))
         return res
     if op == "Aggregate":
         _add_rows(res.rows, _sources_of(node.exprs.get("groupingExpressions", []), pl, sub), "GROUP_BY")
@@ -415,6 +418,8 @@ def _apply(
         return res
     if op in PASSTHROUGH or op == "UnresolvedWith":
         res.out = list(child.out)
+        if op in ("SubqueryAlias", "ResolvedHint") and node.children:
+            res.join = pl.result(node.children[0]).join
         return res
     # an operator we do not know: pass its children's columns through, define what it aliases
     for k in kids:

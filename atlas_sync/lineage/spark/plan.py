@@ -164,6 +164,8 @@ class PlanNode:
     level: str = ""
     level_num: int = 0
     seed_level: str = ""
+    # the text form's sibling marker (':' more siblings follow, '+' the last one)
+    marker: str = ""
 
     @property
     def text(self) -> str:

@@ -10,8 +10,9 @@ tree or broken indentation is reported with its line number.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.spark.expr import (
@@ -113,9 +114,64 @@ def parse_text(
 ) -> TextDocument:
     """Parse a plan tree, several trees, or explain output (its analyzed section by default).
     ``progress(lines done, lines)`` is called now and then while the tree lines are parsed."""
+    src = tree_source(text, file=file, section=section)
+    plans = parse_tree_lines(
+        src.lines, file=file, first_line=src.first_line, progress=progress, total=src.total
+    )
+    if not plans:
+        raise InputError("no plan found", file=file)
+    require_known_operator(plans, file=file)
+    return TextDocument(plans=plans, scans=src.scans, section=src.section)
+
+
+@dataclass
+class TreeSource:
+    """Where the plan tree of a text input is: its lines (re-iterable), first line number, line count,
+    the physical plan's scan facts and the explain section chosen (None for a bare tree)."""
+
+    lines: Iterable[str]
+    first_line: int
+    total: int
+    scans: dict[int, ScanInfo]
+    section: str | None
+
+
+class _ChunkedLines:
+    """The lines of a big text, as ``text.splitlines()`` gives them, without a list of all of them:
+    the text is split at newlines into chunks of about a megabyte and each chunk is split on its own
+    (a chunk ends with a line break, so its lines are exactly the whole text's)."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __iter__(self) -> Iterator[str]:
+        text, pos, n = self.text, 0, len(self.text)
+        while pos < n:
+            end = text.find("\n", pos + self.CHUNK)
+            end = n if end < 0 else end + 1
+            yield from text[pos:end].splitlines()
+            pos = end
+
+
+_BREAKS = ("\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def count_lines(text: str) -> int:
+    """``len(text.splitlines())`` without building the list."""
+    if not text:
+        return 0
+    n = sum(text.count(b) for b in _BREAKS) - text.count("\r\n")
+    return n + (0 if text[-1] in _BREAKS else 1)
+
+
+def tree_source(text: str, *, file: str | None = None, section: str | None = None) -> TreeSource:
+    """Find the tree lines of a text input (explain sections, the schema line) and the scan facts."""
     if not text.strip():
         raise InputError("empty plan", file=file)
-    sections = split_sections(text)
+    # explain output is small next to the plans it explains; only a bare tree is worth streaming
+    sections = split_sections(text) if "==" in text else {}
     scans: dict[int, ScanInfo] = {}
     chosen: str | None = None
     if sections:
@@ -132,14 +188,8 @@ def parse_text(
         first, lines = sections[chosen]
         lines = _drop_schema_line(lines) if "analyzed" in chosen else lines
         offset = first - 1 + (len(sections[chosen][1]) - len(lines))
-    else:
-        lines = text.splitlines()
-        offset = 0
-    plans = parse_tree_lines(lines, file=file, first_line=offset + 1, progress=progress)
-    if not plans:
-        raise InputError("no plan found", file=file)
-    require_known_operator(plans, file=file)
-    return TextDocument(plans=plans, scans=scans, section=chosen)
+        return TreeSource(lines, offset + 1, len(lines), scans, chosen)
+    return TreeSource(_ChunkedLines(text), 1, count_lines(text), scans, None)
 
 
 def _drop_schema_line(lines: list[str]) -> list[str]:
@@ -160,21 +210,57 @@ def _is_child(line: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------- the tree
+class TreeSink(Protocol):
+    """Receives the operators of a tree while it is parsed (see :func:`parse_tree_lines`)."""
+
+    def opened(self, node: PlanNode, parent: PlanNode | None, kind: str) -> None:
+        """``node`` was read (already attached to ``parent`` as a ``regular`` or ``inner`` child)."""
+
+    def closed(self, node: PlanNode) -> None:
+        """Every line of ``node``'s subtree has been read (called children first: post-order)."""
+
+
+class MarkerError(InputError):
+    """A sibling marker that contradicts the tree (found while streaming)."""
+
+
 def parse_tree_lines(
-    lines: list[str],
+    lines: Iterable[str],
     *,
     file: str | None = None,
     first_line: int = 1,
     progress: Callable[[int, int], None] | None = None,
+    total: int | None = None,
+    sink: TreeSink | None = None,
 ) -> list[PlanNode]:
     """Build the trees from printed lines. Blank lines and extra un-prefixed lines start new plans.
-    ``progress(lines done, lines)`` is called every few hundred lines and at the end."""
+    ``progress(lines done, lines)`` is called every few hundred lines and at the end.
+
+    With a ``sink``, every node is announced when read and again when its subtree is complete, so the
+    sink can work on finished subtrees and drop them (the text is a pre-order listing: a subtree is
+    complete when a line at the same or a lower depth arrives). Marker errors are then reported as a
+    :class:`MarkerError` as soon as the whole input is read."""
     roots: list[PlanNode] = []
     slots: list[PlanNode | None] = []  # node open at each depth
-    markers: dict[int, str] = {}  # id(node) -> its marker
-    groups: dict[int, tuple[str, PlanNode]] = {}  # id(node) -> (regular/inner, parent)
     indent = ""
-    total = len(lines)
+    if total is None:
+        total = len(lines) if isinstance(lines, list) else 0
+    marker_error: tuple[str, int | None] | None = None
+
+    def close(upto: int) -> None:
+        # the nodes open at depth >= upto are complete: deepest first
+        nonlocal marker_error
+        for n in reversed(slots[upto:]):
+            if n is None:
+                continue
+            for kids in (n.children, n.inner):
+                if kids and kids[-1].marker == ":" and marker_error is None:
+                    marker_error = (
+                        "truncated plan: this line says another sibling follows (':- '), but none does",
+                        kids[-1].line,
+                    )
+            sink.closed(n)  # type: ignore[union-attr]
+
     for k, raw in enumerate(lines):
         if progress is not None and k % 256 == 0 and k:
             progress(k, total)
@@ -190,6 +276,9 @@ def parse_tree_lines(
                 raise InputError("broken tree indentation", file=file, line=lineno)
             indent = line[: len(line) - len(stripped)]
             node = _node(stripped, file, lineno, column=len(indent) + 1)
+            if sink is not None:
+                close(0)
+                sink.opened(node, None, "root")
             roots.append(node)
             slots = [node]
             continue
@@ -205,7 +294,7 @@ def parse_tree_lines(
             )
         depth = len(m.group(1)) // 3 + 1
         node = _node(body[m.end() :], file, lineno, column=len(indent) + m.end() + 1)
-        markers[id(node)] = m.group(2)
+        node.marker = m.group(2)
         parent: PlanNode | None = None
         kind = "regular"
         if depth - 1 < len(slots) and slots[depth - 1] is not None:
@@ -220,20 +309,34 @@ def parse_tree_lines(
                 line=lineno,
                 column=len(indent) + 1,
             )
-        (parent.children if kind == "regular" else parent.inner).append(node)
-        groups[id(node)] = (kind, parent)
+        if sink is not None:
+            close(depth)
+        kids = parent.children if kind == "regular" else parent.inner
+        if sink is not None and kids and kids[-1].marker == "+" and marker_error is None:
+            marker_error = (
+                "broken tree indentation: a last-sibling marker '+- ' is followed by a sibling",
+                lineno,
+            )
+        kids.append(node)
+        if sink is not None:
+            sink.opened(node, parent, kind)
         del slots[depth:]
         while len(slots) < depth:
             slots.append(None)
         slots.append(node)
     if progress is not None:
         progress(total, total)
+    if sink is not None:
+        close(0)
+        if marker_error is not None:
+            raise MarkerError(marker_error[0], file=file, line=marker_error[1])
+        return roots
     # markers: ':-' must be followed by a sibling, the last sibling has '+-'
     for root in roots:
         for n in root.walk():
             for kids in (n.children, n.inner):
                 for i, c in enumerate(kids):
-                    mk = markers.get(id(c))
+                    mk = c.marker
                     last = i == len(kids) - 1
                     if last and mk == ":":
                         raise InputError(
