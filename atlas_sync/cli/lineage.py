@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
 from atlas_sync.cli.common import echo_json
 from atlas_sync.errors import InputError
 from atlas_sync.lineage import registry
-from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.model import (
+    Column,
+    Dataset,
+    EdgeTuple,
+    LineageGraph,
+    Problem,
+    ProcessTuple,
+    RefTuple,
+    SpooledItems,
+    edge_document,
+    summary_columns,
+    summary_tables,
+    write_document,
+    write_graph_document,
+)
 
 FORMATS = ("json", "text", "dot", "svg", "html")
 
@@ -126,6 +142,192 @@ def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str
     return str(pictures.render(graph, fmt, columns=columns))
 
 
+class _Dataset:
+    """A dataset merged over chunks, without the model objects' overhead."""
+
+    __slots__ = ("id", "namespace", "name", "kind", "columns", "facets")
+
+    def __init__(self, d: Dataset) -> None:
+        self.id = sys.intern(d.id)
+        self.namespace = d.namespace
+        self.name = d.name
+        self.kind = d.kind
+        # Column name -> the column when it has a type or description (None: the name alone).
+        self.columns: dict[str, Column | None] = {}
+        self.facets = d.facets
+        self.merge(d)
+
+    def merge(self, d: Dataset) -> None:
+        for c in d.columns:
+            if c.name not in self.columns:
+                self.columns[c.name] = c if c.type is not None or c.description is not None else None
+        # A later chunk may tell that a table read earlier is a view (as the readers refine it).
+        if self.kind == "table" and d.kind in ("view", "intermediate"):
+            self.kind = d.kind
+
+    def document(self) -> dict[str, Any]:
+        d = Dataset.model_construct(
+            id=self.id,
+            namespace=self.namespace,
+            name=self.name,
+            kind=self.kind,
+            columns=[c or Column.model_construct(name=n) for n, c in self.columns.items()],
+            facets=self.facets,
+        )
+        return d.model_dump(exclude_defaults=True) | {"id": self.id, "name": self.name}
+
+
+class ChunkedDocument:
+    """The lineage document built from a reader's chunks (:func:`registry.read_chunks`): datasets are
+    merged in memory, statements, processes, edges and problems are rendered into temporary files as
+    they come, and the end-to-end summary is computed from compact tuples at the end."""
+
+    def __init__(self) -> None:
+        self.datasets: dict[str, _Dataset] = {}
+        self.processes: list[ProcessTuple] = []
+        self.edges: list[EdgeTuple] = []
+        self.errors: list[Problem] = []
+        self.job: str | None = None
+        self._refs: dict[RefTuple, RefTuple] = {}
+        self._unowned: set[EdgeTuple] = set()  # edges without a process: deduplicated across chunks
+        self.statements = SpooledItems()
+        self.process_items = SpooledItems()
+        self.edge_items = SpooledItems()
+        self.problems = SpooledItems()
+
+    def _ref(self, dataset: str, column: str | None) -> RefTuple:
+        key = (dataset, column)
+        ref = self._refs.get(key)
+        if ref is None:
+            known = self.datasets.get(dataset)
+            ref = self._refs[key] = (known.id if known else sys.intern(dataset), column)
+        return ref
+
+    def _id(self, dataset: str) -> str:
+        known = self.datasets.get(dataset)
+        return known.id if known else dataset
+
+    def add(self, chunk: LineageGraph) -> None:
+        """Take one chunk in (chunks in input order)."""
+        self.job = self.job or chunk.job
+        for d in chunk.datasets:
+            have = self.datasets.get(d.id)
+            if have is None:
+                self.datasets[d.id] = _Dataset(d)
+            else:
+                have.merge(d)
+        pids: dict[str, str] = {}
+        for p in chunk.processes:
+            pid = sys.intern(p.id)
+            pids[pid] = pid
+            self.processes.append(
+                (pid, tuple(self._id(x) for x in p.inputs), tuple(self._id(x) for x in p.outputs))
+            )
+            self.process_items.add(p.model_dump(exclude_defaults=True) | {"id": p.id, "name": p.name})
+        for e in chunk.edges:
+            t: EdgeTuple = (
+                self._ref(e.source.dataset, e.source.column),
+                self._ref(e.target.dataset, e.target.column),
+                e.kind,
+                e.expression,
+                pids.get(e.process, e.process) if e.process is not None else None,
+            )
+            if e.process is None:
+                if t in self._unowned:
+                    continue
+                self._unowned.add(t)
+            self.edges.append(t)
+            self.edge_items.add(edge_document(e))
+        for s in chunk.statements:
+            self.statements.add(s)
+        for problem in chunk.problems:
+            self.problems.add(problem.model_dump(exclude_none=True))
+            if problem.severity == "error":
+                self.errors.append(problem)
+
+    def write(self, out: IO[str], job: str | None = None) -> None:
+        """Write the document (what ``json.dumps(graph.to_document(), indent=2)`` gives for the merged
+        graph) to ``out``, without a trailing newline."""
+        tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes)
+        columns = summary_columns(tables, self.processes, self.edges)
+        self.edges, self._refs, self._unowned = [], {}, set()  # not needed any more
+        write_document(
+            out,
+            tables=tables,
+            columns=columns,
+            statements=self.statements,
+            datasets=(d.document() for d in self.datasets.values()),
+            processes=self.process_items,
+            edges=self.edge_items,
+            problems=self.problems,
+            job=job or self.job,
+        )
+
+    def close(self) -> None:
+        for spool in (self.statements, self.process_items, self.edge_items, self.problems):
+            spool.close()
+
+
+class _Echo:
+    """A text sink for stdout: pieces are collected and passed to click.echo about 1 MB at a time."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+
+    def write(self, text: str) -> int:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= 1 << 20:
+            self.flush()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._parts:
+            click.echo("".join(self._parts), nl=False)
+            self._parts, self._size = [], 0
+
+
+@contextmanager
+def _output(out: str | None) -> Iterator[IO[str]]:
+    if not out:
+        sink = _Echo()
+        yield sink  # type: ignore[misc]
+        sink.flush()
+        return
+    try:
+        fh = open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed below, errors named
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", file=out) from None
+    with fh:
+        yield fh
+
+
+def write_json(
+    reader: str, files: list[str], options: dict[str, Any], out: str | None, job: str | None
+) -> list[Problem]:
+    """``--format json``: write the document to ``out`` (or stdout) without holding it whole; a reader
+    with ``read_chunks`` is consumed chunk by chunk. Returns the error problems."""
+    if registry.can_chunk(registry.get(reader)):
+        doc = ChunkedDocument()
+        try:
+            for chunk in registry.read_chunks(reader, files, **options):
+                doc.add(chunk)
+            with _output(out) as fh:
+                doc.write(fh, job)
+                fh.write("\n")
+        finally:
+            doc.close()
+        return doc.errors
+    graph = registry.read(reader, files, **options)
+    if job:
+        graph.job = job
+    with _output(out) as fh:
+        write_graph_document(graph, fh)
+        fh.write("\n")
+    return [p for p in graph.problems if p.severity == "error"]
+
+
 @click.command("lineage", context_settings={"show_default": True})
 @click.argument("reader", required=False)
 @click.argument("files", nargs=-1)
@@ -179,6 +381,13 @@ def lineage_cmd(
         picked = registry.detect(files[0])
         click.echo(f"reader: {picked.name} (picked by --from auto)", err=True)
         reader = picked.name
+    if fmt == "json":
+        errors = write_json(reader, list(files), options, out, job)
+        for p in errors:
+            click.echo(f"error: {p}", err=True)
+        if errors:
+            raise SystemExit(1)
+        return
     graph = registry.read(reader, list(files), **options)
     if job:
         graph.job = job

@@ -9,9 +9,12 @@ doc (``tables``, ``columns``, ``statements``, ``datasets``, ``processes``, ``pro
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
-from typing import Any, Literal
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -548,3 +551,238 @@ def _first_error(exc: ValueError) -> str:
         except Exception:  # noqa: BLE001 - fall back to the plain message
             pass
     return str(exc).splitlines()[0]
+
+
+# ----------------------------------------------------------------- streaming the document
+# The document written piece by piece: the same bytes as ``json.dumps(graph.to_document(), indent=2,
+# ensure_ascii=False)``, without building the whole document (or, for chunked reads, the whole graph)
+# in memory. The end-to-end summary is computed from compact tuples instead of model objects.
+
+#: A column reference as a tuple: (dataset id, column or None for the whole dataset).
+RefTuple = tuple[str, str | None]
+#: A column edge as a tuple: (source, target, kind, expression, process id).
+EdgeTuple = tuple[RefTuple, RefTuple, str, str | None, str | None]
+#: A process as the summary needs it: (id, input dataset ids, output dataset ids).
+ProcessTuple = tuple[str, tuple[str, ...], tuple[str, ...]]
+
+_ITEM_INDENT = "\n    "  # list items sit two levels deep in the document
+
+
+def document_item(value: Any) -> str:
+    """One item of a top-level list of the document, rendered at its depth (without the separator)."""
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", _ITEM_INDENT)
+
+
+class SpooledItems:
+    """Items of one list of the document, rendered and kept in a temporary file until written."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        # Lives as long as the spool (closed by close() or the with block), so no context manager.
+        self._file: IO[str] = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+
+    def add(self, value: Any) -> None:
+        self._file.write(("," + _ITEM_INDENT if self.count else "") + document_item(value))
+        self.count += 1
+
+    def copy_to(self, out: IO[str]) -> None:
+        self._file.flush()
+        self._file.seek(0)
+        shutil.copyfileobj(self._file, out, 1 << 20)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> SpooledItems:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_document(
+    out: IO[str],
+    *,
+    tables: dict[str, list[str]],
+    columns: Iterable[Any] | SpooledItems,
+    statements: Iterable[Any] | SpooledItems,
+    datasets: Iterable[Any] | SpooledItems,
+    processes: Iterable[Any] | SpooledItems,
+    edges: Iterable[Any] | SpooledItems,
+    problems: Iterable[Any] | SpooledItems,
+    job: str | None = None,
+) -> None:
+    """Write the lineage document to ``out`` section by section (no trailing newline), byte for byte
+    what ``json.dumps(doc, indent=2, ensure_ascii=False)`` gives for the same content. List sections
+    are iterables of JSON values (rendered one at a time) or :class:`SpooledItems`."""
+    out.write('{\n  "tables": ' + json.dumps(tables, indent=2, ensure_ascii=False).replace("\n", "\n  "))
+    for key, items in (
+        ("columns", columns),
+        ("statements", statements),
+        ("datasets", datasets),
+        ("processes", processes),
+        ("edges", edges),
+        ("problems", problems),
+    ):
+        out.write(',\n  "' + key + '": ')
+        if isinstance(items, SpooledItems):
+            if items.count:
+                out.write("[" + _ITEM_INDENT)
+                items.copy_to(out)
+                out.write("\n  ]")
+            else:
+                out.write("[]")
+            continue
+        n = 0
+        for value in items:
+            out.write(("," if n else "[") + _ITEM_INDENT + document_item(value))
+            n += 1
+        out.write("\n  ]" if n else "[]")
+    if job:
+        out.write(',\n  "job": ' + json.dumps(job, ensure_ascii=False))
+    out.write("\n}")
+
+
+def ref_text(ref: RefTuple) -> str:
+    """``str(ColumnRef)`` of a reference tuple."""
+    return ref[0] + "." + (quote_part(ref[1]) if ref[1] is not None else "*")
+
+
+def summary_tables(
+    datasets: Iterable[tuple[str, str]], processes: Sequence[ProcessTuple]
+) -> dict[str, list[str]]:
+    """:meth:`LineageGraph.end_to_end_tables` from (dataset id, kind) pairs and process tuples."""
+    ds = list(datasets)
+    intermediate = {i for i, kind in ds if kind == "intermediate"}
+    if not processes:
+        return {"read": [i for i, _ in ds if i not in intermediate], "write": []}
+    first_write = _first_writes(processes)
+    last_read: dict[str, int] = {}
+    for i, (_pid, ins, _outs) in enumerate(processes):
+        for x in ins:
+            last_read[x] = i
+    r: dict[str, None] = {}
+    w: dict[str, None] = {}
+    for i, (_pid, ins, outs) in enumerate(processes):
+        for x in ins:
+            if x not in intermediate and first_write.get(x, i) >= i:
+                r.setdefault(x)
+        for o in outs:
+            if o not in intermediate and last_read.get(o, -1) <= i:
+                w.setdefault(o)
+    return {"read": list(r), "write": list(w)}
+
+
+def _first_writes(processes: Sequence[ProcessTuple]) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for i, (_pid, _ins, outs) in enumerate(processes):
+        for o in outs:
+            first.setdefault(o, i)
+    return first
+
+
+def summary_columns(
+    tables: dict[str, list[str]], processes: Sequence[ProcessTuple], edges: Iterable[EdgeTuple]
+) -> list[dict[str, Any]]:
+    """The document's ``columns`` (:meth:`LineageGraph.end_to_end_edges`, rendered) from tuples:
+    the same walk through intermediates, on a fraction of the memory of model objects."""
+    sources, targets = set(tables["read"]), set(tables["write"])
+    by_target: dict[RefTuple, list[EdgeTuple]] = {}
+    for e in edges:
+        by_target.setdefault(e[1], []).append(e)
+    result: list[dict[str, Any]] = []
+    seen: set[tuple[RefTuple, RefTuple, str]] = set()
+    order = {pid: i for i, (pid, _ins, _outs) in enumerate(processes)}
+    first_write = _first_writes(processes)
+
+    def position(e: EdgeTuple) -> int | None:
+        return order.get(e[4]) if e[4] is not None else None
+
+    def visit(
+        target: RefTuple, e: EdgeTuple, kind: str, expr: str | None, depth: int, stack: frozenset[RefTuple]
+    ) -> None:
+        at = position(e)
+        source = e[0]
+        original = at is None or first_write.get(source[0], at) >= at
+        if source[0] in sources and original:
+            key = (source, target, kind)
+            if key not in seen:
+                seen.add(key)
+                doc: dict[str, Any] = {"source": ref_text(source), "target": ref_text(target), "kind": kind}
+                if expr is not None:
+                    doc["expression"] = expr
+                result.append(doc)
+        elif source not in stack and depth < 64:
+            walk(target, source, kind, expr, depth + 1, stack | {source}, at)
+
+    def walk(
+        target: RefTuple,
+        node: RefTuple,
+        kind: str,
+        expr: str | None,
+        depth: int,
+        stack: frozenset[RefTuple],
+        before: int | None = None,
+    ) -> None:
+        def earlier(e: EdgeTuple) -> bool:
+            at = position(e)
+            return before is None or at is None or at < before
+
+        for e in by_target.get(node, []):
+            if earlier(e):
+                visit(target, e, _compose(kind, e[2]), e[3] if depth == 0 else expr, depth, stack)
+        if depth == 0 or node[1] is None:
+            return
+        whole = (target[0], None)
+        for e in by_target.get((node[0], None), []):
+            if not earlier(e):
+                continue
+            if e[2] in INDIRECT_KINDS:
+                visit(whole, e, e[2], e[3], depth, stack)
+            else:
+                visit(target, e, _compose(kind, e[2]), expr, depth, stack)
+
+    for t in sorted({t for t in by_target if t[0] in targets}, key=ref_text):
+        walk(t, t, "IDENTITY", None, 0, frozenset({t}))
+    return result
+
+
+def edge_document(e: ColumnEdge) -> dict[str, Any]:
+    """One item of the document's ``edges``."""
+    return _edge_doc(e)
+
+
+def _process_tuple(p: Process) -> ProcessTuple:
+    return (p.id, tuple(p.inputs), tuple(p.outputs))
+
+
+def _edge_tuple(e: ColumnEdge) -> EdgeTuple:
+    return (
+        (e.source.dataset, e.source.column),
+        (e.target.dataset, e.target.column),
+        e.kind,
+        e.expression,
+        e.process,
+    )
+
+
+def write_graph_document(graph: LineageGraph, out: IO[str]) -> None:
+    """Write ``graph.to_document()`` to ``out`` as ``json.dumps(..., indent=2, ensure_ascii=False)``
+    would, one item at a time (no trailing newline)."""
+    processes = [_process_tuple(p) for p in graph.processes]
+    tables = summary_tables(((d.id, d.kind) for d in graph.datasets), processes)
+    columns = summary_columns(tables, processes, (_edge_tuple(e) for e in graph.edges))
+    del processes
+    write_document(
+        out,
+        tables=tables,
+        columns=columns,
+        statements=graph.statements,
+        datasets=(d.model_dump(exclude_defaults=True) | {"id": d.id, "name": d.name} for d in graph.datasets),
+        processes=(
+            p.model_dump(exclude_defaults=True) | {"id": p.id, "name": p.name} for p in graph.processes
+        ),
+        edges=(_edge_doc(e) for e in graph.edges),
+        problems=(p.model_dump(exclude_none=True) for p in graph.problems),
+        job=graph.job,
+    )
