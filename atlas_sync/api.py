@@ -11,14 +11,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
-from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.reconcile.actual import list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
@@ -31,6 +31,9 @@ from atlas_sync.render.profile import Profile, load_profile
 from atlas_sync.render.renderer import DesiredState, render
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
+
+# A sync whose input renders to more entities than this plans and applies through a disk spool.
+STREAM_MIN_ENTITIES = 50_000
 
 Progress = Callable[[int, int], None]
 
@@ -72,6 +75,16 @@ class TeardownResult:
             "typedefs_deleted": self.typedefs_deleted,
             "requests": self.requests,
         }
+
+
+def _check_input(problems: list[Problem], has_content: bool, allow_partial: bool) -> None:
+    errors = [p for p in problems if p.severity == "error"]
+    if errors and (not allow_partial or not has_content):
+        raise InputError(
+            f"the input has {len(errors)} error(s); nothing was published. First: {errors[0]}",
+            hint="fix the input"
+            + ("" if not has_content else ", or publish the rest with allow_partial (--allow-partial)"),
+        )
 
 
 def _check_job(job: str) -> str:
@@ -231,30 +244,120 @@ class Publisher:
         ensure_typedefs: bool = True,
         allow_partial: bool = False,
         progress: Progress | None = None,
+        stream: bool | None = None,
     ) -> SyncResult:
         """Plan and apply: after it, Atlas holds exactly what ``graph`` says for this job.
 
         An input with errors (``graph.problems`` of severity ``error``) publishes nothing, unless
         ``allow_partial``: then what was read is published, and nothing is deleted.
+
+        ``stream``: plan and apply chunk by chunk through a disk spool (see :meth:`sync_chunks`);
+        by default only when the graph renders to more than ``STREAM_MIN_ENTITIES`` entities.
         """
-        errors = [p for p in graph.problems if p.severity == "error"]
-        if errors and (not allow_partial or not (graph.datasets or graph.processes)):
-            raise InputError(
-                f"the input has {len(errors)} error(s); nothing was published. First: {errors[0]}",
-                hint="fix the input"
-                + (
-                    ""
-                    if not (graph.datasets or graph.processes)
-                    else ", or publish the rest with allow_partial (--allow-partial)"
-                ),
-            )
+        _check_input(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
         job = _check_job(job or graph.job or "default")
         # Render (and validate) before the first write: a template error must leave no typedefs behind.
         desired = render(graph, self.profile, domain=self.domain, job=job)
+        if stream or (stream is None and len(desired) > STREAM_MIN_ENTITIES):
+            from atlas_sync.reconcile.stream import StreamSync
+
+            with StreamSync(self.client, self.profile, self.domain) as s:
+                s.add_rendered(desired)
+                del desired  # the spool holds it now
+                return self._run_stream(
+                    s,
+                    job,
+                    allow_delete=allow_delete,
+                    force=force,
+                    purge=purge,
+                    ensure_typedefs=ensure_typedefs,
+                    input_has_errors=graph.has_errors,
+                    progress=progress,
+                )
         writes = self.ensure_typedefs() if ensure_typedefs else 0
         plan = self.plan(graph, job, allow_delete=allow_delete, force=force, desired=desired)
         applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None
         return SyncResult(plan=plan, applied=applied, typedef_writes=writes)
+
+    def sync_chunks(
+        self,
+        chunks: Iterable[LineageGraph],
+        job: str | None = None,
+        *,
+        allow_delete: bool = True,
+        force: bool = False,
+        purge: bool = False,
+        ensure_typedefs: bool = True,
+        allow_partial: bool = False,
+        progress: Progress | None = None,
+        on_read: Callable[[list[Problem]], None] | None = None,
+    ) -> SyncResult:
+        """:meth:`sync` for inputs too big to hold in memory: ``chunks`` as :meth:`read_chunks` gives them.
+
+        The whole input is read, rendered and checked (into a temporary spool file) before the first
+        write, so an error anywhere still publishes nothing; then the plan is computed and applied a
+        chunk at a time. The result in Atlas is the same as :meth:`sync` of the merged graph.
+        ``on_read`` gets the input's problems once it has been read (e.g. to print warnings).
+        """
+        from atlas_sync.reconcile.stream import StreamSync
+
+        with StreamSync(self.client, self.profile, self.domain) as s:
+            for chunk in chunks:
+                s.add_chunk(chunk)
+            if on_read is not None:
+                on_read(s.problems)
+            _check_input(s.problems, not s.is_empty, allow_partial)
+            job = _check_job(job or s.job or "default")
+            s.render(job)
+            return self._run_stream(
+                s,
+                job,
+                allow_delete=allow_delete,
+                force=force,
+                purge=purge,
+                ensure_typedefs=ensure_typedefs,
+                input_has_errors=any(p.severity == "error" for p in s.problems),
+                progress=progress,
+            )
+
+    def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
+        """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
+        name = registry.detect(paths[0]).name if reader == "auto" else reader
+        opts = {
+            **self.profile.reader_options,
+            **_SYNC_READER_DEFAULTS.get(name, {}),
+            **{k: v for k, v in options.items() if v is not None},
+        }
+        return registry.read_chunks(name, paths, **opts)
+
+    def _run_stream(
+        self,
+        s: Any,
+        job: str,
+        *,
+        allow_delete: bool,
+        force: bool,
+        purge: bool,
+        ensure_typedefs: bool,
+        input_has_errors: bool,
+        progress: Progress | None,
+    ) -> SyncResult:
+        writes = self.ensure_typedefs() if ensure_typedefs else 0
+        out = s.run(
+            job=job,
+            root_types=self.profile.root_types(),
+            process_types=self.process_types,
+            options=PlanOptions(
+                allow_delete=allow_delete,
+                max_delete_percent=self.max_delete_percent,
+                force=force,
+                input_has_errors=input_has_errors,
+            ),
+            batch_size=self.batch_size,
+            purge=purge,
+            progress=progress,
+        )
+        return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 
     # ------------------------------------------------------------------ teardown / rebuild
     def teardown(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -96,7 +96,7 @@ def _is_active(ref: dict[str, Any]) -> bool:
     )
 
 
-def _ref_key(ref: dict[str, Any], by_guid: dict[str, Key]) -> Key | None:
+def _ref_key(ref: dict[str, Any], by_guid: Mapping[str, Key]) -> Key | None:
     g = ref.get("guid")
     if isinstance(g, str) and g in by_guid:
         return by_guid[g]
@@ -107,7 +107,7 @@ def _ref_key(ref: dict[str, Any], by_guid: dict[str, Key]) -> Key | None:
     return None
 
 
-def to_actual(entity: dict[str, Any], by_guid: dict[str, Key], ref_attrs: set[str]) -> ActualEntity:
+def to_actual(entity: dict[str, Any], by_guid: Mapping[str, Key], ref_attrs: set[str]) -> ActualEntity:
     """Normalise an entity as Atlas returns it: ACTIVE relationships only, references as keys."""
     attrs = dict(entity.get("attributes") or {})
     rels = entity.get("relationshipAttributes") or {}
@@ -152,7 +152,7 @@ def reference_attributes(desired_refs: Iterable[Iterable[str]]) -> set[str]:
 
 
 def read_entities(
-    client: Any, guids: list[str], by_guid: dict[str, Key], ref_attrs: set[str]
+    client: Any, guids: list[str], by_guid: Mapping[str, Key], ref_attrs: set[str]
 ) -> dict[Key, ActualEntity]:
     """Read ACTIVE entities in bulk, normalised; the one read path of plans and plan checks.
 

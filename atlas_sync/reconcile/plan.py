@@ -335,6 +335,9 @@ def _deletes(desired: DesiredState, actual: ActualState, process_types: set[str]
         a for key, a in actual.entities.items() if key not in desired.entities and a.owner == desired.job
     ]
     gone = {a.guid for a in stale}
+    # Only references the profile renders (a column's dataset) make a container; reverse ones such
+    # as a dataset's inputToProcesses are other entities pointing here, which keep it alive.
+    forward = {name for e in desired.entities.values() for name in e.refs}
     # guids of entities that will still reference something after the sync
     desired_ref_guids: dict[str, set[str]] = {}
     for e in desired.entities.values():
@@ -363,7 +366,7 @@ def _deletes(desired: DesiredState, actual: ActualState, process_types: set[str]
                     break
                 continue
             # an entity outside this job's plan (another job's process, a container) still points here
-            if not _is_container_of(actual, r, a):
+            if not _is_container_of(actual, r, a, forward):
                 still_used = True
                 break
         if not still_used:
@@ -371,9 +374,11 @@ def _deletes(desired: DesiredState, actual: ActualState, process_types: set[str]
     return out
 
 
-def _is_container_of(actual: ActualState, referrer_guid: str, child: ActualEntity) -> bool:
+def _is_container_of(actual: ActualState, referrer_guid: str, child: ActualEntity, forward: set[str]) -> bool:
     """True when ``referrer_guid`` is the composition parent that ``child`` points to (a column's dataset)."""
-    for v in child.refs.values():
+    for name, v in child.refs.items():
+        if name not in forward:
+            continue
         for k in v if isinstance(v, list) else ([v] if v else []):
             if actual.guid_of(k) == referrer_guid:
                 return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,8 +219,21 @@ def _is_reference_attribute(name: str, declared: dict[str, Any], rel_names: set[
     return bool(schema.knows(spec.type_name[6:-1]))
 
 
-def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> DesiredState:
-    """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``."""
+def render(
+    graph: LineageGraph,
+    profile: Profile,
+    *,
+    domain: str,
+    job: str,
+    single_process: bool | None = None,
+    extra_columns: Mapping[str, Sequence[str]] | None = None,
+) -> DesiredState:
+    """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``.
+
+    When ``graph`` is one chunk of a bigger input (streaming sync), ``single_process`` and
+    ``extra_columns`` (columns that edges elsewhere in the input use, per dataset) carry what the
+    whole input says, so each entity renders exactly as it would from the whole graph.
+    """
     if not domain or "@" in domain:
         raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
     r = _Renderer(profile, domain, job)
@@ -227,6 +241,9 @@ def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> D
     col_keys: dict[tuple[str, str], Key] = {}
     # Columns that edges use but the reader did not list are added, so edges always have both ends.
     columns: dict[str, list[str]] = {d.id: d.column_names() for d in graph.datasets}
+    for ds_id, extra in (extra_columns or {}).items():
+        if ds_id in columns:
+            columns[ds_id].extend(c for c in extra if c not in columns[ds_id])
     for e in graph.edges:
         for ref in (e.source, e.target):
             if ref.column is not None and ref.dataset in columns and ref.column not in columns[ref.dataset]:
@@ -262,7 +279,7 @@ def render(graph: LineageGraph, profile: Profile, *, domain: str, job: str) -> D
             "process": p.model_dump(),
             "inputs": [_ref(ds_keys[i]) for i in p.inputs],
             "outputs": [_ref(ds_keys[o]) for o in p.outputs],
-            "single_process": len(graph.processes) == 1,
+            "single_process": len(graph.processes) == 1 if single_process is None else single_process,
         }
         ent = r.add(r.render_one("process", f"process {p.id!r}", ctx), f"process {p.id!r}")
         proc_keys[p.id] = ent.key

@@ -1,0 +1,568 @@
+"""Streaming sync: inputs too big to hold in memory, published with the same result as a whole sync.
+
+Nothing is written before the input has been read, rendered and checked in full:
+
+1. **read** — the reader's chunks (:func:`atlas_sync.lineage.registry.read_chunks`) are merged into a
+   catalogue of datasets, kept in memory (the one part that grows with the input: its distinct
+   datasets and their columns); processes and column edges go to a temporary SQLite spool.
+2. **render** — each spooled chunk is rendered with the catalogue's merged datasets, so every entity
+   renders exactly as it would from the whole graph; entities go to the spool, deduplicated by key.
+   Template errors and name collisions stop the sync here.
+3. **plan and apply** — the domain is listed into the spool; the fail-safes (another job's process,
+   the delete percentage) are checked on the whole plan; then desired entities are read back and
+   compared a chunk at a time, in dependency order, and what differs is written in batches of
+   ``batch_size``; deletes come last. A second run with the same input writes nothing.
+
+Memory is bounded by the catalogue, one chunk of entities and one write batch; the rest is on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_sync.lineage.model import ColumnEdge, LineageGraph, Problem, Process
+from atlas_sync.reconcile.actual import Key, fingerprint, list_scope, read_entities, to_actual
+from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.plan import (
+    Plan,
+    PlanItem,
+    PlanOptions,
+    PlanRefused,
+    _desired_from_json,
+    _desired_json,
+    diff_entity,
+)
+from atlas_sync.render.profile import Profile
+from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
+
+Progress = Callable[[int, int], None]
+
+# Entities compared per read-back request group, and plan items kept for display.
+READ_CHUNK = 1000
+SHOWN_ITEMS = 2000
+
+
+@dataclass
+class StreamedPlan(Plan):
+    """A plan applied while it was computed: counts of every action, items for the first changes."""
+
+    totals: dict[str, int] = field(
+        default_factory=lambda: {"create": 0, "update": 0, "delete": 0, "unchanged": 0}
+    )
+    omitted: int = 0
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.totals)
+
+    def record(self, item: PlanItem) -> None:
+        self.totals[item.action] += 1
+        if item.action == "unchanged":
+            return
+        if len(self.items) < SHOWN_ITEMS:
+            self.items.append(item)
+        else:
+            self.omitted += 1
+
+    def summary(self) -> str:
+        more = f" ({self.omitted} more changes not listed)" if self.omitted else ""
+        return super().summary() + more
+
+
+class _Spool:
+    """A temporary SQLite file: spooled chunks, desired entities, and the domain's headers."""
+
+    def __init__(self, directory: str | None = None) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="atlas-sync-spool-", suffix=".sqlite", dir=directory)
+        os.close(fd)
+        self.db = sqlite3.connect(self.path)
+        self.db.executescript(
+            """
+            PRAGMA journal_mode = OFF;
+            PRAGMA synchronous = OFF;
+            PRAGMA temp_store = FILE;
+            PRAGMA cache_size = -16000;
+            CREATE TABLE chunk (id INTEGER PRIMARY KEY, doc TEXT NOT NULL);
+            CREATE TABLE desired (
+                type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
+                body TEXT NOT NULL, conflict TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
+            CREATE TABLE actual (
+                type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT,
+                PRIMARY KEY (type, qn)) WITHOUT ROWID;
+            CREATE INDEX actual_guid ON actual (guid);
+            """
+        )
+
+    def close(self) -> None:
+        self.db.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+    # ------------------------------------------------------------------ desired
+    def add_desired(self, state: DesiredState) -> set[str]:
+        """Store rendered entities; an entity already stored from the same origin is kept as is.
+        Returns the names of the reference attributes seen."""
+        rows = []
+        ref_names: set[str] = set()
+        for e in state.entities.values():
+            ref_names.update(e.refs)
+            rows.append((e.type_name, e.qualified_name, e.tier, e.origin, json.dumps(_desired_json(e))))
+        # Same key from another origin: two nodes render to one name (reported before any write).
+        self.db.executemany(
+            "INSERT INTO desired (type, qn, tier, origin, body) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (type, qn) DO UPDATE SET conflict = COALESCE(conflict, excluded.origin) "
+            "WHERE desired.origin != excluded.origin",
+            rows,
+        )
+        return ref_names
+
+    def first_collision(self) -> tuple[str, str, str, str] | None:
+        row = self.db.execute(
+            "SELECT type, qn, origin, conflict FROM desired WHERE conflict IS NOT NULL LIMIT 1"
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2], row[3])
+
+    def desired_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM desired").fetchone()[0])
+
+    def is_desired(self, key: Key) -> bool:
+        return self.db.execute("SELECT 1 FROM desired WHERE type = ? AND qn = ?", key).fetchone() is not None
+
+    def desired_with_guids(self) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
+        """Desired entities in dependency order, with the guid Atlas holds them under, in chunks."""
+        cur = self.db.execute(
+            "SELECT d.body, d.tier, a.guid FROM desired d LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn "
+            "ORDER BY d.tier, d.type, d.qn"
+        )
+        while True:
+            rows = cur.fetchmany(READ_CHUNK)
+            if not rows:
+                return
+            out = []
+            for body, tier, guid in rows:
+                e = _desired_from_json(json.loads(body))
+                e.tier = tier
+                out.append((e, guid))
+            yield out
+
+    # ------------------------------------------------------------------ actual
+    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None]]) -> None:
+        self.db.executemany(
+            "INSERT INTO actual (type, qn, guid, owner) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (type, qn) DO UPDATE SET guid = excluded.guid",
+            rows,
+        )
+
+    def actual_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
+
+    def guids_of(self, keys: Iterable[Key]) -> dict[Key, str]:
+        out: dict[Key, str] = {}
+        for k in set(keys):
+            row = self.db.execute("SELECT guid FROM actual WHERE type = ? AND qn = ?", k).fetchone()
+            if row:
+                out[k] = row[0]
+        return out
+
+    def key_of_guid(self, guid: str) -> Key | None:
+        row = self.db.execute("SELECT type, qn FROM actual WHERE guid = ?", (guid,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def foreign_processes(self, process_types: set[str], job: str) -> tuple[str, str, str] | None:
+        """A desired process that Atlas holds under another job's ownership."""
+        if not process_types:
+            return None
+        marks = ",".join("?" * len(process_types))
+        row = self.db.execute(
+            f"SELECT d.type, d.qn, a.owner FROM desired d JOIN actual a ON a.type = d.type AND a.qn = d.qn "
+            f"WHERE d.type IN ({marks}) AND a.owner IS NOT NULL AND a.owner != ? LIMIT 1",
+            (*sorted(process_types), job),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def stale(self, job: str) -> list[tuple[str, str, str]]:
+        """(type, qualifiedName, guid) of this job's entities that the input no longer produces."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self.db.execute(
+                "SELECT a.type, a.qn, a.guid FROM actual a WHERE a.owner = ? AND NOT EXISTS "
+                "(SELECT 1 FROM desired d WHERE d.type = a.type AND d.qn = a.qn) ORDER BY a.type, a.qn",
+                (job,),
+            )
+        ]
+
+
+class _GuidKeys(Mapping[str, Key]):
+    """guid -> key over the spool's listing, for normalising references read back from Atlas."""
+
+    def __init__(self, spool: _Spool) -> None:
+        self.spool = spool
+        self.cache: dict[str, Key | None] = {}
+
+    def _get(self, guid: str) -> Key | None:
+        if guid not in self.cache:
+            if len(self.cache) > 50_000:
+                self.cache.clear()
+            self.cache[guid] = self.spool.key_of_guid(guid)
+        return self.cache[guid]
+
+    def __getitem__(self, guid: str) -> Key:
+        k = self._get(guid)
+        if k is None:
+            raise KeyError(guid)
+        return k
+
+    def __contains__(self, guid: object) -> bool:
+        return isinstance(guid, str) and self._get(guid) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("not iterable")
+
+    def __len__(self) -> int:
+        return self.spool.actual_count()
+
+
+@dataclass
+class StreamResult:
+    plan: StreamedPlan
+    applied: ApplyResult | None
+
+
+class StreamSync:
+    """One streaming sync of a domain for a job. Use as a context manager (it owns a temporary file).
+
+    ``add_chunk`` for each chunk of the input (or ``add_rendered`` for an already rendered state),
+    then ``render``, then ``run`` (which lists, checks, compares and writes).
+    """
+
+    def __init__(self, client: Any, profile: Profile, domain: str, *, spool_dir: str | None = None) -> None:
+        self.client = client
+        self.profile = profile
+        self.domain = domain
+        self.spool = _Spool(spool_dir)
+        self.catalogue = LineageGraph()
+        self.problems: list[Problem] = []
+        self.job: str | None = None
+        self.source: str | None = None
+        self.processes = 0
+        self.statements: list[dict[str, Any]] = []
+        self._edge_columns: dict[str, dict[str, None]] = {}
+        self._ref_names: set[str] = set()
+
+    def __enter__(self) -> StreamSync:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spool.close()
+
+    # ------------------------------------------------------------------ pass 1: read
+    def add_chunk(self, graph: LineageGraph) -> None:
+        """Take one chunk: datasets into the catalogue, processes and edges into the spool."""
+        self.job = self.job or graph.job
+        self.source = self.source or graph.source
+        self.problems.extend(graph.problems)
+        self.statements.extend(s for s in graph.statements if s.get("type") == "QUERY LOG SUMMARY")
+        for d in graph.datasets:
+            self.catalogue.add_dataset(d.model_copy(update={"columns": list(d.columns)}))
+        for e in graph.edges:
+            for ref in (e.source, e.target):
+                if ref.column is not None:
+                    self._edge_columns.setdefault(ref.dataset, {})[ref.column] = None
+        self.processes += len(graph.processes)
+        doc = {
+            "datasets": [d.id for d in graph.datasets],
+            "processes": [p.model_dump(mode="json") for p in graph.processes],
+            "edges": [e.model_dump(mode="json") for e in graph.edges],
+        }
+        self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.catalogue.datasets or self.processes)
+
+    # ------------------------------------------------------------------ pass 2: render
+    def render(self, job: str) -> int:
+        """Render every spooled chunk for ``job``; returns the number of distinct entities."""
+        extra: dict[str, list[str]] = {}
+        for ds_id, cols in self._edge_columns.items():
+            d = self.catalogue.dataset(ds_id)
+            if d is not None:
+                listed = set(d.column_names())
+                extra[ds_id] = [c for c in cols if c not in listed]
+        rendered_ids: set[str] = set()
+        cur = self.spool.db.execute("SELECT doc FROM chunk ORDER BY id")
+        for (raw,) in _rows(cur):
+            doc = json.loads(raw)
+            chunk = LineageGraph(job=self.job, source=self.source)
+            processes = [Process.model_validate(p) for p in doc["processes"]]
+            edges = [ColumnEdge.model_validate(e) for e in doc["edges"]]
+            ids: dict[str, None] = dict.fromkeys(doc["datasets"])
+            for p in processes:
+                ids.update(dict.fromkeys((*p.inputs, *p.outputs)))
+            for e in edges:
+                ids[e.source.dataset] = None
+                ids[e.target.dataset] = None
+            for ds_id in ids:
+                d = self.catalogue.dataset(ds_id)
+                if d is not None:
+                    chunk.datasets.append(d)
+                    rendered_ids.add(ds_id)
+            chunk.processes = processes
+            chunk.edges = edges
+            self._add_state(
+                render(
+                    chunk,
+                    self.profile,
+                    domain=self.domain,
+                    job=job,
+                    single_process=self.processes == 1,
+                    extra_columns={k: v for k, v in extra.items() if k in ids},
+                )
+            )
+        # Datasets no chunk referenced (rare): render them on their own.
+        rest = [d for d in self.catalogue.datasets if d.id not in rendered_ids]
+        if rest:
+            chunk = LineageGraph(job=self.job, datasets=rest)
+            self._add_state(
+                render(chunk, self.profile, domain=self.domain, job=job, single_process=self.processes == 1)
+            )
+        collision = self.spool.first_collision()
+        if collision:
+            type_name, qn, first, second = collision
+            raise RenderError(
+                f"name collision: {first} and {second} both render to {type_name} {qn!r}",
+                hint="two different nodes must get different qualified names; check the profile's naming",
+            )
+        return self.spool.desired_count()
+
+    def add_rendered(self, state: DesiredState) -> None:
+        """Take an already rendered (and validated) desired state instead of chunks."""
+        self._add_state(state)
+
+    def _add_state(self, state: DesiredState) -> None:
+        self._ref_names |= self.spool.add_desired(state)
+
+    # ------------------------------------------------------------------ pass 3: plan and apply
+    def run(
+        self,
+        *,
+        job: str,
+        root_types: list[str],
+        process_types: set[str],
+        options: PlanOptions,
+        batch_size: int = 500,
+        purge: bool = False,
+        progress: Progress | None = None,
+    ) -> StreamResult:
+        """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last."""
+        plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name)
+        self.spool.add_actual(
+            (h.type_name, h.qualified_name, h.guid, h.owner)
+            for h in list_scope(self.client, root_types, self.domain).values()
+        )
+        foreign = self.spool.foreign_processes(process_types, job)
+        if foreign:
+            raise PlanRefused(
+                f"{foreign[0]} {foreign[1]!r} belongs to job {foreign[2]!r}, not {job!r}",
+                hint="a job never changes another job's processes: give this job its own name with --job, "
+                "or another --domain",
+            )
+        deletes = self._deletes(job, process_types, plan, options)
+        ref_attrs = self._ref_names | {"inputs", "outputs"}
+        by_guid = _GuidKeys(self.spool)
+        total = self.spool.desired_count() + len(deletes)
+        applied = ApplyResult()
+        pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
+        done = 0
+
+        def flush() -> None:
+            nonlocal done
+            if not pending.items:
+                return
+            refs = [
+                k
+                for e in pending.desired.values()
+                for v in e.refs.values()
+                for k in (v if isinstance(v, list) else ([v] if v else []))
+            ]
+            res = apply_plan(
+                self.client,
+                pending,
+                known_guids=self.spool.guids_of(refs),
+                batch_size=max(batch_size, len(pending.items)),
+                parallel=1,
+            )
+            self.spool.add_actual((k[0], k[1], g, job) for k, g in res.guids.items() if k in pending.desired)
+            _add(applied, res)
+            done += len(pending.items)
+            if progress:
+                progress(done, total)
+            pending.items.clear()
+            pending.desired.clear()
+
+        for chunk in self.spool.desired_with_guids():
+            existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+            unchanged = 0
+            for e, guid in chunk:
+                a = existing.get(e.key) if guid else None
+                if a is None:
+                    item = PlanItem("create", e.type_name, e.qualified_name, tier=e.tier)
+                else:
+                    changes = diff_entity(e, a)
+                    item = PlanItem(
+                        "update" if changes else "unchanged",
+                        e.type_name,
+                        e.qualified_name,
+                        guid=a.guid,
+                        changes=changes,
+                        tier=e.tier,
+                        fingerprint=fingerprint(a),
+                    )
+                plan.record(item)
+                if item.action == "unchanged":
+                    unchanged += 1
+                    continue
+                pending.items.append(item)
+                pending.desired[e.key] = e
+                if len(pending.items) >= batch_size:
+                    flush()
+            done += unchanged
+            if progress and unchanged:
+                progress(done, total)
+        flush()
+
+        if deletes:
+            for item in deletes:
+                plan.record(item)
+            res = apply_plan(
+                self.client,
+                Plan(domain=self.domain, job=job, profile=self.profile.name, items=deletes),
+                known_guids={},
+                batch_size=batch_size,
+                purge=purge,
+            )
+            _add(applied, res)
+            done += len(deletes)
+            if progress:
+                progress(done, total)
+        has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
+        return StreamResult(plan=plan, applied=applied if has_changes else None)
+
+    def _deletes(self, job: str, process_types: set[str], plan: Plan, options: PlanOptions) -> list[PlanItem]:
+        """This job's entities the input no longer produces (datasets only when nothing else refers
+        to them), with the same fail-safes as a whole plan; decided before anything is written."""
+        stale = self.spool.stale(job)
+        if not stale:
+            return []
+        gone = {g for _, _, g in stale}
+        by_guid = _GuidKeys(self.spool)
+        out: list[PlanItem] = []
+        for lo in range(0, len(stale), READ_CHUNK):
+            part = stale[lo : lo + READ_CHUNK]
+            ents = {e["guid"]: e for e in self.client.get_entities([g for _, _, g in part])}
+            for type_name, qn, guid in part:
+                raw = ents.get(guid)
+                if raw is None or raw.get("status", "ACTIVE") != "ACTIVE":
+                    continue
+                a = to_actual(raw, by_guid, self._ref_names | {"inputs", "outputs"})
+                tier = 0 if type_name in process_types else 1
+                if tier == 1 and self._still_used(a, gone, by_guid):
+                    continue
+                out.append(
+                    PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a))
+                )
+        if not out:
+            return []
+        if not options.allow_delete:
+            plan.deletes_blocked = f"{len(out)} deletes skipped (--no-delete)"
+        elif options.input_has_errors:
+            plan.deletes_blocked = f"{len(out)} deletes skipped: the input had errors"
+        elif self.spool.desired_count() == 0:
+            plan.deletes_blocked = f"{len(out)} deletes skipped: the input produced nothing"
+        else:
+            scope = self.spool.actual_count()
+            pct = 100.0 * len(out) / max(1, scope)
+            if pct > options.max_delete_percent and not options.force:
+                raise PlanRefused(
+                    f"the plan would delete {len(out)} of the {scope} entities of domain {self.domain!r} "
+                    f"(job {job!r}; {pct:.0f}% > --max-delete-percent {options.max_delete_percent:g})",
+                    hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
+                )
+            return out
+        plan.warnings.append(plan.deletes_blocked)
+        return []
+
+    def _still_used(self, a: Any, gone: set[str], by_guid: _GuidKeys) -> bool:
+        """A dataset stays while an entity outside this job's plan (not its container) refers to it.
+        Desired entities never refer to a stale one after the sync: their references are desired."""
+        # Only references the profile renders (a column's dataset) make a container; reverse ones
+        # such as a dataset's inputToProcesses are other entities that keep it alive.
+        containers = {
+            k
+            for name, v in a.refs.items()
+            if name in self._ref_names
+            for k in (v if isinstance(v, list) else ([v] if v else []))
+        }
+        for r in a.referrers:
+            if r in gone:
+                continue
+            key = by_guid.get(r)
+            if key is None:
+                return True  # outside the domain's listing: another domain or profile points here
+            if self.spool.is_desired(key):
+                continue
+            if key not in containers:
+                return True
+        return False
+
+
+def _rows(cur: sqlite3.Cursor) -> Iterator[tuple[str]]:
+    while True:
+        rows = cur.fetchmany(64)
+        if not rows:
+            return
+        yield from rows
+
+
+def _add(total: ApplyResult, part: ApplyResult) -> None:
+    total.created += part.created
+    total.updated += part.updated
+    total.deleted += part.deleted
+    total.purged += part.purged
+    total.requests += part.requests
+
+
+def chunks_of(graph: LineageGraph, processes_per_chunk: int) -> Iterator[LineageGraph]:
+    """Split a graph into chunks that follow the contract of ``registry.read_chunks``: each process
+    with its edges and the datasets they use (for tests, and for callers with a graph in hand)."""
+    by_process: dict[str | None, list[ColumnEdge]] = {}
+    for e in graph.edges:
+        by_process.setdefault(e.process, []).append(e)
+    procs = graph.processes
+    step = max(1, processes_per_chunk)
+    for lo in range(0, max(len(procs), 1), step):
+        chunk = LineageGraph(job=graph.job, source=graph.source)
+        ids: dict[str, None] = {}
+        for p in procs[lo : lo + step]:
+            chunk.processes.append(p)
+            ids.update(dict.fromkeys((*p.inputs, *p.outputs)))
+            for e in by_process.get(p.id, []):
+                chunk.edges.append(e)
+                ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
+        if lo == 0:
+            # Edges without a process, datasets nothing refers to, problems: with the first chunk.
+            for e in by_process.get(None, []):
+                chunk.edges.append(e)
+                ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
+            ids.update(dict.fromkeys(d.id for d in graph.datasets if d.id not in ids))
+            chunk.problems = list(graph.problems)
+            chunk.statements = list(graph.statements)
+        chunk.datasets = [d for d in (graph.dataset(i) for i in ids) if d is not None]
+        yield chunk

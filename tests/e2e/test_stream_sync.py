@@ -1,0 +1,355 @@
+"""Streaming sync (issue 9, resource bounds): chunk by chunk through a disk spool, same result as a whole sync.
+
+The reference is the whole-graph sync (``Publisher.sync(stream=False)``), which the other e2e tests
+check against hand-derived expectations; here every streamed run must leave the emulator in exactly
+the state a whole sync leaves it in (entities, attribute values, ACTIVE relationships), for several
+readers and chunk sizes, and follow the same safety rules: nothing written when the input fails late,
+fail-safes decided before the first write, a second run writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
+from atlas_sync.emulator import Emulator
+from atlas_sync.errors import InputError
+from atlas_sync.lineage import registry
+from atlas_sync.lineage.model import LineageGraph, Problem, Process
+from atlas_sync.reconcile import PlanRefused
+from atlas_sync.reconcile.stream import chunks_of
+from atlas_sync.render.renderer import RenderError
+
+ROOT = Path(__file__).resolve().parents[2]
+DOMAIN = "s"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from workload import change_fraction, job_graph, shape_for_entities  # noqa: E402
+
+
+def graph_a(entities: int) -> LineageGraph:
+    """A seeded job graph of about ``entities`` entities (bench/workload.py)."""
+    return job_graph(shape_for_entities(entities, seed=7), 0)
+
+
+def graph_b(a: LineageGraph) -> LineageGraph:
+    """``a`` with 30% of column types changed (updates) and its last process dropped (deletes)."""
+    b, _ = change_fraction(a, 0.3, seed=3)
+    last = b.processes[-1]
+    b.processes = b.processes[:-1]
+    b.datasets = [d for d in b.datasets if d.id not in set(last.outputs)]
+    b.edges = [e for e in b.edges if e.process != last.id]
+    return b
+
+
+def publisher(emu: Emulator, profile: str = "lineage", batch_size: int = 500) -> Publisher:
+    return Publisher(
+        AtlasClient.embedded(emulator=emu), profile=profile, domain=DOMAIN, batch_size=batch_size
+    )
+
+
+def state(emu: Emulator) -> tuple[dict[tuple[str, str], dict[str, Any]], set[tuple[str, Any, Any]]]:
+    """ACTIVE entities of the domain (attributes as stored) and ACTIVE relationships between them,
+    with guids replaced by (type, qualifiedName) so two emulators compare."""
+    conn = emu.store.conn
+    keys = {r["guid"]: (r["type_name"], r["qualified_name"]) for r in conn.execute("SELECT * FROM entities")}
+    ents = {
+        (r["type_name"], r["qualified_name"]): json.loads(r["attrs"])
+        for r in conn.execute("SELECT * FROM entities WHERE status = 'ACTIVE'")
+        if (r["qualified_name"] or "").endswith("@" + DOMAIN)
+    }
+    rels = {
+        (r["type_name"], keys.get(r["end1"]), keys.get(r["end2"]))
+        for r in conn.execute("SELECT * FROM relationships WHERE status = 'ACTIVE'")
+    }
+    return ents, rels
+
+
+def writes(emu: Emulator) -> list[str]:
+    """Requests that change something (a basic search is a POST that reads)."""
+    return [
+        f"{r.method} {r.path}"
+        for r in emu.request_log
+        if r.method in ("POST", "PUT", "DELETE") and "/search/" not in r.path
+    ]
+
+
+def whole_and_streamed(
+    graphs: list[LineageGraph], per_chunk: int, profile: str = "lineage", batch_size: int = 500
+) -> tuple[Emulator, Emulator]:
+    """Sync each graph in turn, whole into one emulator and streamed into another."""
+    whole, streamed = Emulator(None), Emulator(None)
+    for g in graphs:
+        publisher(whole, profile, batch_size).sync(g.model_copy(deep=True), stream=False)
+        publisher(streamed, profile, batch_size).sync_chunks(chunks_of(g.model_copy(deep=True), per_chunk))
+    return whole, streamed
+
+
+def read(reader: str, path: Path, **options: Any) -> LineageGraph:
+    return registry.read(reader, [str(path)], **options)
+
+
+# ---------------------------------------------------------------------------- same result as a whole sync
+@pytest.mark.parametrize("per_chunk", [1, 3, 1000])
+def test_streamed_sync_of_a_workload_equals_the_whole_sync(per_chunk: int) -> None:
+    whole, streamed = whole_and_streamed([graph_a(300)], per_chunk)
+    assert state(streamed) == state(whole)
+    assert len(state(whole)[0]) > 250
+
+
+@pytest.mark.parametrize(
+    ("reader", "path", "profile", "options"),
+    [
+        ("sql", ROOT / "examples/sql/etl.sql", "lineage", {"dialect": "spark"}),
+        ("spark-plan", ROOT / "examples/spark-cars/cars.plan.txt", "pico", {}),
+        ("spark-plan", ROOT / "examples/spark-cars/cars.plan.txt", "lineage", {}),
+        ("openlineage", ROOT / "examples/openlineage/daily_revenue.ol.json", "lineage", {}),
+        ("seatunnel", ROOT / "examples/seatunnel/orders_to_dw.conf", "lineage", {}),
+    ],
+)
+def test_streamed_sync_of_each_example_equals_the_whole_sync(
+    reader: str, path: Path, profile: str, options: dict[str, Any]
+) -> None:
+    g = read(reader, path, **options)
+    whole, streamed = whole_and_streamed([g], 1, profile)
+    assert state(streamed) == state(whole)
+    assert state(whole)[0]
+
+
+def test_streamed_updates_creates_and_deletes_match_the_whole_sync() -> None:
+    a = graph_a(300)
+    b = graph_b(a)
+    whole, streamed = whole_and_streamed([a, b], 2)
+    assert state(streamed) == state(whole)
+    # the second graph really dropped entities of the first
+    only_a, _ = whole_and_streamed([a], 1000)
+    assert set(state(only_a)[0]) - set(state(whole)[0])
+
+
+def test_columns_a_dataset_gets_from_different_chunks_render_as_in_the_whole_graph() -> None:
+    # raw.t is read with column a by one process and with column b by another: in the whole graph
+    # the dataset has columns [a, b] (positions 0 and 1); chunk by chunk each process sees only one.
+    doc = {
+        "datasets": [
+            {"id": "raw.t", "namespace": "raw", "name": "t", "columns": ["a"]},
+            {"id": "m.x", "namespace": "m", "name": "x", "columns": ["a"]},
+            {"id": "m.y", "namespace": "m", "name": "y", "columns": ["b"]},
+        ],
+        "processes": [
+            {"id": "p1", "name": "p1", "inputs": ["raw.t"], "outputs": ["m.x"]},
+            {"id": "p2", "name": "p2", "inputs": ["raw.t"], "outputs": ["m.y"]},
+        ],
+        "edges": [
+            {"source": "raw.t.a", "target": "m.x.a", "kind": "IDENTITY", "process": "p1"},
+            {"source": "raw.t.b", "target": "m.y.b", "kind": "IDENTITY", "process": "p2"},
+        ],
+    }
+    g = LineageGraph.from_document(doc)
+    g.job = "cols"
+    # chunk 2 lists raw.t with column b only, as a reader that chunks would
+    c1, c2 = list(chunks_of(g, 1))
+    c2.datasets = [
+        d
+        if d.id != "raw.t"
+        else d.model_copy(update={"columns": [d.columns[0].model_copy(update={"name": "b"})]})
+        for d in c2.datasets
+    ]
+    whole, streamed = Emulator(None), Emulator(None)
+    publisher(whole).sync(g, stream=False)
+    publisher(streamed).sync_chunks([c1, c2])
+    assert state(streamed) == state(whole)
+    positions = {k[1]: v["position"] for k, v in state(streamed)[0].items() if k[0] == "lineage_column"}
+    assert positions["raw.t.a@s"] == 0 and positions["raw.t.b@s"] == 1
+
+
+def test_a_single_process_keeps_its_job_name_when_streamed() -> None:
+    # One process in the whole input: named <job>@domain (lineage profile rule), in any chunking.
+    g = read("spark-plan", ROOT / "examples/spark-cars/cars.plan.txt")
+    assert len(g.processes) == 1
+    emu = Emulator(None)
+    publisher(emu).sync_chunks(chunks_of(g, 1))
+    assert ("lineage_process", f"{g.job}@{DOMAIN}") in state(emu)[0]
+
+
+def test_publisher_sync_streams_when_asked() -> None:
+    whole, streamed = Emulator(None), Emulator(None)
+    publisher(whole).sync(graph_a(200), stream=False)
+    result = publisher(streamed).sync(graph_a(200), stream=True)
+    assert state(streamed) == state(whole)
+    assert result.plan.counts["create"] == len(state(whole)[0])
+
+
+# ---------------------------------------------------------------------------- idempotence and request counts
+def test_a_second_streamed_run_writes_nothing() -> None:
+    emu = Emulator(None)
+    publisher(emu).sync_chunks(chunks_of(graph_a(300), 5))
+    emu.clear_log()
+    result = publisher(emu).sync_chunks(chunks_of(graph_a(300), 5))
+    assert writes(emu) == []
+    assert result.applied is None
+    assert result.plan.counts["unchanged"] == len(state(emu)[0])
+    assert result.plan.counts["create"] == result.plan.counts["update"] == 0
+
+
+def test_changed_entities_go_in_full_batches_across_chunks() -> None:
+    # 30% of columns change type (graph_b without its deletes and creates): the updates spread over
+    # many chunks, but writes are batched across them: ceil(changed / batch size) write requests.
+    a = graph_a(600)
+    b, _ = change_fraction(a, 0.3, seed=3)
+    emu = Emulator(None)
+    publisher(emu, batch_size=50).sync(a, stream=False)
+    emu.clear_log()
+    result = publisher(emu, batch_size=50).sync_chunks(chunks_of(b, 3), allow_delete=False)
+    changed = result.plan.counts["update"] + result.plan.counts["create"]
+    assert changed > 100
+    posts = [w for w in writes(emu) if w.startswith("POST") and "/entity/bulk" in w]
+    assert len(posts) == math.ceil(changed / 50)
+
+
+# ---------------------------------------------------------------------------- nothing written when the input fails
+def _failing_late(g: LineageGraph, failure: Exception | Problem) -> Any:
+    chunks = list(chunks_of(g, 2))
+    yield from chunks[:-1]
+    if isinstance(failure, Exception):
+        raise failure
+    last = chunks[-1]
+    last.problems.append(failure)
+    yield last
+
+
+def test_an_error_in_the_last_chunk_publishes_nothing_not_even_typedefs() -> None:
+    emu = Emulator(None)
+    with pytest.raises(InputError, match="nothing was published"):
+        publisher(emu).sync_chunks(
+            _failing_late(graph_a(200), Problem(message="bad statement", severity="error", line=900))
+        )
+    assert writes(emu) == []
+
+
+def test_a_reader_failing_after_some_chunks_publishes_nothing() -> None:
+    emu = Emulator(None)
+    with pytest.raises(InputError, match="row 90000"):
+        publisher(emu).sync_chunks(_failing_late(graph_a(200), InputError("invalid CSV at row 90000")))
+    assert writes(emu) == []
+
+
+def test_allow_partial_publishes_what_was_read_and_deletes_nothing() -> None:
+    emu = Emulator(None)
+    a = graph_a(200)
+    publisher(emu).sync(a, stream=False)
+    emu.clear_log()
+    smaller = a.model_copy(deep=True)
+    smaller.processes = smaller.processes[:-1]
+    smaller.problems.append(Problem(message="one statement failed", severity="error"))
+    result = publisher(emu).sync_chunks(chunks_of(smaller, 2), allow_partial=True)
+    assert result.plan.counts["delete"] == 0
+    assert any("input had errors" in w for w in result.plan.warnings)
+
+
+def test_a_name_collision_between_chunks_is_refused_before_any_write() -> None:
+    # lineage profile naming: process "x" of job "j" renders to j:x@s, and so does process "j:x"
+    # (an id that already starts with "<job>:" is kept as is): two nodes, one name, in two chunks.
+    c1 = LineageGraph(job="j", processes=[Process(id="x", name="first")])
+    c2 = LineageGraph(job="j", processes=[Process(id="j:x", name="second")])
+    whole = c1.merge(c2)
+    with pytest.raises(RenderError, match="collision"):
+        publisher(Emulator(None)).sync(whole, stream=False)
+    emu = Emulator(None)
+    with pytest.raises(RenderError, match="collision: process 'x' and process 'j:x'"):
+        publisher(emu).sync_chunks([c1, c2])
+    assert writes(emu) == []
+
+
+def test_the_delete_fail_safe_refuses_before_any_write() -> None:
+    emu = Emulator(None)
+    a = graph_a(300)
+    publisher(emu).sync(a, stream=False)
+    before = state(emu)
+    emu.clear_log()
+    # keep one process and only what it uses: most of the job's entities would go
+    first = a.processes[0]
+    used = {*first.inputs, *first.outputs}
+    tiny = LineageGraph(job=a.job, source=a.source)
+    for d in a.datasets:
+        if d.id in used:
+            tiny.add_dataset(d)
+    tiny.add_process(first)
+    for e in a.edges:
+        if e.process == first.id:
+            tiny.add_edge(e)
+    with pytest.raises(PlanRefused, match="max-delete-percent"):
+        publisher(emu).plan(tiny)  # the whole plan refuses too
+    with pytest.raises(PlanRefused, match="max-delete-percent"):
+        publisher(emu).sync_chunks(chunks_of(tiny, 1))
+    assert writes(emu) == []
+    assert state(emu) == before
+
+
+def test_another_jobs_process_is_refused_before_any_write() -> None:
+    emu = Emulator(None)
+    g = graph_a(100)
+    publisher(emu).sync(g, stream=False)
+    before = state(emu)
+    emu.clear_log()
+    # A graph whose only process is named like one of g's (job "<g.job>:<id>", process id equal to the
+    # job: rendered as <g.job>:<id>@s), published under that other job name.
+    first = g.processes[0]
+    intruder = LineageGraph(job=f"{g.job}:{first.id}")
+    for ds in (*first.inputs, *first.outputs):
+        d = g.dataset(ds)
+        assert d is not None
+        intruder.add_dataset(d.model_copy(deep=True))
+    intruder.add_process(first.model_copy(update={"id": intruder.job}))
+    with pytest.raises(PlanRefused, match=f"belongs to job '{g.job}'"):
+        publisher(emu).sync_chunks([intruder])
+    assert writes(emu) == []
+    assert state(emu) == before
+
+
+def test_a_dataset_another_job_still_reads_is_kept_as_in_the_whole_sync() -> None:
+    def doc(job: str, outputs: list[str]) -> LineageGraph:
+        g = LineageGraph.from_document(
+            {
+                "datasets": [
+                    {"id": "raw.src", "namespace": "raw", "name": "src", "columns": ["a"]},
+                    *({"id": o, "namespace": "m", "name": o[2:], "columns": ["a"]} for o in outputs),
+                ],
+                "processes": [
+                    {"id": f"to_{o[2:]}", "name": o, "inputs": ["raw.src"], "outputs": [o]} for o in outputs
+                ],
+            }
+        )
+        g.job = job
+        return g
+
+    results = []
+    for stream in (False, True):
+        emu = Emulator(None)
+        pub = publisher(emu)
+        pub.sync(doc("a", ["m.x", "m.y"]), stream=False)  # job a creates raw.src, m.x, m.y
+        reader = LineageGraph.from_document(
+            {
+                "datasets": [
+                    {"id": "m.x", "namespace": "m", "name": "x", "columns": ["a"]},
+                    {"id": "m.z", "namespace": "m", "name": "z", "columns": ["a"]},
+                ],
+                "processes": [{"id": "z", "name": "z", "inputs": ["m.x"], "outputs": ["m.z"]}],
+            }
+        )
+        reader.job = "b"
+        pub.sync(reader, stream=False)  # job b reads m.x (owned by a)
+        later = doc("a", ["m.y"])  # job a no longer writes m.x
+        if stream:
+            pub.sync_chunks(chunks_of(later, 1), force=True)
+        else:
+            pub.sync(later, stream=False, force=True)
+        results.append(state(emu))
+        assert ("lineage_dataset", "m.x@s") in state(emu)[0], f"stream={stream}"  # b reads it
+    assert results[0] == results[1]
