@@ -240,7 +240,10 @@ def _random_graph(rng: random.Random) -> LineageGraph:
     g = LineageGraph(
         datasets=[
             Dataset(
-                id=n, name=n, kind=rng.choice(["table", "table", "intermediate", "view"]), columns=["a", "b"]
+                id=n,
+                name=n,
+                kind=rng.choice(["table", "table", "intermediate", "view"]),
+                columns=[Column(name="a"), Column(name="b")],
             )
             for n in names
         ]
