@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -32,9 +33,8 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
     return Publisher.from_settings(client_from_options(settings=settings), settings), settings
 
 
-def _read(
-    pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any], allow_partial: bool = False
-) -> Any:
+def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The reader's name (``auto`` resolved, and said) and its options."""
     if not files:
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
@@ -47,18 +47,31 @@ def _read(
         if verbosity() >= 0:
             click.echo(f"reader: {picked.name} (picked by --from auto)", err=True)
         reader = picked.name
-    graph = pub.read(reader, list(files), **options)
-    errors = [p for p in graph.problems if p.severity == "error"]
+    return reader, options
+
+
+def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None:
+    """Print the input's problems; refuse (before any write) when it has errors."""
+    errors = [p for p in problems if p.severity == "error"]
     for p in errors:
         click.echo(f"error: {p}", err=True)
-    if errors and not (allow_partial and (graph.datasets or graph.processes)):
+    if errors and not (allow_partial and has_content):
         raise InputError(
             f"{len(errors)} error(s) in the input; nothing was published",
             hint="fix the input (see the errors above); a batch that fails validation is never published",
         )
     if verbosity() >= 0:
-        for p in graph.problems:
-            click.echo(f"warning: {p}", err=True)
+        for p in problems:
+            if p.severity != "error":
+                click.echo(f"warning: {p}", err=True)
+
+
+def _read(
+    pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any], allow_partial: bool = False
+) -> Any:
+    name, options = _reader(reader, files, kwargs)
+    graph = pub.read(name, list(files), **options)
+    _report(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
     return graph
 
 
@@ -186,6 +199,13 @@ def plan_cmd(
     is_flag=True,
     help="publish what could be read when some statements/events failed (never deletes then)",
 )
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="plan and apply chunk by chunk through a temporary spool file, in bounded memory "
+    "[default: when the reader gives the input in several chunks (query logs over "
+    "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 def sync_cmd(
     domain: str | None,
@@ -199,6 +219,7 @@ def sync_cmd(
     purge: bool,
     no_typedefs: bool,
     allow_partial: bool,
+    stream: bool | None,
     as_json: bool,
     **kwargs: Any,
 ) -> None:
@@ -215,19 +236,38 @@ def sync_cmd(
     from atlas_sync.reconcile import plan_text
 
     pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
-    graph = _read(pub, reader, files, kwargs, allow_partial=allow_partial)
     quiet = verbosity() < 0
-    with progress("applying", quiet=quiet or as_json) as update:
-        result = pub.sync(
-            graph,
-            job,
-            allow_delete=not no_delete,
-            force=force,
-            purge=purge,
-            ensure_typedefs=not no_typedefs,
-            allow_partial=allow_partial,
-            progress=update,
-        )
+    common = {
+        "allow_delete": not no_delete,
+        "force": force,
+        "purge": purge,
+        "ensure_typedefs": not no_typedefs,
+        "allow_partial": allow_partial,
+    }
+    if stream is False:
+        graph = _read(pub, reader, files, kwargs, allow_partial=allow_partial)
+        with progress("applying", quiet=quiet or as_json) as update:
+            result = pub.sync(graph, job, progress=update, stream=False, **common)
+    else:
+        name, options = _reader(reader, files, kwargs)
+        chunks = pub.read_chunks(name, list(files), **options)
+        first = next(chunks, None)
+        second = next(chunks, None) if first is not None else None
+        if first is None:
+            raise InputError("the reader gave no lineage", file=files[0])
+        with progress("applying", quiet=quiet or as_json) as update:
+            if second is None and not stream:
+                _report(first.problems, bool(first.datasets or first.processes), allow_partial)
+                result = pub.sync(first, job, progress=update, **common)
+            else:
+                rest = [first] if second is None else [first, second]
+                result = pub.sync_chunks(
+                    itertools.chain(rest, chunks),
+                    job,
+                    progress=update,
+                    on_read=lambda problems: _report(problems, True, True),
+                    **common,
+                )
     if as_json:
         echo_json(result.to_json())
         return

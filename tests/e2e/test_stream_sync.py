@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -353,3 +355,69 @@ def test_a_dataset_another_job_still_reads_is_kept_as_in_the_whole_sync() -> Non
         results.append(state(emu))
         assert ("lineage_dataset", "m.x@s") in state(emu)[0], f"stream={stream}"  # b reads it
     assert results[0] == results[1]
+
+
+# ---------------------------------------------------------------------------- the CLI
+def _query_log(path: Path) -> None:
+    """40 rows of INSERT ... SELECT into 12 targets from 4 sources, plus a SELECT that writes nothing.
+    Statements differing only in literals are runs of one statement: 12 distinct statements."""
+    rows = ["query_text,user_name,start_time"]
+    for i in range(30):
+        rows.append(
+            f'"INSERT INTO mart.t{i % 12} SELECT a, b + {i} AS c FROM raw.s{i % 4} WHERE x > 1",etl,t'
+        )
+    rows += ['"INSERT INTO mart.t0 SELECT a, b + 0 AS c FROM raw.s0 WHERE x > 7",etl,t'] * 9
+    rows.append('"SELECT 1",etl,t')
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _cli(args: list[str], data: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
+    env["ATLAS_SYNC_DATA_DIR"] = str(data)
+    return subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_sync_of_a_query_log_in_chunks_equals_the_whole_sync(tmp_path: Path) -> None:
+    log = tmp_path / "etl.querylog.csv"
+    _query_log(log)
+    whole = _cli(["sync", "-d", DOMAIN, str(log), "--no-stream", "--json"], tmp_path / "whole")
+    streamed = _cli(
+        ["sync", "-d", DOMAIN, str(log), "-o", "chunk_statements=4", "--json"], tmp_path / "streamed"
+    )
+    assert whole.returncode == 0, whole.stderr
+    assert streamed.returncode == 0, streamed.stderr
+    assert json.loads(streamed.stdout)["plan"] == json.loads(whole.stdout)["plan"]
+    a, b = (Emulator(tmp_path / d / "atlas.db") for d in ("whole", "streamed"))
+    assert state(b) == state(a)
+    # 12 targets + 4 sources; 12 distinct statements (i and i + 12 differ only in a literal)
+    ents = state(a)[0]
+    assert sum(1 for k in ents if k[0] == "lineage_dataset") == 16
+    assert sum(1 for k in ents if k[0] == "lineage_process") == 12
+    again = _cli(
+        ["sync", "-d", DOMAIN, str(log), "-o", "chunk_statements=4", "--json"], tmp_path / "streamed"
+    )
+    assert json.loads(again.stdout)["applied"] is None
+
+
+def test_cli_streamed_sync_with_a_bad_row_late_in_the_log_publishes_nothing(tmp_path: Path) -> None:
+    log = tmp_path / "etl.querylog.csv"
+    _query_log(log)
+    with log.open("a", encoding="utf-8") as fh:
+        fh.write('"INSERT INTO mart.broken SELECT a FROM raw.s0,etl,t\n')  # unclosed quote at the end
+    res = _cli(["sync", "-d", DOMAIN, str(log), "-o", "chunk_statements=4"], tmp_path / "data")
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr
+    assert "etl.querylog.csv" in res.stderr and "line 42" in res.stderr
+    emu = Emulator(tmp_path / "data" / "atlas.db")
+    assert state(emu)[0] == {}
+    assert (
+        emu.store.conn.execute("SELECT count(*) FROM typedefs").fetchone()[0]
+        == Emulator(None).store.conn.execute("SELECT count(*) FROM typedefs").fetchone()[0]
+    )
