@@ -7,6 +7,9 @@ Cases (each a fresh `atlas-sync lineage READER FILE --format json > /dev/null` p
   about ``--plan-mb`` MB (default 50);
 * ``query-log``:  a CSV query log of ``--statements`` distinct INSERT ... SELECT statements (default
   100,000);
+* ``query-log-sync``: ``atlas-sync sync`` of that query log into the embedded emulator (a fresh
+  data folder), then the same sync again (unchanged: writes nothing) — the streaming sync, so the
+  lineage profile's ~10 entities per statement never sit in memory at once;
 * ``sql-deep``:   one statement whose select expression is ``a + a + ... + a`` with T terms, for T in
   ``--deep-terms`` (shows how time grows with one long expression).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -79,14 +83,16 @@ READ_ONLY = (
 )
 
 
-def measure(args: list[str], limit: float, read_only: bool = False) -> dict[str, Any]:
+def measure(
+    args: list[str], limit: float, read_only: bool = False, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Run ``atlas-sync ARGS`` (or, with ``read_only``, only its reader) under GNU time (its max RSS
     over the process and its workers) and return exit, wall, peak RSS, progress lines."""
     cmd = [sys.executable, "-c", READ_ONLY, args[1], args[2]] if read_only else [EXE, *args]
     t0 = time.perf_counter()
     try:
         r = subprocess.run(["/usr/bin/time", "-f", "MAXRSS_KB=%M", *cmd], capture_output=True, text=True,
-                           timeout=limit, check=False)  # fmt: skip
+                           timeout=limit, check=False, env=env)  # fmt: skip
         code: int | str = r.returncode
         err = r.stderr
     except subprocess.TimeoutExpired:
@@ -140,6 +146,15 @@ def main(argv: list[str] | None = None) -> int:
             )
             rows.append({"case": f"query-log {args.statements} statements ({mb:.0f} MB)", **r})
             print(rows[-1], flush=True)
+        if "query-log-sync" in cases:
+            p = tmp / "sync.querylog.csv"
+            query_log(p, args.statements)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
+            env["ATLAS_SYNC_DATA_DIR"] = str(tmp / "atlas-data")
+            for phase in ("initial", "unchanged"):
+                r = measure(["sync", "--domain", "rb", str(p), "--json"], args.limit, env=env)
+                rows.append({"case": f"sync query-log {args.statements} statements, {phase}", **r})
+                print(rows[-1], flush=True)
         if "sql-deep" in cases:
             for t in [int(x) for x in args.deep_terms.split(",")]:
                 p = tmp / f"deep{t}.sql"

@@ -689,8 +689,12 @@ class AtlasClient:
         page_size: int = 1000,
         include_subtypes: bool = True,
         sort_by: str | None = None,
+        dedupe: bool = True,
     ) -> Iterator[dict[str, Any]]:
         """Entity headers from POST ``/v2/search/basic``, paging with ``offset`` until a short page.
+
+        ``dedupe`` drops a header already given (pages shift when entities change meanwhile); it
+        remembers every guid, so a caller that tolerates repeats over a huge result may turn it off.
 
         ``entity_filters`` is Atlas's FilterCriteria, e.g. ``{"attributeName": "qualifiedName",
         "operator": "endsWith", "attributeValue": "@demo"}`` (operator spellings: ``=``, ``startsWith``,
@@ -725,7 +729,8 @@ class AtlasClient:
             used = (page.get("searchParameters") or {}).get("limit")
             page_limit = used if isinstance(used, int) and 0 < used < limit else limit
             fresh = [e for e in entities if e.get("guid") not in seen]
-            seen.update(str(e.get("guid")) for e in fresh)
+            if dedupe:
+                seen.update(str(e.get("guid")) for e in fresh)
             yield from fresh
             if len(entities) < page_limit:
                 return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,15 +67,23 @@ class ActualState:
 
 def list_scope(client: ScopeClient, root_types: list[str], domain: str) -> dict[Key, ActualHeader]:
     """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``."""
+    return {h.key: h for h in iter_scope(client, root_types, domain)}
+
+
+def iter_scope(
+    client: ScopeClient, root_types: list[str], domain: str, **search: Any
+) -> Iterator[ActualHeader]:
+    """:func:`list_scope` one header at a time, as the search pages arrive (``search``: more
+    arguments for ``client.search_basic``)."""
     suffix = "@" + domain
-    out: dict[Key, ActualHeader] = {}
     if not root_types:
-        return out
+        return
     headers = client.search_basic(
         ",".join(root_types),
         entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix},
         exclude_deleted=True,
         attributes=["qualifiedName", OWNER_ATTRIBUTE],
+        **search,
     )
     for h in headers:
         if h.get("status", "ACTIVE") != "ACTIVE":
@@ -85,9 +93,7 @@ def list_scope(client: ScopeClient, root_types: list[str], domain: str) -> dict[
         if not isinstance(qn, str) or not qn.endswith(suffix):
             continue  # the index may match loosely: re-check the suffix here
         owner = attrs.get(OWNER_ATTRIBUTE) or None
-        header = ActualHeader(h["guid"], h["typeName"], qn, owner if isinstance(owner, str) else None)
-        out[header.key] = header
-    return out
+        yield ActualHeader(h["guid"], h["typeName"], qn, owner if isinstance(owner, str) else None)
 
 
 def _is_active(ref: dict[str, Any]) -> bool:

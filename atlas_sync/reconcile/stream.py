@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.lineage.model import ColumnEdge, LineageGraph, Problem, Process
-from atlas_sync.reconcile.actual import Key, fingerprint, list_scope, read_entities, to_actual
+from atlas_sync.reconcile.actual import Key, fingerprint, iter_scope, read_entities, to_actual
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -365,7 +365,8 @@ class StreamSync:
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name)
         self.spool.add_actual(
             (h.type_name, h.qualified_name, h.guid, h.owner)
-            for h in list_scope(self.client, root_types, self.domain).values()
+            # the spool keeps one row per key, so the client need not remember every guid
+            for h in iter_scope(self.client, root_types, self.domain, dedupe=False)
         )
         foreign = self.spool.foreign_processes(process_types, job)
         if foreign:
