@@ -26,7 +26,8 @@ from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.graph import load_json, read_text
 from atlas_sync.lineage.spark.build import build_graph
 from atlas_sync.lineage.spark.plan import PlanNode
-from atlas_sync.lineage.spark.text import ScanInfo, TextDocument, parse_text
+from atlas_sync.lineage.spark.stream import build_job_streaming
+from atlas_sync.lineage.spark.text import ScanInfo, TextDocument, parse_text, tree_source
 
 _GENERIC_STEMS = {
     "analyzed",
@@ -103,6 +104,15 @@ class _SparkReader:
     def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
         raise NotImplementedError
 
+    def _graph(
+        self, path: str, options: dict[str, Any], mode: str, job: str, paths: list[str]
+    ) -> LineageGraph:
+        """The graph of one file: its plans parsed whole, then built."""
+        plans, scans = self._plans(path, options)
+        g = build_graph(plans, mode=mode, job=job, file=path, scans=scans, paths=paths)
+        del plans, scans
+        return g
+
     def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
         if not paths:
             raise InputError("no input file given")
@@ -121,11 +131,12 @@ class _SparkReader:
         graph: LineageGraph | None = None
         seen: dict[str, str] = {}
         for i, path in enumerate(paths, start=1):
-            with gc_paused():
-                plans, scans = self._plans(path, options)
             job = str(job_opt) if job_opt else job_name(path)
             # several files of one named job: one process per file, <job>:<n>
             base = f"{job}:{i}" if job_opt and len(paths) > 1 else job
+            paths_opt = _paths_option(options.get("path"))
+            with gc_paused():
+                g = self._graph(path, options, mode, base, paths_opt)
             if base in seen:
                 raise InputError(
                     f"{seen[base]} and this file both give the job name {job!r}",
@@ -133,10 +144,6 @@ class _SparkReader:
                     hint="give the files distinct names, or name the job with the job option",
                 )
             seen[base] = path
-            paths_opt = _paths_option(options.get("path"))
-            with gc_paused():
-                g = build_graph(plans, mode=mode, job=base, file=path, scans=scans, paths=paths_opt)
-            del plans, scans
             g.job = job
             graph = g if graph is None else graph.merge(g)
         assert graph is not None
@@ -156,6 +163,23 @@ class SparkPlanTextReader(_SparkReader):
             return True
         first = text.lstrip().split("\n", 1)
         return len(first) > 1 and (first[1].startswith("+- ") or first[1].startswith(":- ")) and "#" in text
+
+    def _graph(
+        self, path: str, options: dict[str, Any], mode: str, job: str, paths: list[str]
+    ) -> LineageGraph:
+        if mode != "job":
+            return super()._graph(path, options, mode, job, paths)
+        # job mode: lineage computed while the tree is read, each finished subtree dropped (stream.py)
+        text = read_text(path)
+        src = tree_source(text, file=path, section=options.get("section"))
+        scans = dict(src.scans)
+        extra = _explain(options)
+        if extra is not None:
+            for k, v in extra.scans.items():
+                scans.setdefault(k, v)
+        quiet = _quiet(options.get("progress"), text.count("\n") + 1)
+        with progress_lines("spark-plan lines", quiet=quiet) as update:
+            return build_job_streaming(src, job=job, file=path, scans=scans, paths=paths, progress=update)
 
     def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
         text = read_text(path)

@@ -64,7 +64,12 @@ def split_uri(path: str) -> tuple[str, str, str]:
     return p, ns, rest
 
 
-class _Datasets:
+# Every relation column sets all fields: its instances can share one fields-set (a set each was
+# almost half of a column's memory, and a big plan reads millions of columns).
+_COLUMN_FIELDS = {"name", "type", "description"}
+
+
+class Datasets:
     """Decides which dataset(s) each leaf reads, deterministically (pre-order over the plans)."""
 
     def __init__(self, graph: LineageGraph, job: str, scans: dict[int, ScanInfo], paths: list[str]) -> None:
@@ -112,7 +117,10 @@ class _Datasets:
 
     def leaf(self, node: PlanNode, alias: str | None) -> None:
         op = node.op
-        cols = [Column.model_construct(name=a.name, type=a.dtype, description=None) for a in node.output]
+        cols = [
+            Column.model_construct(_COLUMN_FIELDS, name=a.name, type=a.dtype, description=None)
+            for a in node.output
+        ]
         ids: list[str] = []
         info: dict[str, Any] = {}
         scan = next((self.scans[a.id] for a in node.output if a.id is not None and a.id in self.scans), None)
@@ -199,10 +207,11 @@ def _add_columns(d: Dataset, cols: list[Column]) -> None:
             d.columns.append(c)
 
 
-def _name_write_target(root: PlanNode, graph: LineageGraph) -> None:
+def name_write_target(root: PlanNode, graph: LineageGraph, relation_tables: list[str] | None = None) -> None:
+    """Name the table a V2 CTAS writes from its identifier child (see ``identifier_target``)."""
     if root.op not in WRITE_COMMANDS or root.props.get("target"):
         return
-    found = identifier_target(root)
+    found = identifier_target(root, relation_tables)
     if found is None:
         return
     name, inferred, line = found
@@ -215,20 +224,54 @@ def _name_write_target(root: PlanNode, graph: LineageGraph) -> None:
     root.props["target"] = name
 
 
-def _resolve_leaves(roots: list[PlanNode], ds: _Datasets) -> None:
+def leaf_dataset(node: PlanNode, alias: str | None, ctes: set[str], ds: Datasets) -> None:
+    """Resolve the dataset(s) a leaf reads (nothing for other nodes and for references to CTEs)."""
+    if node.op == "UnresolvedRelation" and str(node.props.get("table")) in ctes:
+        return
+    if node.op in RELATIONS or node.op in LOCAL_RELATIONS or node.op == "InMemoryRelation":
+        ds.leaf(node, alias)
+
+
+def child_alias(node: PlanNode) -> str | None:
+    """The alias a SubqueryAlias gives the relations right below it."""
+    alias = node.props.get("alias") if node.op == "SubqueryAlias" else None
+    return str(alias) if alias else None
+
+
+def _resolve_leaves(roots: list[PlanNode], ds: Datasets) -> None:
     for root in roots:
         # parsed plans refer to their CTEs by name ('UnresolvedRelation [A]'): those are not datasets
         ctes = {str(x) for n in root.walk() if n.op == "UnresolvedWith" for x in n.props.get("names") or []}
         stack: list[tuple[PlanNode, str | None]] = [(root, None)]
         while stack:
             node, alias = stack.pop()
-            if node.op == "UnresolvedRelation" and str(node.props.get("table")) in ctes:
-                pass
-            elif node.op in RELATIONS or node.op in LOCAL_RELATIONS or node.op == "InMemoryRelation":
-                ds.leaf(node, alias)
-            child_alias = node.props.get("alias") if node.op == "SubqueryAlias" else None
+            leaf_dataset(node, alias, ctes, ds)
+            below = child_alias(node)
             for c in reversed(node.all_children):
-                stack.append((c, str(child_alias) if child_alias else None))
+                stack.append((c, below))
+
+
+def unknown_operator(
+    graph: LineageGraph, op: str, path: str | None, line: int | None, file: str | None
+) -> None:
+    graph.problem(
+        f"unknown Spark operator {op!r}"
+        + (f" at {path}" if path and line is None else "")
+        + " kept as a generic operator (its children's columns are passed through; only the "
+        "aliases in its arguments are followed)",
+        code="spark-unknown-operator",
+        file=file,
+        line=line,
+    )
+
+
+def unresolved_plan(graph: LineageGraph, text: str, line: int | None) -> None:
+    graph.problem(
+        f"the plan is not analyzed ({text[:60]!r} is unresolved): table lineage only where names "
+        "are known, no column lineage through unresolved operators; use the analyzed plan",
+        code="spark-unresolved-plan",
+        line=line,
+    )
 
 
 def build_graph(
@@ -248,33 +291,20 @@ def build_graph(
             f"unknown mode {mode!r}", hint="mode is 'job' (lineage profile) or 'operator' (pico)"
         )
     graph = LineageGraph(job=job, source=file)
-    ds = _Datasets(graph, job, scans or {}, list(paths))
+    ds = Datasets(graph, job, scans or {}, list(paths))
     roots = list(roots)
     for r in roots:
-        _name_write_target(r, graph)
+        name_write_target(r, graph)
     _resolve_leaves(roots, ds)
     lineages = [compute(r, ds.by_node) for r in roots]
     for r in roots:
         assign_levels(r)
         for n in r.walk():
             if n.op not in KNOWN:
-                graph.problem(
-                    f"unknown Spark operator {n.op!r}"
-                    + (f" at {n.path}" if n.path and n.line is None else "")
-                    + " kept as a generic operator (its children's columns are passed through; only the "
-                    "aliases in its arguments are followed)",
-                    code="spark-unknown-operator",
-                    file=file,
-                    line=n.line,
-                )
+                unknown_operator(graph, n.op, n.path, n.line, file)
     unresolved = next((n for r in roots for n in r.walk() if n.unresolved), None)
     if unresolved is not None:
-        graph.problem(
-            f"the plan is not analyzed ({unresolved.text[:60]!r} is unresolved): table lineage only where names "
-            "are known, no column lineage through unresolved operators; use the analyzed plan",
-            code="spark-unresolved-plan",
-            line=unresolved.line,
-        )
+        unresolved_plan(graph, unresolved.text, unresolved.line)
     if mode == "job":
         _job_mode(graph, roots, lineages, ds, file)
     else:
@@ -291,57 +321,83 @@ def build_graph(
 
 # ------------------------------------------------------------------------------------------ job mode
 def _job_mode(
-    graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: _Datasets, file: str | None
+    graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: Datasets, file: str | None
 ) -> None:
     multi = len(roots) > 1
     known: set[ColumnEdge] = set(graph.edges)
     for k, (root, pl) in enumerate(zip(roots, lineages, strict=True), start=1):
-        pid = f"{ds.job}:{k}" if multi else ds.job
-        top = root
-        while top.op == "UnresolvedWith" and top.children:  # parsed WITH ... INSERT: the write is below
-            top = top.children[0]
-        names, lins, rows = target_lins(top, pl)
-        if top.op in WRITE_COMMANDS:
-            target = ds.target(top, names, k, multi)
-        else:
-            name = f"{ds.job}/result" + (f"_{k}" if multi else "")
-            target = "result:" + name
-            graph.add_dataset(
-                Dataset(
-                    id=target,
-                    namespace="result",
-                    name=name,
-                    kind="query",
-                    columns=[Column(name=n) for n in dict.fromkeys(names)],
-                )
-            )
-        inputs: list[str] = []
-        for n in root.walk():
-            for d in ds.by_node.get(id(n), []):
-                if d not in inputs:
-                    inputs.append(d)
-        attrs: dict[str, Any] = {"queryText": _cap(tree_string(root))}
-        if file:
-            attrs["sourceFile"] = file
-        if top.op in WRITE_COMMANDS:
-            attrs["operation"] = top.op
-            if top.props.get("mode"):
-                attrs["writeMode"] = top.props["mode"]
-        graph.add_process(
-            Process(id=pid, name=pid, kind="job", inputs=inputs, outputs=[target], attributes=attrs)
+        inputs = list(dict.fromkeys(d for n in root.walk() for d in ds.by_node.get(id(n), [])))
+        job_process(
+            graph, ds, k, multi, root, pl, inputs, _cap(tree_string(root)), file, known, k == len(roots)
         )
-        edges: dict[ColumnEdge, None] = {}  # ordered set
-        for name, lin in zip(names, lins, strict=False):
-            tgt = ColumnRef(dataset=target, column=name)
-            for src, kind in lin.direct.items():
-                edges.setdefault(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid), None)
-            for src, kind in lin.indirect:
-                edges.setdefault(_edge(src, tgt, kind, None, pid), None)
-        whole = ColumnRef(dataset=target, column=None)
-        for src, kind in rows:
-            edges.setdefault(_edge(src, whole, kind, None, pid), None)
-        # (LineageGraph.add_edge checks the whole list per edge; very wide plans need a set)
+
+
+def job_top(root: PlanNode) -> PlanNode:
+    """The node a plan's job writes from: the root, or the write below a parsed ``WITH``."""
+    top = root
+    while top.op == "UnresolvedWith" and top.children:  # parsed WITH ... INSERT: the write is below
+        top = top.children[0]
+    return top
+
+
+def job_process(
+    graph: LineageGraph,
+    ds: Datasets,
+    k: int,
+    multi: bool,
+    root: PlanNode,
+    pl: PlanLineage,
+    inputs: list[str],
+    query_text: str,
+    file: str | None,
+    known: set[ColumnEdge],
+    last: bool,
+) -> None:
+    """The job process of plan number ``k``, its target dataset and its column edges (edges already
+    in ``known`` are left out; ``known`` grows unless this is the ``last`` plan)."""
+    pid = f"{ds.job}:{k}" if multi else ds.job
+    top = job_top(root)
+    names, lins, rows = target_lins(top, pl)
+    if top.op in WRITE_COMMANDS:
+        target = ds.target(top, names, k, multi)
+    else:
+        name = f"{ds.job}/result" + (f"_{k}" if multi else "")
+        target = "result:" + name
+        graph.add_dataset(
+            Dataset(
+                id=target,
+                namespace="result",
+                name=name,
+                kind="query",
+                columns=[Column(name=n) for n in dict.fromkeys(names)],
+            )
+        )
+    attrs: dict[str, Any] = {"queryText": query_text}
+    if file:
+        attrs["sourceFile"] = file
+    if top.op in WRITE_COMMANDS:
+        attrs["operation"] = top.op
+        if top.props.get("mode"):
+            attrs["writeMode"] = top.props["mode"]
+    graph.add_process(
+        Process(id=pid, name=pid, kind="job", inputs=inputs, outputs=[target], attributes=attrs)
+    )
+    edges: dict[ColumnEdge, None] = {}  # ordered set
+    for name, lin in zip(names, lins, strict=False):
+        tgt = ColumnRef(dataset=target, column=name)
+        for src, kind in lin.direct.items():
+            edges.setdefault(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid), None)
+        for src, kind in lin.indirect:
+            edges.setdefault(_edge(src, tgt, kind, None, pid), None)
+    whole = ColumnRef(dataset=target, column=None)
+    for src, kind in rows:
+        edges.setdefault(_edge(src, whole, kind, None, pid), None)
+    # (LineageGraph.add_edge checks the whole list per edge; very wide plans need a set)
+    if known:
         graph.edges.extend(e for e in edges if e not in known)
+    else:
+        graph.edges.extend(edges)
+    if not last:  # the last plan's edges need no remembering (a set of a million edges is big)
         known.update(edges)
 
 
@@ -442,7 +498,7 @@ def operator_attributes(node: PlanNode, out_names: list[str], info: dict[str, An
 
 
 def _operator_mode(
-    graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: _Datasets
+    graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: Datasets
 ) -> None:
     multi = len(roots) > 1
     graph.add_dataset(Dataset(id="input", name="input", kind="local", facets={"role": "input"}))

@@ -9,7 +9,7 @@ table, format, path, join type, ...). The text parser (``text.py``) and the JSON
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,12 +228,15 @@ def assign_levels(root: PlanNode) -> None:
             n.level = parents[id(n)].level + "." + n.seed_level
 
 
-def identifier_target(root: PlanNode) -> tuple[str, bool, int | None] | None:
+def identifier_target(
+    root: PlanNode, relation_tables: Iterable[str] | None = None
+) -> tuple[str, bool, int | None] | None:
     """The table a V2 CTAS / REPLACE TABLE AS SELECT writes, from its identifier child.
 
     The identifier prints the catalog as an object (``JDBCTableCatalog@6e46d2f3, app.dst``). When the
     plan reads exactly one catalog's tables in the same namespace (``jdb.app.src``), that catalog is
-    taken for the target. Returns (name, catalog inferred?, line) or None.
+    taken for the target. Returns (name, catalog inferred?, line) or None. ``relation_tables``: the
+    tables of the plan's RelationV2 nodes, when the tree below the root is no longer there.
     """
     ident = next(
         (
@@ -249,13 +252,14 @@ def identifier_target(root: PlanNode) -> tuple[str, bool, int | None] | None:
     if ident.op != "ResolvedIdentifier" or name.startswith("spark_catalog."):
         return name, False, ident.line
     ns = name.rpartition(".")[0]
+    if relation_tables is None:
+        relation_tables = [
+            str(n.props["table"]) for n in root.walk() if n.op == "RelationV2" and n.props.get("table")
+        ]
     catalogs = {
-        str(n.props["table"]).split(".")[0]
-        for n in root.walk()
-        if n.op == "RelationV2"
-        and n.props.get("table")
-        and str(n.props["table"]).count(".") == name.count(".") + 1
-        and str(n.props["table"]).split(".", 1)[1].rpartition(".")[0] == ns
+        t.split(".")[0]
+        for t in relation_tables
+        if t.count(".") == name.count(".") + 1 and t.split(".", 1)[1].rpartition(".")[0] == ns
     }
     if len(catalogs) == 1:
         return catalogs.pop() + "." + name, True, ident.line
