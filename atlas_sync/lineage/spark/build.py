@@ -358,6 +358,9 @@ def job_process(
     pid = f"{ds.job}:{k}" if multi else ds.job
     top = job_top(root)
     names, lins, rows = target_lins(top, pl)
+    # the plan's lineage is not read again: free it before the edges are made
+    pl.env.clear()
+    pl.results.clear()
     if top.op in WRITE_COMMANDS:
         target = ds.target(top, names, k, multi)
     else:
@@ -382,23 +385,28 @@ def job_process(
     graph.add_process(
         Process(id=pid, name=pid, kind="job", inputs=inputs, outputs=[target], attributes=attrs)
     )
-    edges: dict[ColumnEdge, None] = {}  # ordered set
+    made: list[ColumnEdge] = []
     for name, lin in zip(names, lins, strict=False):
         tgt = ColumnRef(dataset=target, column=name)
         for src, kind in lin.direct.items():
-            edges.setdefault(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid), None)
+            made.append(_edge(src, tgt, kind, lin.expr if kind != "IDENTITY" else None, pid))
         for src, kind in lin.indirect:
-            edges.setdefault(_edge(src, tgt, kind, None, pid), None)
+            made.append(_edge(src, tgt, kind, None, pid))
     whole = ColumnRef(dataset=target, column=None)
     for src, kind in rows:
-        edges.setdefault(_edge(src, whole, kind, None, pid), None)
+        made.append(_edge(src, whole, kind, None, pid))
+    # Within one target column the (source, kind) pairs are distinct, so only a repeated column name
+    # or an earlier plan can repeat an edge; else no set of (possibly a million) edges is needed.
     # (LineageGraph.add_edge checks the whole list per edge; very wide plans need a set)
-    if known:
+    if known or len(set(names)) != len(names):
+        edges = dict.fromkeys(made)  # ordered set
         graph.edges.extend(e for e in edges if e not in known)
+        if not last:
+            known.update(edges)
     else:
-        graph.edges.extend(edges)
-    if not last:  # the last plan's edges need no remembering (a set of a million edges is big)
-        known.update(edges)
+        graph.edges.extend(made)
+        if not last:
+            known.update(made)
 
 
 QUERY_TEXT_LIMIT = 200_000
