@@ -126,9 +126,9 @@ def test_streamed_graph_is_the_whole_tree_graph(path: Path) -> None:
     try:
         doc = parse_text(text, file=str(path))
     except InputError as exc:
-        with pytest.raises(InputError) as streamed:
+        with pytest.raises(InputError) as failed:
             build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path))
-        assert (str(streamed.value), streamed.value.line) == (str(exc), exc.line)
+        assert (str(failed.value), failed.value.line) == (str(exc), exc.line)
         return
     whole = build_graph(doc.plans, mode="job", job="j", file=str(path), scans=doc.scans)
     streamed = build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path))
