@@ -2,9 +2,9 @@
 
 Nothing is written before the input has been read, rendered and checked in full:
 
-1. **read** — the reader's chunks (:func:`atlas_sync.lineage.registry.read_chunks`) are merged into a
-   catalogue of datasets, kept in memory (the one part that grows with the input: its distinct
-   datasets and their columns); processes and column edges go to a temporary SQLite spool.
+1. **read** — the reader's chunks (:func:`atlas_sync.lineage.registry.read_chunks`) go to a
+   temporary SQLite spool: their datasets merged into a catalogue (columns from every chunk), their
+   processes and column edges in parts of a few hundred processes.
 2. **render** — each spooled chunk is rendered with the catalogue's merged datasets, so every entity
    renders exactly as it would from the whole graph; entities go to the spool, deduplicated by key.
    Template errors and name collisions stop the sync here.
@@ -13,7 +13,7 @@ Nothing is written before the input has been read, rendered and checked in full:
    compared a chunk at a time, in dependency order, and what differs is written in batches of
    ``batch_size``; deletes come last. A second run with the same input writes nothing.
 
-Memory is bounded by the catalogue, one chunk of entities and one write batch; the rest is on disk.
+Memory is bounded by one reader chunk, one rendered part and one write batch; the rest is on disk.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas_sync.lineage.model import ColumnEdge, LineageGraph, Problem, Process
+from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile.actual import Key, fingerprint, iter_scope, read_entities, to_actual
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
@@ -44,8 +44,9 @@ from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError,
 
 Progress = Callable[[int, int], None]
 
-# Entities compared per read-back request group, and plan items kept for display.
+# Entities compared per read-back request group, processes rendered at once, plan items kept for display.
 READ_CHUNK = 1000
+RENDER_PROCESSES = 500
 SHOWN_ITEMS = 2000
 
 
@@ -90,6 +91,11 @@ class _Spool:
             PRAGMA temp_store = FILE;
             PRAGMA cache_size = -16000;
             CREATE TABLE chunk (id INTEGER PRIMARY KEY, doc TEXT NOT NULL);
+            CREATE TABLE dataset (
+                seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL,
+                rendered INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE edge_column (
+                seq INTEGER PRIMARY KEY, ds TEXT NOT NULL, col TEXT NOT NULL, UNIQUE (ds, col));
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
                 body TEXT NOT NULL, conflict TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
@@ -104,6 +110,52 @@ class _Spool:
         self.db.close()
         with contextlib.suppress(OSError):
             os.unlink(self.path)
+
+    # ------------------------------------------------------------------ catalogue
+    def merge_datasets(self, datasets: Iterable[Dataset]) -> None:
+        """Add datasets, merging columns into one already stored (as ``LineageGraph.add_dataset``)."""
+        for d in datasets:
+            row = self.db.execute("SELECT doc FROM dataset WHERE id = ?", (d.id,)).fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO dataset (id, doc) VALUES (?, ?)", (d.id, d.model_dump_json()))
+                continue
+            have = Dataset.model_validate_json(row[0])
+            names = set(have.column_names())
+            new = [c for c in d.columns if c.name not in names]
+            if new:
+                have.columns.extend(new)
+                self.db.execute("UPDATE dataset SET doc = ? WHERE id = ?", (have.model_dump_json(), d.id))
+
+    def add_edge_columns(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self.db.executemany("INSERT OR IGNORE INTO edge_column (ds, col) VALUES (?, ?)", pairs)
+
+    def datasets(self, ids: list[str]) -> tuple[list[Dataset], dict[str, list[str]]]:
+        """The stored datasets among ``ids`` (in that order), and the columns that edges anywhere in
+        the input use on them but no reader listed (in edge order), marking them rendered."""
+        out: list[Dataset] = []
+        extra: dict[str, list[str]] = {}
+        for lo in range(0, len(ids), 500):
+            part = ids[lo : lo + 500]
+            marks = ",".join("?" * len(part))
+            found = {
+                r[0]: Dataset.model_validate_json(r[1])
+                for r in self.db.execute(f"SELECT id, doc FROM dataset WHERE id IN ({marks})", part)
+            }
+            out.extend(found[i] for i in part if i in found)
+            for ds, col in self.db.execute(
+                f"SELECT ds, col FROM edge_column WHERE ds IN ({marks}) ORDER BY seq", part
+            ):
+                d = found.get(ds)
+                if d is not None and not d.has_column(col):
+                    extra.setdefault(ds, []).append(col)
+            self.db.execute(f"UPDATE dataset SET rendered = 1 WHERE id IN ({marks})", part)
+        return out, extra
+
+    def unrendered_datasets(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT id FROM dataset WHERE rendered = 0 ORDER BY seq")]
+
+    def dataset_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM dataset").fetchone()[0])
 
     # ------------------------------------------------------------------ desired
     def add_desired(self, state: DesiredState) -> set[str]:
@@ -247,13 +299,11 @@ class StreamSync:
         self.profile = profile
         self.domain = domain
         self.spool = _Spool(spool_dir)
-        self.catalogue = LineageGraph()
         self.problems: list[Problem] = []
         self.job: str | None = None
         self.source: str | None = None
         self.processes = 0
         self.statements: list[dict[str, Any]] = []
-        self._edge_columns: dict[str, dict[str, None]] = {}
         self._ref_names: set[str] = set()
 
     def __enter__(self) -> StreamSync:
@@ -264,74 +314,80 @@ class StreamSync:
 
     # ------------------------------------------------------------------ pass 1: read
     def add_chunk(self, graph: LineageGraph) -> None:
-        """Take one chunk: datasets into the catalogue, processes and edges into the spool."""
+        """Take one chunk: datasets into the catalogue, processes and edges into the spool (in parts
+        of at most ``RENDER_PROCESSES`` processes, so rendering one holds few entities)."""
         self.job = self.job or graph.job
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
         self.statements.extend(s for s in graph.statements if s.get("type") == "QUERY LOG SUMMARY")
-        for d in graph.datasets:
-            self.catalogue.add_dataset(d.model_copy(update={"columns": list(d.columns)}))
-        for e in graph.edges:
-            for ref in (e.source, e.target):
-                if ref.column is not None:
-                    self._edge_columns.setdefault(ref.dataset, {})[ref.column] = None
+        self.spool.merge_datasets(graph.datasets)
+        self.spool.add_edge_columns(
+            (ref.dataset, ref.column)
+            for e in graph.edges
+            for ref in (e.source, e.target)
+            if ref.column is not None
+        )
         self.processes += len(graph.processes)
-        doc = {
-            "datasets": [d.id for d in graph.datasets],
-            "processes": [p.model_dump(mode="json") for p in graph.processes],
-            "edges": [e.model_dump(mode="json") for e in graph.edges],
-        }
-        self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+        # Edges without a process are rendered against their producer in the same graph: keep whole.
+        step = (
+            RENDER_PROCESSES
+            if all(e.process is not None for e in graph.edges)
+            else max(1, len(graph.processes))
+        )
+        # (datasets no process uses are in the catalogue, rendered at the end)
+        for part in chunks_of(graph, step, unused_datasets=False):
+            doc = {
+                "datasets": [d.id for d in part.datasets],
+                "processes": [p.model_dump(mode="json") for p in part.processes],
+                "edges": [e.model_dump(mode="json") for e in part.edges],
+            }
+            self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
 
     @property
     def is_empty(self) -> bool:
-        return not (self.catalogue.datasets or self.processes)
+        return not (self.processes or self.spool.dataset_count())
 
     # ------------------------------------------------------------------ pass 2: render
     def render(self, job: str) -> int:
         """Render every spooled chunk for ``job``; returns the number of distinct entities."""
-        extra: dict[str, list[str]] = {}
-        for ds_id, cols in self._edge_columns.items():
-            d = self.catalogue.dataset(ds_id)
-            if d is not None:
-                listed = set(d.column_names())
-                extra[ds_id] = [c for c in cols if c not in listed]
-        rendered_ids: set[str] = set()
+        single = self.processes == 1
         cur = self.spool.db.execute("SELECT doc FROM chunk ORDER BY id")
         for (raw,) in _rows(cur):
             doc = json.loads(raw)
-            chunk = LineageGraph(job=self.job, source=self.source)
             processes = [Process.model_validate(p) for p in doc["processes"]]
             edges = [ColumnEdge.model_validate(e) for e in doc["edges"]]
             ids: dict[str, None] = dict.fromkeys(doc["datasets"])
             for p in processes:
                 ids.update(dict.fromkeys((*p.inputs, *p.outputs)))
             for e in edges:
-                ids[e.source.dataset] = None
-                ids[e.target.dataset] = None
-            for ds_id in ids:
-                d = self.catalogue.dataset(ds_id)
-                if d is not None:
-                    chunk.datasets.append(d)
-                    rendered_ids.add(ds_id)
-            chunk.processes = processes
-            chunk.edges = edges
+                ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
+            datasets, extra = self.spool.datasets(list(ids))
+            chunk = LineageGraph(job=self.job, source=self.source)
+            chunk.datasets, chunk.processes, chunk.edges = datasets, processes, edges
             self._add_state(
                 render(
                     chunk,
                     self.profile,
                     domain=self.domain,
                     job=job,
-                    single_process=self.processes == 1,
-                    extra_columns={k: v for k, v in extra.items() if k in ids},
+                    single_process=single,
+                    extra_columns=extra,
                 )
             )
         # Datasets no chunk referenced (rare): render them on their own.
-        rest = [d for d in self.catalogue.datasets if d.id not in rendered_ids]
-        if rest:
-            chunk = LineageGraph(job=self.job, datasets=rest)
+        rest = self.spool.unrendered_datasets()
+        for lo in range(0, len(rest), RENDER_PROCESSES):
+            datasets, extra = self.spool.datasets(rest[lo : lo + RENDER_PROCESSES])
+            chunk = LineageGraph(job=self.job, datasets=datasets)
             self._add_state(
-                render(chunk, self.profile, domain=self.domain, job=job, single_process=self.processes == 1)
+                render(
+                    chunk,
+                    self.profile,
+                    domain=self.domain,
+                    job=job,
+                    single_process=single,
+                    extra_columns=extra,
+                )
             )
         collision = self.spool.first_collision()
         if collision:
@@ -540,7 +596,9 @@ def _add(total: ApplyResult, part: ApplyResult) -> None:
     total.requests += part.requests
 
 
-def chunks_of(graph: LineageGraph, processes_per_chunk: int) -> Iterator[LineageGraph]:
+def chunks_of(
+    graph: LineageGraph, processes_per_chunk: int, *, unused_datasets: bool = True
+) -> Iterator[LineageGraph]:
     """Split a graph into chunks that follow the contract of ``registry.read_chunks``: each process
     with its edges and the datasets they use (for tests, and for callers with a graph in hand)."""
     by_process: dict[str | None, list[ColumnEdge]] = {}
@@ -562,7 +620,8 @@ def chunks_of(graph: LineageGraph, processes_per_chunk: int) -> Iterator[Lineage
             for e in by_process.get(None, []):
                 chunk.edges.append(e)
                 ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
-            ids.update(dict.fromkeys(d.id for d in graph.datasets if d.id not in ids))
+            if unused_datasets:
+                ids.update(dict.fromkeys(d.id for d in graph.datasets if d.id not in ids))
             chunk.problems = list(graph.problems)
             chunk.statements = list(graph.statements)
         chunk.datasets = [d for d in (graph.dataset(i) for i in ids) if d is not None]

@@ -106,6 +106,16 @@ def test_streamed_sync_of_a_workload_equals_the_whole_sync(per_chunk: int) -> No
     assert len(state(whole)[0]) > 250
 
 
+def test_a_big_chunk_is_rendered_in_parts_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    import atlas_sync.reconcile.stream as stream
+
+    monkeypatch.setattr(stream, "RENDER_PROCESSES", 2)
+    g = graph_a(300)
+    assert len(g.processes) > 4
+    whole, streamed = whole_and_streamed([g], len(g.processes))  # one reader chunk, rendered 2 at a time
+    assert state(streamed) == state(whole)
+
+
 @pytest.mark.parametrize(
     ("reader", "path", "profile", "options"),
     [
