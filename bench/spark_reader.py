@@ -1,8 +1,10 @@
 """Spark plan reader speed: the shared fixtures, a very deep plan and a very wide (megabyte-line) plan.
 
-    .venv/bin/python bench/spark_reader.py [--depth 2000] [--width 46000] [--repeat 20]
+    .venv/bin/python bench/spark_reader.py [--depth 2000] [--width 46000] [--repeat 20] [--union-mb 5]
 
 Prints wall time per read (text and JSON forms, job and operator modes) and peak memory; asserts nothing.
+``--union-mb``: also a big Union plan (resource_bounds.py's generator): the text reader's peak
+memory next to the memory the returned graph keeps (tracemalloc), and the wall time.
 """
 
 from __future__ import annotations
@@ -39,12 +41,44 @@ def _peak(fn: Callable[[], LineageGraph]) -> float:
     return peak / 1e6
 
 
+def _union_memory(mb: float) -> None:
+    """Peak traced memory of reading a big Union plan next to what the returned graph keeps."""
+    import gc
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from resource_bounds import spark_plan
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big.plan.txt"
+        spark_plan(path, mb)
+        size = path.stat().st_size / 1e6
+        t = time.perf_counter()
+        g = TEXT_READER.read([str(path)], progress=False)
+        wall = time.perf_counter() - t
+        del g
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        g = TEXT_READER.read([str(path)], progress=False)
+        gc.collect()
+        kept, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        print(
+            f"union plan {size:.1f} MB: {wall:.2f} s, {len(g.edges)} edges; peak {(peak - base) / 1e6:.0f} MB, "
+            f"graph kept {(kept - base) / 1e6:.0f} MB (tracemalloc)"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=2000)
     ap.add_argument("--width", type=int, default=46_000)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--union-mb", type=float, default=0, help="also a Union plan of this size (MB)")
     args = ap.parse_args()
+    if args.union_mb:
+        _union_memory(args.union_mb)
 
     print(f"{'input':48} {'mode':9} {'median ms':>10} {'processes':>9} {'edges':>7}")
     for case in sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()):
