@@ -32,7 +32,8 @@ from atlas_sync.render.renderer import DesiredState, render
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
-# A sync whose input renders to more entities than this plans and applies through a disk spool.
+# A sync of a graph bigger than this (datasets + columns + processes + column edges) plans and
+# applies through a disk spool.
 STREAM_MIN_ENTITIES = 50_000
 
 Progress = Callable[[int, int], None]
@@ -75,6 +76,16 @@ class TeardownResult:
             "typedefs_deleted": self.typedefs_deleted,
             "requests": self.requests,
         }
+
+
+def _size(graph: LineageGraph) -> int:
+    """About the number of entities ``graph`` renders to, without rendering it."""
+    return (
+        len(graph.datasets)
+        + sum(len(d.columns) for d in graph.datasets)
+        + len(graph.processes)
+        + len(graph.edges)
+    )
 
 
 def _check_input(problems: list[Problem], has_content: bool, allow_partial: bool) -> None:
@@ -252,28 +263,26 @@ class Publisher:
         ``allow_partial``: then what was read is published, and nothing is deleted.
 
         ``stream``: plan and apply chunk by chunk through a disk spool (see :meth:`sync_chunks`);
-        by default only when the graph renders to more than ``STREAM_MIN_ENTITIES`` entities.
+        by default only for graphs of more than ``STREAM_MIN_ENTITIES`` datasets, columns,
+        processes and column edges together (about what they render to).
         """
         _check_input(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
+        if stream or (stream is None and _size(graph) > STREAM_MIN_ENTITIES):
+            from atlas_sync.reconcile.stream import RENDER_PROCESSES, chunks_of
+
+            return self.sync_chunks(
+                chunks_of(graph, RENDER_PROCESSES),
+                job,
+                allow_delete=allow_delete,
+                force=force,
+                purge=purge,
+                ensure_typedefs=ensure_typedefs,
+                allow_partial=allow_partial,
+                progress=progress,
+            )
         job = _check_job(job or graph.job or "default")
         # Render (and validate) before the first write: a template error must leave no typedefs behind.
         desired = render(graph, self.profile, domain=self.domain, job=job)
-        if stream or (stream is None and len(desired) > STREAM_MIN_ENTITIES):
-            from atlas_sync.reconcile.stream import StreamSync
-
-            with StreamSync(self.client, self.profile, self.domain) as s:
-                s.add_rendered(desired)
-                del desired  # the spool holds it now
-                return self._run_stream(
-                    s,
-                    job,
-                    allow_delete=allow_delete,
-                    force=force,
-                    purge=purge,
-                    ensure_typedefs=ensure_typedefs,
-                    input_has_errors=graph.has_errors,
-                    progress=progress,
-                )
         writes = self.ensure_typedefs() if ensure_typedefs else 0
         plan = self.plan(graph, job, allow_delete=allow_delete, force=force, desired=desired)
         applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None

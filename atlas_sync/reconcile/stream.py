@@ -290,8 +290,8 @@ class StreamResult:
 class StreamSync:
     """One streaming sync of a domain for a job. Use as a context manager (it owns a temporary file).
 
-    ``add_chunk`` for each chunk of the input (or ``add_rendered`` for an already rendered state),
-    then ``render``, then ``run`` (which lists, checks, compares and writes).
+    ``add_chunk`` for each chunk of the input, then ``render``, then ``run`` (which lists, checks,
+    compares and writes).
     """
 
     def __init__(self, client: Any, profile: Profile, domain: str, *, spool_dir: str | None = None) -> None:
@@ -397,10 +397,6 @@ class StreamSync:
                 hint="two different nodes must get different qualified names; check the profile's naming",
             )
         return self.spool.desired_count()
-
-    def add_rendered(self, state: DesiredState) -> None:
-        """Take an already rendered (and validated) desired state instead of chunks."""
-        self._add_state(state)
 
     def _add_state(self, state: DesiredState) -> None:
         self._ref_names |= self.spool.add_desired(state)

@@ -198,6 +198,21 @@ def test_publisher_sync_streams_when_asked() -> None:
     assert result.plan.counts["create"] == len(state(whole)[0])
 
 
+def test_publisher_sync_streams_big_graphs_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    import atlas_sync.api as api
+    from atlas_sync.reconcile.stream import StreamedPlan
+
+    g = graph_a(200)
+    small = publisher(Emulator(None)).sync(g.model_copy(deep=True))
+    assert not isinstance(small.plan, StreamedPlan)
+    monkeypatch.setattr(api, "STREAM_MIN_ENTITIES", 50)
+    whole, streamed = Emulator(None), Emulator(None)
+    publisher(whole).sync(g.model_copy(deep=True), stream=False)
+    big = publisher(streamed).sync(g.model_copy(deep=True))
+    assert isinstance(big.plan, StreamedPlan)
+    assert state(streamed) == state(whole)
+
+
 # ---------------------------------------------------------------------------- idempotence and request counts
 def test_a_second_streamed_run_writes_nothing() -> None:
     emu = Emulator(None)
