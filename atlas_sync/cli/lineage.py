@@ -143,36 +143,47 @@ def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str
 
 
 class _Dataset:
-    """A dataset merged over chunks, without the model objects' overhead."""
+    """A dataset merged over chunks, without the model objects' overhead (one per table of a log)."""
 
-    __slots__ = ("id", "namespace", "name", "kind", "columns", "facets")
+    __slots__ = ("id", "namespace", "name", "kind", "columns", "typed", "facets")
 
     def __init__(self, d: Dataset) -> None:
         self.id = sys.intern(d.id)
         self.namespace = d.namespace
         self.name = d.name
         self.kind = d.kind
-        # Column name -> the column when it has a type or description (None: the name alone).
-        self.columns: dict[str, Column | None] = {}
-        self.facets = d.facets
+        self.columns: tuple[str, ...] = ()
+        # Columns with a type or description, by name (most columns of a log have neither).
+        self.typed: dict[str, Column] | None = None
+        self.facets = d.facets or None
         self.merge(d)
 
     def merge(self, d: Dataset) -> None:
+        have = set(self.columns)
+        added: list[str] = []
         for c in d.columns:
-            if c.name not in self.columns:
-                self.columns[c.name] = c if c.type is not None or c.description is not None else None
+            if c.name in have:
+                continue
+            have.add(c.name)
+            added.append(c.name)
+            if c.type is not None or c.description is not None:
+                self.typed = self.typed or {}
+                self.typed[c.name] = c
+        if added:
+            self.columns += tuple(added)
         # A later chunk may tell that a table read earlier is a view (as the readers refine it).
         if self.kind == "table" and d.kind in ("view", "intermediate"):
             self.kind = d.kind
 
     def document(self) -> dict[str, Any]:
+        typed = self.typed or {}
         d = Dataset.model_construct(
             id=self.id,
             namespace=self.namespace,
             name=self.name,
             kind=self.kind,
-            columns=[c or Column.model_construct(name=n) for n, c in self.columns.items()],
-            facets=self.facets,
+            columns=[typed.get(n) or Column.model_construct(name=n) for n in self.columns],
+            facets=self.facets or {},
         )
         return d.model_dump(exclude_defaults=True) | {"id": self.id, "name": self.name}
 
@@ -196,16 +207,13 @@ class ChunkedDocument:
         self.problems = SpooledItems()
 
     def _ref(self, dataset: str, column: str | None) -> RefTuple:
-        key = (dataset, column)
-        ref = self._refs.get(key)
-        if ref is None:
-            known = self.datasets.get(dataset)
-            ref = self._refs[key] = (known.id if known else sys.intern(dataset), column)
-        return ref
+        """One shared tuple per column, made of the stored dataset id (edges share their ends)."""
+        key = (self._id(dataset), column)
+        return self._refs.setdefault(key, key)
 
     def _id(self, dataset: str) -> str:
         known = self.datasets.get(dataset)
-        return known.id if known else dataset
+        return known.id if known else sys.intern(dataset)
 
     def add(self, chunk: LineageGraph) -> None:
         """Take one chunk in (chunks in input order)."""
@@ -250,7 +258,8 @@ class ChunkedDocument:
         graph) to ``out``, without a trailing newline."""
         tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes)
         columns = summary_columns(tables, self.processes, self.edges)
-        self.edges, self._refs, self._unowned = [], {}, set()  # not needed any more
+        # The summary holds the edges from here on; the lookups are not needed any more.
+        self.edges, self._refs, self._unowned = [], {}, set()
         write_document(
             out,
             tables=tables,

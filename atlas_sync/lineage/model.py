@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -683,13 +683,15 @@ def _first_writes(processes: Sequence[ProcessTuple]) -> dict[str, int]:
 
 def summary_columns(
     tables: dict[str, list[str]], processes: Sequence[ProcessTuple], edges: Iterable[EdgeTuple]
-) -> list[dict[str, Any]]:
+) -> Iterator[dict[str, Any]]:
     """The document's ``columns`` (:meth:`LineageGraph.end_to_end_edges`, rendered) from tuples:
-    the same walk through intermediates, on a fraction of the memory of model objects."""
+    the same walk through intermediates, on a fraction of the memory of model objects, given one
+    target column at a time (a big log's summary is never held whole)."""
     sources, targets = set(tables["read"]), set(tables["write"])
     by_target: dict[RefTuple, list[EdgeTuple]] = {}
     for e in edges:
         by_target.setdefault(e[1], []).append(e)
+    del edges  # the caller may drop its list: the index holds every edge
     result: list[dict[str, Any]] = []
     seen: set[tuple[RefTuple, RefTuple, str]] = set()
     order = {pid: i for i, (pid, _ins, _outs) in enumerate(processes)}
@@ -744,7 +746,8 @@ def summary_columns(
 
     for t in sorted({t for t in by_target if t[0] in targets}, key=ref_text):
         walk(t, t, "IDENTITY", None, 0, frozenset({t}))
-    return result
+        yield from result
+        result.clear()
 
 
 def edge_document(e: ColumnEdge) -> dict[str, Any]:
@@ -772,7 +775,6 @@ def write_graph_document(graph: LineageGraph, out: IO[str]) -> None:
     processes = [_process_tuple(p) for p in graph.processes]
     tables = summary_tables(((d.id, d.kind) for d in graph.datasets), processes)
     columns = summary_columns(tables, processes, (_edge_tuple(e) for e in graph.edges))
-    del processes
     write_document(
         out,
         tables=tables,

@@ -271,3 +271,53 @@ def test_the_summary_from_tuples_equals_the_graph_methods_on_random_graphs() -> 
     for _ in range(400):
         g = _random_graph(rng)
         assert streamed(g) == expected(g)
+
+
+def _one_chunk(graph: LineageGraph) -> str:
+    doc = ChunkedDocument()
+    try:
+        doc.add(graph)
+        buf = io.StringIO()
+        doc.write(buf)
+        return buf.getvalue()
+    finally:
+        doc.close()
+
+
+@pytest.mark.parametrize(("reader", "path"), INPUTS, ids=[Path(p).name for _, p in INPUTS])
+def test_a_whole_graph_as_one_chunk_gives_json_dumps_bytes(reader: str, path: str) -> None:
+    graph = registry.read(reader, [path])
+    assert _one_chunk(graph) == expected(graph)
+
+
+def test_chunks_sharing_a_dataset_merge_its_typed_columns_and_facets_as_merge_does() -> None:
+    def chunk(i: int, cols: list[Column], facets: dict[str, object]) -> LineageGraph:
+        return LineageGraph(
+            job="j",
+            datasets=[
+                Dataset(id="s", name="s", columns=cols, facets=facets),
+                Dataset(id=f"t{i}", name=f"t{i}", columns=[Column(name="a")]),
+            ],
+            processes=[Process(id=f"p{i}", name=f"p{i}", inputs=["s"], outputs=[f"t{i}"])],
+            edges=[
+                ColumnEdge(
+                    source=ColumnRef(dataset="s", column=cols[0].name),
+                    target=ColumnRef(dataset=f"t{i}", column="a"),
+                    kind="IDENTITY",
+                    process=f"p{i}",
+                )
+            ],
+        )
+
+    chunks = [
+        chunk(0, [Column(name="x", type="int")], {"schema": {"v": 1}}),
+        chunk(1, [Column(name="y", description="why"), Column(name="x", type="bigint")], {"other": 2}),
+        chunk(2, [Column(name="z")], {}),
+    ]
+    doc = ChunkedDocument()
+    for c in chunks:
+        doc.add(c)
+    buf = io.StringIO()
+    doc.write(buf)
+    doc.close()
+    assert buf.getvalue() == expected(chunks[0].merge(chunks[1]).merge(chunks[2]))
