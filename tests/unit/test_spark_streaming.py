@@ -120,28 +120,49 @@ def test_finished_subtrees_are_dropped_while_parsing() -> None:
     assert child.children == [] and child.inner == [] and child.exprs == {}
 
 
+def test_operator_mode_keeps_each_operators_attributes_and_columns(tmp_path: Path) -> None:
+    path = tmp_path / "j.plan.txt"
+    path.write_text(FAR_ABOVE, encoding="utf-8")
+    g = TEXT_READER.read([str(path)], mode="operator")
+    procs = {str(p.level): p for p in g.processes}
+    # levels: Project 1_0, Filter 2_0, alias j 3_0, Join 4_0, alias x 5_0, Relation r 5_1,
+    # Filter 6_0, Relation l 7_0 (each seed name used once)
+    assert sorted(procs) == ["1_0", "2_0", "3_0", "4_0", "5_0", "5_1", "6_0", "7_0"]
+    assert procs["1_0"].attributes["columns"] == ["a#1", "(b#2 + c#5) AS s#10"]
+    assert procs["2_0"].attributes["condition"] == "((a#1 = c#5) AND (a#1 > 0))"
+    assert procs["4_0"].attributes["condition"] == "(k#3 = k#6)"
+    assert procs["7_0"].attributes["table"] == "db.l"
+    assert procs["7_0"].attributes["columns"] == ["a", "b", "k"]
+    between = g.dataset("1_0-2_0")
+    assert between is not None
+    # the Filter passes the Join's columns on: a, b, k (left), c, k (right), names once each
+    assert between.column_names() == ["a", "b", "k", "c"]
+
+
+@pytest.mark.parametrize("mode", ["job", "operator"])
 @pytest.mark.parametrize("path", TEXT_PLANS, ids=lambda p: str(p.relative_to(DATA)))
-def test_streamed_graph_is_the_whole_tree_graph(path: Path) -> None:
+def test_streamed_graph_is_the_whole_tree_graph(path: Path, mode: str) -> None:
     text = path.read_text(encoding="utf-8")
     try:
         doc = parse_text(text, file=str(path))
     except InputError as exc:
         with pytest.raises(InputError) as failed:
-            build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path))
+            build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
         assert (str(failed.value), failed.value.line) == (str(exc), exc.line)
         return
-    whole = build_graph(doc.plans, mode="job", job="j", file=str(path), scans=doc.scans)
-    streamed = build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path))
+    whole = build_graph(doc.plans, mode=mode, job="j", file=str(path), scans=doc.scans)
+    streamed = build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
     assert streamed.to_document() == whole.to_document()
 
 
-def test_several_plans_in_one_file_give_the_whole_tree_graph() -> None:
+@pytest.mark.parametrize("mode", ["job", "operator"])
+def test_several_plans_in_one_file_give_the_whole_tree_graph(mode: str) -> None:
     text = FAR_ABOVE + "\n" + OUTER_REFERENCE + "\n" + FAR_ABOVE
     doc = parse_text(text)
-    whole = build_graph(doc.plans, mode="job", job="j", scans=doc.scans)
-    streamed = build_job_streaming(tree_source(text), job="j")
-    assert len(streamed.processes) == 3
+    whole = build_graph(doc.plans, mode=mode, job="j", scans=doc.scans)
+    streamed = build_job_streaming(tree_source(text), job="j", mode=mode)
     assert streamed.to_document() == whole.to_document()
+    assert len(streamed.processes) == (3 if mode == "job" else 8 + 6 + 8)
 
 
 def test_query_text_past_the_limit_is_the_plan_text_cut_with_a_note(tmp_path: Path) -> None:

@@ -167,9 +167,7 @@ class SparkPlanTextReader(_SparkReader):
     def _graph(
         self, path: str, options: dict[str, Any], mode: str, job: str, paths: list[str]
     ) -> LineageGraph:
-        if mode != "job":
-            return super()._graph(path, options, mode, job, paths)
-        # job mode: lineage computed while the tree is read, each finished subtree dropped (stream.py)
+        # lineage computed while the tree is read, each finished subtree dropped (stream.py)
         text = read_text(path)
         src = tree_source(text, file=path, section=options.get("section"))
         scans = dict(src.scans)
@@ -179,7 +177,9 @@ class SparkPlanTextReader(_SparkReader):
                 scans.setdefault(k, v)
         quiet = _quiet(options.get("progress"), text.count("\n") + 1)
         with progress_lines("spark-plan lines", quiet=quiet) as update:
-            return build_job_streaming(src, job=job, file=path, scans=scans, paths=paths, progress=update)
+            return build_job_streaming(
+                src, job=job, file=path, scans=scans, paths=paths, progress=update, mode=mode
+            )
 
     def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
         text = read_text(path)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process, dotted
@@ -508,10 +508,28 @@ def operator_attributes(node: PlanNode, out_names: list[str], info: dict[str, An
 def _operator_mode(
     graph: LineageGraph, roots: list[PlanNode], lineages: list[PlanLineage], ds: Datasets
 ) -> None:
+    by_node = {id(n): pl for r, pl in zip(roots, lineages, strict=True) for n in r.walk()}
+    operator_graph(
+        graph,
+        roots,
+        lambda n: [c.name for c in by_node[id(n)].result(n).out],
+        lambda n, names: operator_attributes(n, names, ds.info.get(id(n), {})),
+    )
+
+
+def operator_graph(
+    graph: LineageGraph,
+    roots: list[PlanNode],
+    out_names: Callable[[PlanNode], list[str]],
+    attributes: Callable[[PlanNode, list[str]], dict[str, Any]],
+) -> None:
+    """The pico projection of level-numbered plans: one process per operator, an intermediate
+    dataset per parent-child pair. ``out_names(node)``: the node's output column names;
+    ``attributes(node, names)``: its process attributes."""
     multi = len(roots) > 1
     graph.add_dataset(Dataset(id="input", name="input", kind="local", facets={"role": "input"}))
     graph.add_dataset(Dataset(id="output", name="output", kind="local", facets={"role": "output"}))
-    for k, (root, pl) in enumerate(zip(roots, lineages, strict=True), start=1):
+    for k, root in enumerate(roots, start=1):
         prefix = f"p{k}." if multi else ""
 
         def lid(n: PlanNode, prefix: str = prefix) -> str:
@@ -522,12 +540,12 @@ def _operator_mode(
             for c in n.all_children:
                 parent_of[id(c)] = n
         for n in root.walk():
-            out_names = [c.name for c in pl.result(n).out]
+            names = out_names(n)
             kids = n.all_children
             inputs: list[str] = []
             for c in kids:
                 did = f"{lid(n)}-{lid(c)}"
-                cols = [Column(name=x) for x in dict.fromkeys(x.name for x in pl.result(c).out)]
+                cols = [Column(name=x) for x in dict.fromkeys(out_names(c))]
                 # level names are unique, so these ids are too: append without add_dataset's lookup
                 graph.datasets.append(
                     Dataset(
@@ -550,7 +568,7 @@ def _operator_mode(
                     kind="operator",
                     inputs=inputs,
                     outputs=outputs,
-                    attributes=operator_attributes(n, out_names, ds.info.get(id(n), {})),
+                    attributes=attributes(n, names),
                     operator=n.op,
                     level=lid(n),
                     parent=lid(parent) if parent is not None else None,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import ColumnEdge, LineageGraph
@@ -36,12 +37,14 @@ from atlas_sync.lineage.spark.build import (
     job_process,
     leaf_dataset,
     name_write_target,
+    operator_attributes,
+    operator_graph,
     unknown_operator,
     unresolved_plan,
 )
 from atlas_sync.lineage.spark.expr import conjuncts, refs
 from atlas_sync.lineage.spark.lineage import PlanLineage, Result, _apply, _is_not_null_check
-from atlas_sync.lineage.spark.plan import KNOWN, PlanNode
+from atlas_sync.lineage.spark.plan import KNOWN, PlanNode, assign_levels
 from atlas_sync.lineage.spark.text import (
     _NAME,
     MarkerError,
@@ -191,8 +194,21 @@ class _Plan:
 class JobSink:
     """A :class:`~atlas_sync.lineage.spark.text.TreeSink` that builds the job-mode graph."""
 
-    def __init__(self, graph: LineageGraph, ds: Datasets, facts: list[PlanFacts], file: str | None) -> None:
+    def __init__(
+        self,
+        graph: LineageGraph,
+        ds: Datasets,
+        facts: list[PlanFacts],
+        file: str | None,
+        *,
+        operator: bool = False,
+    ) -> None:
         self.graph = graph
+        # operator mode (pico): the tree stays, stripped to names; each operator's output column
+        # names and process attributes are kept instead of its expressions
+        self.operator = operator
+        self.names: dict[int, list[str]] = {}
+        self.attrs: dict[int, dict[str, Any]] = {}
         self.ds = ds
         self.facts = facts
         self.file = file
@@ -205,6 +221,7 @@ class JobSink:
 
     # ---------------------------------------------------------------------------------- the sink
     def opened(self, node: PlanNode, parent: PlanNode | None, kind: str) -> None:
+        node.level_num = 1 if parent is None else parent.level_num + 1
         if parent is None:
             k = len(self.plans)
             plan = _Plan(node, self.facts[k] if k < len(self.facts) else PlanFacts())
@@ -224,7 +241,8 @@ class JobSink:
                 self.deferred.add(id(node))
             else:
                 self._visit(node, child_alias(parent))
-        self.plans[-1].query.add(node, parent, kind)
+        if not self.operator:
+            self.plans[-1].query.add(node, parent, kind)
 
     def closed(self, node: PlanNode) -> None:
         plan = self.plans[-1]
@@ -237,12 +255,13 @@ class JobSink:
             self._visit_tree(c, below)
         for c in node.inner:
             self._compute_tree(c, plan)
-        plan.pl.results[id(node)] = _apply(node, plan.pl, self.ds.by_node, plan.cte_defs)
+        self._apply(node, plan)
         if id(node) not in self.chain:
             for c in node.all_children:
                 self._drop(c, plan)
-            node.children = []
-            node.inner = []
+            if not self.operator:
+                node.children = []
+                node.inner = []
         if id(node) not in self.chain and node.op not in _IDENTIFIERS:
             # only the result is read from here on (an identifier's table names a CTAS target)
             node.exprs = {}
@@ -263,7 +282,8 @@ class JobSink:
         leaf_dataset(node, alias, plan.facts.ctes, self.ds)
         for d in self.ds.by_node.get(id(node), ()):
             plan.inputs[d] = None
-        self.ds.info.pop(id(node), None)  # operator mode only
+        if not self.operator:
+            self.ds.info.pop(id(node), None)  # read by operator mode only
         if node.op == "RelationV2" and node.props.get("table"):
             plan.relation_tables.append(str(node.props["table"]))
 
@@ -287,7 +307,15 @@ class JobSink:
                 for c in reversed(node.all_children):
                     stack.append((c, False))
                 continue
-            plan.pl.results[id(node)] = _apply(node, plan.pl, self.ds.by_node, plan.cte_defs)
+            self._apply(node, plan)
+
+    def _apply(self, node: PlanNode, plan: _Plan) -> None:
+        res = _apply(node, plan.pl, self.ds.by_node, plan.cte_defs)
+        plan.pl.results[id(node)] = res
+        if self.operator:
+            names = self.names[id(node)] = [c.name for c in res.out]
+            if id(node) not in self.chain:  # the root's attributes may need its write target: at the end
+                self.attrs[id(node)] = operator_attributes(node, names, self.ds.info.pop(id(node), {}))
 
     def _drop(self, top: PlanNode, plan: _Plan) -> None:
         # forget what is keyed by the ids of dropped nodes (ids are reused once objects are freed)
@@ -322,6 +350,9 @@ class JobSink:
             unknown_operator(graph, op, path, line, self.file)
         if self.unresolved is not None:
             unresolved_plan(graph, *self.unresolved)
+        if self.operator:
+            self._finish_operators()
+            return
         multi = len(self.plans) > 1
         known: set[ColumnEdge] = set()
         for k, p in enumerate(self.plans, start=1):
@@ -338,9 +369,26 @@ class JobSink:
                 known,
                 k == len(self.plans),
             )
-        for prob in graph.problems:
+        self._problem_files()
+
+    def _problem_files(self) -> None:
+        for prob in self.graph.problems:
             if prob.file is None:
                 prob.file = self.file
+
+    def _finish_operators(self) -> None:
+        graph = self.graph
+        # as build_graph: the pico projection names its own datasets, an unknown path is no problem
+        graph.datasets = []
+        graph.problems = [p for p in graph.problems if p.code != "spark-path-unknown"]
+        roots = [p.root for p in self.plans]
+        for r in roots:
+            assign_levels(r)
+        for n in (n for r in roots for n in r.walk()):
+            if id(n) not in self.attrs:
+                self.attrs[id(n)] = operator_attributes(n, self.names[id(n)], self.ds.info.pop(id(n), {}))
+        operator_graph(graph, roots, lambda n: self.names[id(n)], lambda n, _: self.attrs[id(n)])
+        self._problem_files()
 
 
 def build_job_streaming(
@@ -351,12 +399,13 @@ def build_job_streaming(
     scans: dict[int, ScanInfo] | None = None,
     paths: list[str] | tuple[str, ...] = (),
     progress: Callable[[int, int], None] | None = None,
+    mode: str = "job",
 ) -> LineageGraph:
-    """The job-mode graph of a text plan (what ``build_graph(parse_text(...).plans)`` gives), built
+    """The graph of a text plan (what ``build_graph(parse_text(...).plans, mode=mode)`` gives), built
     while the lines are parsed. ``progress`` as for ``parse_tree_lines``."""
     graph = LineageGraph(job=job, source=file)
     ds = Datasets(graph, job, scans if scans is not None else src.scans, list(paths))
-    sink = JobSink(graph, ds, prescan(src), file)
+    sink = JobSink(graph, ds, prescan(src), file, operator=mode == "operator")
     try:
         parse_tree_lines(
             src.lines,
