@@ -80,6 +80,8 @@ class Datasets:
         self.counts: dict[str, int] = {}
         self.by_node: dict[int, list[str]] = {}
         self.info: dict[int, dict[str, Any]] = {}
+        # relation columns on the datasets (operator mode drops these datasets: no need to fill them)
+        self.columns = True
 
     def _unique(self, base: str) -> str:
         n = self.counts.get(base, 0)
@@ -119,7 +121,7 @@ class Datasets:
         op = node.op
         cols = [
             Column.model_construct(_COLUMN_FIELDS, name=a.name, type=a.dtype, description=None)
-            for a in node.output
+            for a in (node.output if self.columns else ())
         ]
         ids: list[str] = []
         info: dict[str, Any] = {}
@@ -292,6 +294,7 @@ def build_graph(
         )
     graph = LineageGraph(job=job, source=file)
     ds = Datasets(graph, job, scans or {}, list(paths))
+    ds.columns = mode == "job"
     roots = list(roots)
     for r in roots:
         name_write_target(r, graph)

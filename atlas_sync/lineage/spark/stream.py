@@ -381,6 +381,10 @@ class JobSink:
         # as build_graph: the pico projection names its own datasets, an unknown path is no problem
         graph.datasets = []
         graph.problems = [p for p in graph.problems if p.code != "spark-path-unknown"]
+        for p in self.plans:  # the names and attributes are all that is read from here on
+            p.pl.env.clear()
+            p.pl.results.clear()
+            p.cte_defs.clear()
         roots = [p.root for p in self.plans]
         for r in roots:
             assign_levels(r)
@@ -405,6 +409,7 @@ def build_job_streaming(
     while the lines are parsed. ``progress`` as for ``parse_tree_lines``."""
     graph = LineageGraph(job=job, source=file)
     ds = Datasets(graph, job, scans if scans is not None else src.scans, list(paths))
+    ds.columns = mode == "job"
     sink = JobSink(graph, ds, prescan(src), file, operator=mode == "operator")
     try:
         parse_tree_lines(
