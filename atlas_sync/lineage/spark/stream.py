@@ -1,11 +1,12 @@
-"""Job-mode lineage of a text plan while it is parsed, in memory that follows the result.
+"""The lineage graph of a text plan built while it is parsed, in memory that follows the result.
 
 The text form is a pre-order listing, so an operator's subtree is complete when a line at the same or
 a lower depth arrives (:func:`~atlas_sync.lineage.spark.text.parse_tree_lines` tells a sink). Each
 completed operator gets its column lineage right away (expression ids -> source columns, see
-``lineage.py``); then its children are dropped and its own parsed expressions cleared: ancestors only
-read its :class:`~atlas_sync.lineage.spark.lineage.Result` and the lineage of the ids it defined. A
-50 MB plan therefore never has its whole operator tree, nor a list of its lines, in memory.
+``lineage.py``); then its own parsed expressions are cleared and, in job mode, its children dropped:
+ancestors only read its :class:`~atlas_sync.lineage.spark.lineage.Result` and the lineage of the ids
+it defined. Operator mode keeps the tree, stripped to each operator's output names and process
+attributes. A 50 MB plan therefore never has its parsed tree, nor a list of its lines, in memory.
 
 The graph is the one :func:`~atlas_sync.lineage.spark.build.build_graph` makes from the whole tree,
 in the same order. What the whole-tree build learns before it starts is gathered first or replayed:
@@ -192,7 +193,8 @@ class _Plan:
 
 
 class JobSink:
-    """A :class:`~atlas_sync.lineage.spark.text.TreeSink` that builds the job-mode graph."""
+    """A :class:`~atlas_sync.lineage.spark.text.TreeSink` that builds the graph (job mode, or with
+    ``operator=True`` the pico projection)."""
 
     def __init__(
         self,
