@@ -12,7 +12,7 @@ from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.spark_plan import TEXT_READER
 from atlas_sync.lineage.spark.build import QUERY_TEXT_LIMIT, Datasets, build_graph
-from atlas_sync.lineage.spark.stream import JobSink, build_job_streaming, prescan
+from atlas_sync.lineage.spark.stream import StreamSink, build_graph_streaming, prescan
 from atlas_sync.lineage.spark.text import parse_text, parse_tree_lines, tree_source
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "spark"
@@ -113,7 +113,7 @@ def test_a_subquery_printed_before_the_outer_query_still_reads_its_outer_referen
 def test_finished_subtrees_are_dropped_while_parsing() -> None:
     src = tree_source(FAR_ABOVE)
     graph = LineageGraph(job="j")
-    sink = JobSink(graph, Datasets(graph, "j", {}, []), prescan(src), None)
+    sink = StreamSink(graph, Datasets(graph, "j", {}, []), prescan(src), None)
     [root] = parse_tree_lines(src.lines, sink=sink, total=src.total)
     # the root keeps its child (the job's target reads it), the child keeps nothing below it
     [child] = root.children
@@ -147,11 +147,11 @@ def test_streamed_graph_is_the_whole_tree_graph(path: Path, mode: str) -> None:
         doc = parse_text(text, file=str(path))
     except InputError as exc:
         with pytest.raises(InputError) as failed:
-            build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
+            build_graph_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
         assert (str(failed.value), failed.value.line) == (str(exc), exc.line)
         return
     whole = build_graph(doc.plans, mode=mode, job="j", file=str(path), scans=doc.scans)
-    streamed = build_job_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
+    streamed = build_graph_streaming(tree_source(text, file=str(path)), job="j", file=str(path), mode=mode)
     assert streamed.to_document() == whole.to_document()
 
 
@@ -160,7 +160,7 @@ def test_several_plans_in_one_file_give_the_whole_tree_graph(mode: str) -> None:
     text = FAR_ABOVE + "\n" + OUTER_REFERENCE + "\n" + FAR_ABOVE
     doc = parse_text(text)
     whole = build_graph(doc.plans, mode=mode, job="j", scans=doc.scans)
-    streamed = build_job_streaming(tree_source(text), job="j", mode=mode)
+    streamed = build_graph_streaming(tree_source(text), job="j", mode=mode)
     assert streamed.to_document() == whole.to_document()
     assert len(streamed.processes) == (3 if mode == "job" else 8 + 6 + 8)
 

@@ -26,7 +26,7 @@ from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.graph import load_json, read_text
 from atlas_sync.lineage.spark.build import build_graph
 from atlas_sync.lineage.spark.plan import PlanNode
-from atlas_sync.lineage.spark.stream import build_job_streaming
+from atlas_sync.lineage.spark.stream import build_graph_streaming
 from atlas_sync.lineage.spark.text import ScanInfo, TextDocument, parse_text, tree_source
 
 _GENERIC_STEMS = {
@@ -169,6 +169,8 @@ class SparkPlanTextReader(_SparkReader):
     ) -> LineageGraph:
         # lineage computed while the tree is read, each finished subtree dropped (stream.py)
         text = read_text(path)
+        # Progress on stderr (plain lines, a bar on a terminal) while a big tree is parsed: by default
+        # from PROGRESS_MIN_LINES lines on; progress=true for any size, progress=false never.
         src = tree_source(text, file=path, section=options.get("section"))
         scans = dict(src.scans)
         extra = _explain(options)
@@ -177,24 +179,9 @@ class SparkPlanTextReader(_SparkReader):
                 scans.setdefault(k, v)
         quiet = _quiet(options.get("progress"), text.count("\n") + 1)
         with progress_lines("spark-plan lines", quiet=quiet) as update:
-            return build_job_streaming(
+            return build_graph_streaming(
                 src, job=job, file=path, scans=scans, paths=paths, progress=update, mode=mode
             )
-
-    def _plans(self, path: str, options: dict[str, Any]) -> tuple[list[PlanNode], dict[int, ScanInfo]]:
-        text = read_text(path)
-        # Progress on stderr (plain lines, a bar on a terminal) while a big tree is parsed: by default
-        # from PROGRESS_MIN_LINES lines on; progress=true for any size, progress=false never.
-        quiet = _quiet(options.get("progress"), text.count("\n") + 1)
-        with progress_lines("spark-plan lines", quiet=quiet) as update:
-            doc = parse_text(text, file=path, section=options.get("section"), progress=update)
-        del text
-        scans = dict(doc.scans)
-        extra = _explain(options)
-        if extra is not None:
-            for k, v in extra.scans.items():
-                scans.setdefault(k, v)
-        return doc.plans, scans
 
 
 class SparkPlanJsonReader(_SparkReader):

@@ -192,7 +192,7 @@ class _Plan:
     query: _QueryText = field(default_factory=_QueryText)
 
 
-class JobSink:
+class StreamSink:
     """A :class:`~atlas_sync.lineage.spark.text.TreeSink` that builds the graph (job mode, or with
     ``operator=True`` the pico projection)."""
 
@@ -397,7 +397,7 @@ class JobSink:
         self._problem_files()
 
 
-def build_job_streaming(
+def build_graph_streaming(
     src: TreeSource,
     *,
     job: str,
@@ -412,7 +412,7 @@ def build_job_streaming(
     graph = LineageGraph(job=job, source=file)
     ds = Datasets(graph, job, scans if scans is not None else src.scans, list(paths))
     ds.columns = mode == "job"
-    sink = JobSink(graph, ds, prescan(src), file, operator=mode == "operator")
+    sink = StreamSink(graph, ds, prescan(src), file, operator=mode == "operator")
     try:
         parse_tree_lines(
             src.lines,
