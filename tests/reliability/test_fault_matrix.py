@@ -8,6 +8,9 @@ kind and position:
 * without retries, the sync fails cleanly (an AtlasSyncError naming the failed call), and one more
   sync reaches exactly B;
 * in every case, the other job's and the other domain's entities are byte-for-byte untouched.
+
+Both sync paths run the matrix: the whole plan in memory, and the streaming sync (disk spool, plan
+and apply chunk by chunk; docs/big-inputs.md).
 """
 
 from __future__ import annotations
@@ -76,14 +79,14 @@ def _outside(row: dict) -> bool:
     return not row["qualified_name"].endswith("@" + DOMAIN) or row["attrs"].get("atlasSyncJob") == "job0001"
 
 
-def _sync(emu: Emulator, retry: RetryPolicy) -> None:
-    Publisher(client_for(emu, retry), domain=DOMAIN, batch_size=40, parallel=2).sync(B)
+def _sync(emu: Emulator, retry: RetryPolicy, stream: bool = False) -> None:
+    Publisher(client_for(emu, retry), domain=DOMAIN, batch_size=40, parallel=2).sync(B, stream=stream)
 
 
-def _positions(fresh) -> int:
+def _positions(fresh, stream: bool = False) -> int:
     emu = fresh()
     emu.clear_log()
-    _sync(emu, RetryPolicy.none())
+    _sync(emu, RetryPolicy.none(), stream)
     assert_exact_state(emu, B, DOMAIN)
     return len(emu.request_log)
 
@@ -95,16 +98,17 @@ def test_the_scenario_creates_updates_and_deletes(fresh) -> None:
     assert counts["create"] > 0 and counts["update"] > 0 and counts["delete"] > 0
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("fault", [f[1] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_one_fault_at_any_request_is_retried_to_the_exact_state(fresh, fault) -> None:
-    total = _positions(fresh)
+def test_one_fault_at_any_request_is_retried_to_the_exact_state(fresh, fault, stream) -> None:
+    total = _positions(fresh, stream)
     assert total >= 8  # typedef check, search, reads, several write batches, deletes
     for at in range(1, total + 1):
         emu = fresh()
         before = snapshot(emu, _outside)
         emu.inject_fault(**fault, at=at)
         retry, waits = fast_retry()
-        _sync(emu, retry)
+        _sync(emu, retry, stream)
         assert emu.faults.faults[0].fired == 1, f"position {at}: the fault did not fire"
         assert_exact_state(emu, B, DOMAIN)
         assert snapshot(emu, _outside) == before, f"position {at}: entities outside the scope changed"
@@ -112,20 +116,21 @@ def test_one_fault_at_any_request_is_retried_to_the_exact_state(fresh, fault) ->
             assert waits == [3.0], f"position {at}: Retry-After not honoured ({waits})"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("fault", [f[1] for f in FAULTS], ids=[f[0] for f in FAULTS])
-def test_without_retries_a_fault_fails_cleanly_and_the_next_sync_converges(fresh, fault) -> None:
-    total = _positions(fresh)
+def test_without_retries_a_fault_fails_cleanly_and_the_next_sync_converges(fresh, fault, stream) -> None:
+    total = _positions(fresh, stream)
     for at in range(1, total + 1):
         emu = fresh()
         before = snapshot(emu, _outside)
         emu.inject_fault(**fault, at=at)
         with pytest.raises(AtlasSyncError) as info:
-            _sync(emu, RetryPolicy.none())
+            _sync(emu, RetryPolicy.none(), stream)
         message = str(info.value)
         assert "/api/atlas/" in message, f"position {at}: the error does not name the call: {message}"
         assert "Traceback" not in message
         assert snapshot(emu, _outside) == before, f"position {at}: entities outside the scope changed"
         emu.clear_faults()
-        _sync(emu, RetryPolicy.none())
+        _sync(emu, RetryPolicy.none(), stream)
         assert_exact_state(emu, B, DOMAIN)
         assert snapshot(emu, _outside) == before

@@ -59,7 +59,8 @@ def _entity_writes(emu: Emulator) -> int:
     return sum(1 for r in emu.request_log if r.method in ("POST", "DELETE") and "/v2/entity" in r.path)
 
 
-def test_a_sync_killed_during_apply_is_completed_by_the_next_sync(server, tmp_path) -> None:
+@pytest.mark.parametrize("mode", [[], ["--stream"]], ids=["whole", "streamed"])
+def test_a_sync_killed_during_apply_is_completed_by_the_next_sync(server, tmp_path, mode) -> None:
     emu = server.emulator
     a = graph_a(200, job=0)
     b = graph_b(a)
@@ -74,7 +75,7 @@ def test_a_sync_killed_during_apply_is_completed_by_the_next_sync(server, tmp_pa
         target = a if attempt % 2 else b  # alternate so that every round has work to do
         path = _write(tmp_path, target, f"round{attempt}")
         emu.clear_log()
-        proc = _cli_sync(server.url, path)
+        proc = _cli_sync(server.url, path, *mode)
         deadline = time.monotonic() + 60
         while _entity_writes(emu) == 0 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -85,11 +86,11 @@ def test_a_sync_killed_during_apply_is_completed_by_the_next_sync(server, tmp_pa
         proc.wait(30)
         # the next sync (no faults) converges
         emu.set_latency(0, 0)
-        nxt = _cli_sync(server.url, path)
+        nxt = _cli_sync(server.url, path, *mode)
         out, err = nxt.communicate(timeout=120)
         assert nxt.returncode == 0, err
         assert_exact_state(emu, target, DOMAIN)
-        again = _cli_sync(server.url, path, "--json")
+        again = _cli_sync(server.url, path, "--json", *mode)
         out, err = again.communicate(timeout=120)
         assert again.returncode == 0, err
         assert json.loads(out)["applied"] is None, "a converged domain needs no writes"
