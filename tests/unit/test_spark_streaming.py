@@ -12,7 +12,7 @@ from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.spark_plan import TEXT_READER
 from atlas_sync.lineage.spark.build import QUERY_TEXT_LIMIT, Datasets, build_graph
-from atlas_sync.lineage.spark.stream import StreamSink, build_graph_streaming, prescan
+from atlas_sync.lineage.spark.stream import StreamSink, build_graph_streaming
 from atlas_sync.lineage.spark.text import parse_text, parse_tree_lines, tree_source
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "spark"
@@ -113,7 +113,7 @@ def test_a_subquery_printed_before_the_outer_query_still_reads_its_outer_referen
 def test_finished_subtrees_are_dropped_while_parsing() -> None:
     src = tree_source(FAR_ABOVE)
     graph = LineageGraph(job="j")
-    sink = StreamSink(graph, Datasets(graph, "j", {}, []), prescan(src), None)
+    sink = StreamSink(graph, Datasets(graph, "j", {}, []), src, None)
     [root] = parse_tree_lines(src.lines, sink=sink, total=src.total)
     # the root keeps its child (the job's target reads it), the child keeps nothing below it
     [child] = root.children
@@ -186,3 +186,21 @@ def test_a_truncated_plan_is_reported_at_the_line_announcing_a_sibling(tmp_path:
     with pytest.raises(InputError, match="truncated plan") as exc:
         _read(tmp_path, text)
     assert exc.value.line == 3
+
+
+# A not-null check of an id that a predicate further down the text also reads adds no dependency
+# (the optimizer's inferred checks): the second branch is not read yet when the first is done.
+LATER_PREDICATE = """\
+Union false, false
+:- Filter isnotnull(a#1)
+:  +- Relation db.s[a#1] parquet
++- Filter (a#1 > 0)
+   +- Relation db.u[a#1] parquet
+"""
+
+
+def test_a_not_null_check_of_an_id_filtered_later_in_the_text_adds_nothing(tmp_path: Path) -> None:
+    g = _read(tmp_path, LATER_PREDICATE)
+    # only the second branch's filter; the Union's column takes the last definition of a#1
+    assert _row_edges(g) == {("db.u.a", "FILTER")}
+    assert _column_edges(g) == {("db.u.a", "a", "IDENTITY", "result:j/result", None)}

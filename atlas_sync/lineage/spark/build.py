@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import Any
 
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process, dotted
@@ -226,7 +226,7 @@ def name_write_target(root: PlanNode, graph: LineageGraph, relation_tables: list
     root.props["target"] = name
 
 
-def leaf_dataset(node: PlanNode, alias: str | None, ctes: set[str], ds: Datasets) -> None:
+def leaf_dataset(node: PlanNode, alias: str | None, ctes: Container[str], ds: Datasets) -> None:
     """Resolve the dataset(s) a leaf reads (nothing for other nodes and for references to CTEs)."""
     if node.op == "UnresolvedRelation" and str(node.props.get("table")) in ctes:
         return

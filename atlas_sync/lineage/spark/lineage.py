@@ -13,6 +13,7 @@ columns by position to their query's output.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +119,7 @@ class PlanLineage:
     results: dict[int, Result] = field(default_factory=dict)
     env: Env = field(default_factory=Env)
     # ids that some join or filter predicate reads, apart from bare isnotnull() checks
-    predicate_ids: set[int] = field(default_factory=set)
+    predicate_ids: Container[int] = field(default_factory=set)
 
     def result(self, node: PlanNode) -> Result:
         return self.results.get(id(node)) or Result()
@@ -174,7 +175,7 @@ def _predicate_ids(root: PlanNode) -> set[int]:
     return out
 
 
-def _inferred_not_null(c: Expr, predicate_ids: set[int]) -> bool:
+def _inferred_not_null(c: Expr, predicate_ids: Container[int]) -> bool:
     """The optimizer adds ``isnotnull(x)`` for columns other predicates already test (join keys,
     filtered columns): such a check adds no dependency of its own."""
     i = _is_not_null_check(c)

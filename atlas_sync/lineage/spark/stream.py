@@ -25,7 +25,7 @@ in the same order. What the whole-tree build learns before it starts is gathered
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,29 @@ class PlanFacts:
     ctes: set[str] = field(default_factory=set)
 
 
+def add_facts(facts: PlanFacts, node: PlanNode) -> None:
+    """Add what a Filter, Join or WITH node tells to ``facts``."""
+    if node.op in ("Filter", "Join"):
+        for e in node.exprs.get("condition", []):
+            for c in conjuncts(e):
+                if _is_not_null_check(c) is None:
+                    facts.predicate_ids.update(refs(c))
+    elif node.op == "UnresolvedWith":
+        facts.ctes.update(str(x) for x in node.props.get("names") or [])
+
+
+class _Known(Container[Any]):
+    """A plan's predicate ids or CTE names: those of the lines read so far, and when a value is not
+    among them, those of the whole plan (from :func:`prescan`, run once, only then)."""
+
+    def __init__(self, seen: Container[Any], whole: Callable[[], Container[Any]]) -> None:
+        self.seen = seen
+        self.whole = whole
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.seen or value in self.whole()
+
+
 def prescan(src: TreeSource) -> list[PlanFacts]:
     """Per plan (root line), the ids join/filter predicates read (bare ``isnotnull`` checks aside) and
     the CTE names of its ``WITH`` nodes. Lines the parser will reject are skipped: it reports them."""
@@ -98,14 +121,7 @@ def prescan(src: TreeSource) -> list[PlanFacts]:
             node = _node(text, None, None)
         except InputError:
             continue
-        facts = out[-1]
-        if node.op in ("Filter", "Join"):
-            for e in node.exprs.get("condition", []):
-                for c in conjuncts(e):
-                    if _is_not_null_check(c) is None:
-                        facts.predicate_ids.update(refs(c))
-        elif node.op == "UnresolvedWith":
-            facts.ctes.update(str(x) for x in node.props.get("names") or [])
+        add_facts(out[-1], node)
     return out
 
 
@@ -184,7 +200,9 @@ class _QueryText:
 @dataclass
 class _Plan:
     root: PlanNode
-    facts: PlanFacts
+    index: int
+    seen: PlanFacts = field(default_factory=PlanFacts)  # of the lines read so far
+    ctes: Container[str] = field(default_factory=set)
     pl: PlanLineage = field(default_factory=PlanLineage)
     cte_defs: dict[str, Result] = field(default_factory=dict)
     inputs: dict[str, None] = field(default_factory=dict)
@@ -200,19 +218,20 @@ class StreamSink:
         self,
         graph: LineageGraph,
         ds: Datasets,
-        facts: list[PlanFacts],
+        src: TreeSource,
         file: str | None,
         *,
         operator: bool = False,
     ) -> None:
         self.graph = graph
+        self.src = src
+        self.facts: list[PlanFacts] | None = None  # the pre-pass, when a plan needs it
         # operator mode (pico): the tree stays, stripped to names; each operator's output column
         # names and process attributes are kept instead of its expressions
         self.operator = operator
         self.names: dict[int, list[str]] = {}
         self.attrs: dict[int, dict[str, Any]] = {}
         self.ds = ds
-        self.facts = facts
         self.file = file
         self.plans: list[_Plan] = []
         self.deferred: set[int] = set()  # ids of nodes in inner subtrees not handled yet
@@ -226,9 +245,15 @@ class StreamSink:
         node.level_num = 1 if parent is None else parent.level_num + 1
         if parent is None:
             k = len(self.plans)
-            plan = _Plan(node, self.facts[k] if k < len(self.facts) else PlanFacts())
-            plan.pl.predicate_ids = plan.facts.predicate_ids
+            plan = _Plan(node, k)
+            # most plans never need the pre-pass: an id a predicate reads is usually read above or
+            # before a check of it, and a CTE is named before it is referenced
+            plan.pl.predicate_ids = _Known(plan.seen.predicate_ids, lambda: self._facts(k).predicate_ids)
+            plan.ctes = _Known(plan.seen.ctes, lambda: self._facts(k).ctes)
             self.plans.append(plan)
+        if node.op in ("Filter", "Join", "UnresolvedWith"):
+            add_facts(self.plans[-1].seen, node)
+        if parent is None:
             self.chain.add(id(node))
             self._visit(node, None)
         else:
@@ -259,8 +284,12 @@ class StreamSink:
             self._compute_tree(c, plan)
         self._apply(node, plan)
         if id(node) not in self.chain:
-            for c in node.all_children:
-                self._drop(c, plan)
+            # job mode detached a done child's children: a walk is short; operator mode keeps
+            # them, and walks only subquery subtrees (done together, below)
+            for c in node.children:
+                self._drop(c, plan, whole=not self.operator)
+            for c in node.inner:
+                self._drop(c, plan, whole=True)
             if not self.operator:
                 node.children = []
                 node.inner = []
@@ -281,7 +310,7 @@ class StreamSink:
             self.unknown.append((node.op, node.path, node.line))
         if node.unresolved and self.unresolved is None:
             self.unresolved = (node.text, node.line)
-        leaf_dataset(node, alias, plan.facts.ctes, self.ds)
+        leaf_dataset(node, alias, plan.ctes, self.ds)
         for d in self.ds.by_node.get(id(node), ()):
             plan.inputs[d] = None
         if not self.operator:
@@ -319,9 +348,15 @@ class StreamSink:
             if id(node) not in self.chain:  # the root's attributes may need its write target: at the end
                 self.attrs[id(node)] = operator_attributes(node, names, self.ds.info.pop(id(node), {}))
 
-    def _drop(self, top: PlanNode, plan: _Plan) -> None:
-        # forget what is keyed by the ids of dropped nodes (ids are reused once objects are freed)
-        for n in top.walk():
+    def _facts(self, k: int) -> PlanFacts:
+        if self.facts is None:
+            self.facts = prescan(self.src)
+        return self.facts[k] if k < len(self.facts) else PlanFacts()
+
+    def _drop(self, top: PlanNode, plan: _Plan, whole: bool) -> None:
+        """Forget what is keyed by the ids of a dropped subtree (ids are reused once objects are
+        freed). ``whole=False``: only ``top`` (its children were handled when it was done)."""
+        for n in top.walk() if whole else (top,):
             plan.pl.results.pop(id(n), None)
             self.ds.by_node.pop(id(n), None)
             self.deferred.discard(id(n))
@@ -412,7 +447,7 @@ def build_graph_streaming(
     graph = LineageGraph(job=job, source=file)
     ds = Datasets(graph, job, scans if scans is not None else src.scans, list(paths))
     ds.columns = mode == "job"
-    sink = StreamSink(graph, ds, prescan(src), file, operator=mode == "operator")
+    sink = StreamSink(graph, ds, src, file, operator=mode == "operator")
     try:
         parse_tree_lines(
             src.lines,
