@@ -11,8 +11,10 @@ attributes. A 50 MB plan therefore never has its parsed tree, nor a list of its 
 The graph is the one :func:`~atlas_sync.lineage.spark.build.build_graph` makes from the whole tree,
 in the same order. What the whole-tree build learns before it starts is gathered first or replayed:
 
-- the ids that join/filter predicates read anywhere in a plan, and the CTE names of a parsed plan,
-  come from a quick pre-pass over the lines (only Filter, Join and WITH lines are parsed there);
+- the ids that join/filter predicates read anywhere in a plan (a bare ``isnotnull`` check of such an
+  id adds nothing), and the CTE names of a parsed plan: those of the lines read so far answer
+  almost always; when they do not, a pre-pass over the lines (only Filter, Join and WITH lines are
+  parsed there) gives the whole plan's, once;
 - subquery plans (inner children) are printed *before* the operator's regular children but are
   resolved and computed after them (they may read the outer query's columns): an inner subtree is
   kept whole until its operator is complete, then handled like the whole-tree build does;
