@@ -149,7 +149,7 @@ class _Dataset:
 
     def __init__(self, d: Dataset) -> None:
         self.id = sys.intern(d.id)
-        self.namespace = d.namespace
+        self.namespace = sys.intern(d.namespace)  # shared by the tables of one schema
         self.name = d.name
         self.kind = d.kind
         self.columns: tuple[str, ...] = ()

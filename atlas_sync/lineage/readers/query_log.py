@@ -69,7 +69,7 @@ def fingerprint(text: str) -> str:
     return _WS.sub(" ", t).strip().rstrip(";").strip().lower()
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One distinct statement of the log and the runs it stands for."""
 
