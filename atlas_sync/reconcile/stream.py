@@ -122,8 +122,12 @@ class _Spool:
             have = Dataset.model_validate_json(row[0])
             names = set(have.column_names())
             new = [c for c in d.columns if c.name not in names]
-            if new:
+            # as the SQL readers do: a later CREATE VIEW tells what an earlier read was
+            refined = have.kind == "table" and d.kind in ("view", "intermediate")
+            if new or refined:
                 have.columns.extend(new)
+                if refined:
+                    have.kind = d.kind
                 self.db.execute("UPDATE dataset SET doc = ? WHERE id = ?", (have.model_dump_json(), d.id))
 
     def add_edge_columns(self, pairs: Iterable[tuple[str, str]]) -> None:

@@ -181,6 +181,27 @@ def test_columns_a_dataset_gets_from_different_chunks_render_as_in_the_whole_gra
     assert positions["raw.t.a@s"] == 0 and positions["raw.t.b@s"] == 1
 
 
+def test_a_table_a_later_chunk_creates_as_a_view_is_published_as_a_view(tmp_path: Path) -> None:
+    # Statement 1 reads raw.v (a table, as far as it knows); statement 3 creates raw.v as a view.
+    log = tmp_path / "views.querylog.csv"
+    log.write_text(
+        "query_text\n"
+        '"INSERT INTO m.a SELECT x FROM raw.v"\n'
+        '"INSERT INTO m.b SELECT y FROM raw.s"\n'
+        '"CREATE VIEW raw.v AS SELECT x FROM raw.s"\n',
+        encoding="utf-8",
+    )
+    g = registry.read("query-log", [str(log)], workers=1)
+    assert g.dataset("raw.v") is not None and g.dataset("raw.v").kind == "view"
+    whole, streamed = Emulator(None), Emulator(None)
+    publisher(whole).sync(g, stream=False)
+    publisher(streamed).sync_chunks(
+        registry.read_chunks("query-log", [str(log)], workers=1, chunk_statements=1)
+    )
+    assert state(streamed) == state(whole)
+    assert state(streamed)[0][("lineage_dataset", "raw.v@s")]["kind"] == "view"
+
+
 def test_a_single_process_keeps_its_job_name_when_streamed() -> None:
     # One process in the whole input: named <job>@domain (lineage profile rule), in any chunking.
     g = read("spark-plan", ROOT / "examples/spark-cars/cars.plan.txt")
