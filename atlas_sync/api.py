@@ -150,13 +150,18 @@ class Publisher:
     # ------------------------------------------------------------------ reading
     def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read lineage with a reader; the profile's reader options (e.g. Spark ``mode``) are defaults."""
+        name, opts = self._reader_options(reader, paths, options)
+        return registry.read(name, paths, **opts)
+
+    def _reader_options(
+        self, reader: str, paths: Sequence[str], options: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]]:
         name = registry.detect(paths[0]).name if reader == "auto" else reader
-        opts = {
+        return name, {
             **self.profile.reader_options,
             **_SYNC_READER_DEFAULTS.get(name, {}),
             **{k: v for k, v in options.items() if v is not None},
         }
-        return registry.read(name, paths, **opts)
 
     # ------------------------------------------------------------------ typedefs
     def ensure_typedefs(self) -> int:
@@ -331,12 +336,7 @@ class Publisher:
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
         """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
-        name = registry.detect(paths[0]).name if reader == "auto" else reader
-        opts = {
-            **self.profile.reader_options,
-            **_SYNC_READER_DEFAULTS.get(name, {}),
-            **{k: v for k, v in options.items() if v is not None},
-        }
+        name, opts = self._reader_options(reader, paths, options)
         return registry.read_chunks(name, paths, **opts)
 
     def _run_stream(

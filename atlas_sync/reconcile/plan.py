@@ -260,56 +260,23 @@ def compute_plan(
     opts = options or PlanOptions()
     plan = Plan(domain=desired.domain, job=desired.job, profile=profile)
     for e in desired.ordered():
-        a = actual.entities.get(e.key)
-        if a is None and e.key in actual.headers:
-            # Listed but not readable in full (deleted in between): treat as absent.
-            a = None
-        if a is None:
-            plan.items.append(PlanItem("create", e.type_name, e.qualified_name, tier=e.tier))
-            plan.desired[e.key] = e
-            continue
-        if e.type_name in process_types and a.owner and a.owner != desired.job:
-            raise PlanRefused(
-                f"{e.type_name} {e.qualified_name!r} belongs to job {a.owner!r}, not {desired.job!r}",
-                hint="a job never changes another job's processes: give this job its own name with --job, "
-                "or another --domain",
-            )
-        changes = diff_entity(e, a)
-        item = PlanItem(
-            "update" if changes else "unchanged",
-            e.type_name,
-            e.qualified_name,
-            guid=a.guid,
-            changes=changes,
-            tier=e.tier,
-            fingerprint=fingerprint(a),
-        )
+        a = actual.entities.get(e.key)  # listed but not readable in full (deleted meanwhile): absent
+        if a is not None and e.type_name in process_types and a.owner and a.owner != desired.job:
+            raise foreign_process(e.type_name, e.qualified_name, a.owner, desired.job)
+        item = plan_item(e, a)
         plan.items.append(item)
-        if changes:
+        if item.action != "unchanged":
             plan.desired[e.key] = e
 
     deletes = _deletes(desired, actual, process_types)
-    scope = len(actual.headers)  # the profile's entities in the domain
     if deletes:
-        if not opts.allow_delete:
-            plan.deletes_blocked = f"{len(deletes)} deletes skipped (--no-delete)"
+        # the scope: the profile's entities in the domain
+        plan.deletes_blocked = check_deletes(
+            len(deletes), len(actual.headers), bool(desired.entities), desired.domain, desired.job, opts
+        )
+        if plan.deletes_blocked:
+            plan.warnings.append(plan.deletes_blocked)
             deletes = []
-        elif opts.input_has_errors:
-            plan.deletes_blocked = f"{len(deletes)} deletes skipped: the input had errors"
-            deletes = []
-        elif not desired.entities:
-            plan.deletes_blocked = f"{len(deletes)} deletes skipped: the input produced nothing"
-            deletes = []
-        else:
-            pct = 100.0 * len(deletes) / max(1, scope)
-            if pct > opts.max_delete_percent and not opts.force:
-                raise PlanRefused(
-                    f"the plan would delete {len(deletes)} of the {scope} entities of domain {desired.domain!r} "
-                    f"(job {desired.job!r}; {pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
-                    hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
-                )
-    if plan.deletes_blocked:
-        plan.warnings.append(plan.deletes_blocked)
     for a in deletes:
         plan.items.append(
             PlanItem(
@@ -322,6 +289,51 @@ def compute_plan(
             )
         )
     return plan
+
+
+def plan_item(e: DesiredEntity, a: ActualEntity | None) -> PlanItem:
+    """Create when Atlas lacks ``e``, else update (with the attribute changes) or unchanged."""
+    if a is None:
+        return PlanItem("create", e.type_name, e.qualified_name, tier=e.tier)
+    changes = diff_entity(e, a)
+    return PlanItem(
+        "update" if changes else "unchanged",
+        e.type_name,
+        e.qualified_name,
+        guid=a.guid,
+        changes=changes,
+        tier=e.tier,
+        fingerprint=fingerprint(a),
+    )
+
+
+def foreign_process(type_name: str, qualified_name: str, owner: str, job: str) -> PlanRefused:
+    return PlanRefused(
+        f"{type_name} {qualified_name!r} belongs to job {owner!r}, not {job!r}",
+        hint="a job never changes another job's processes: give this job its own name with --job, "
+        "or another --domain",
+    )
+
+
+def check_deletes(
+    count: int, scope: int, has_input: bool, domain: str, job: str, opts: PlanOptions
+) -> str | None:
+    """The fail-safes on ``count`` deletes out of ``scope`` entities: why they are skipped (``None``:
+    they go ahead); raises :class:`PlanRefused` when they are too many."""
+    if not opts.allow_delete:
+        return f"{count} deletes skipped (--no-delete)"
+    if opts.input_has_errors:
+        return f"{count} deletes skipped: the input had errors"
+    if not has_input:
+        return f"{count} deletes skipped: the input produced nothing"
+    pct = 100.0 * count / max(1, scope)
+    if pct > opts.max_delete_percent and not opts.force:
+        raise PlanRefused(
+            f"the plan would delete {count} of the {scope} entities of domain {domain!r} "
+            f"(job {job!r}; {pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
+            hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
+        )
+    return None
 
 
 def _delete_tier(a: ActualEntity, process_types: set[str]) -> int:

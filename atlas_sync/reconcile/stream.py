@@ -34,10 +34,11 @@ from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
     PlanOptions,
-    PlanRefused,
     _desired_from_json,
     _desired_json,
-    diff_entity,
+    check_deletes,
+    foreign_process,
+    plan_item,
 )
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
@@ -354,7 +355,6 @@ class StreamSync:
     # ------------------------------------------------------------------ pass 2: render
     def render(self, job: str) -> int:
         """Render every spooled chunk for ``job``; returns the number of distinct entities."""
-        single = self.processes == 1
         cur = self.spool.db.execute("SELECT doc FROM chunk ORDER BY id")
         for (raw,) in _rows(cur):
             doc = json.loads(raw)
@@ -365,34 +365,11 @@ class StreamSync:
                 ids.update(dict.fromkeys((*p.inputs, *p.outputs)))
             for e in edges:
                 ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
-            datasets, extra = self.spool.datasets(list(ids))
-            chunk = LineageGraph(job=self.job, source=self.source)
-            chunk.datasets, chunk.processes, chunk.edges = datasets, processes, edges
-            self._add_state(
-                render(
-                    chunk,
-                    self.profile,
-                    domain=self.domain,
-                    job=job,
-                    single_process=single,
-                    extra_columns=extra,
-                )
-            )
+            self._render_part(job, list(ids), processes, edges)
         # Datasets no chunk referenced (rare): render them on their own.
         rest = self.spool.unrendered_datasets()
         for lo in range(0, len(rest), RENDER_PROCESSES):
-            datasets, extra = self.spool.datasets(rest[lo : lo + RENDER_PROCESSES])
-            chunk = LineageGraph(job=self.job, datasets=datasets)
-            self._add_state(
-                render(
-                    chunk,
-                    self.profile,
-                    domain=self.domain,
-                    job=job,
-                    single_process=single,
-                    extra_columns=extra,
-                )
-            )
+            self._render_part(job, rest[lo : lo + RENDER_PROCESSES], [], [])
         collision = self.spool.first_collision()
         if collision:
             type_name, qn, first, second = collision
@@ -401,6 +378,24 @@ class StreamSync:
                 hint="two different nodes must get different qualified names; check the profile's naming",
             )
         return self.spool.desired_count()
+
+    def _render_part(
+        self, job: str, dataset_ids: list[str], processes: list[Process], edges: list[ColumnEdge]
+    ) -> None:
+        """Render processes and edges with the catalogue's datasets ``dataset_ids``, into the spool."""
+        datasets, extra = self.spool.datasets(dataset_ids)
+        part = LineageGraph(job=self.job, source=self.source)
+        part.datasets, part.processes, part.edges = datasets, processes, edges
+        self._add_state(
+            render(
+                part,
+                self.profile,
+                domain=self.domain,
+                job=job,
+                single_process=self.processes == 1,
+                extra_columns=extra,
+            )
+        )
 
     def _add_state(self, state: DesiredState) -> None:
         self._ref_names |= self.spool.add_desired(state)
@@ -426,11 +421,7 @@ class StreamSync:
         )
         foreign = self.spool.foreign_processes(process_types, job)
         if foreign:
-            raise PlanRefused(
-                f"{foreign[0]} {foreign[1]!r} belongs to job {foreign[2]!r}, not {job!r}",
-                hint="a job never changes another job's processes: give this job its own name with --job, "
-                "or another --domain",
-            )
+            raise foreign_process(*foreign, job)
         deletes = self._deletes(job, process_types, plan, options)
         ref_attrs = self._ref_names | {"inputs", "outputs"}
         by_guid = _GuidKeys(self.spool)
@@ -468,20 +459,7 @@ class StreamSync:
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
             unchanged = 0
             for e, guid in chunk:
-                a = existing.get(e.key) if guid else None
-                if a is None:
-                    item = PlanItem("create", e.type_name, e.qualified_name, tier=e.tier)
-                else:
-                    changes = diff_entity(e, a)
-                    item = PlanItem(
-                        "update" if changes else "unchanged",
-                        e.type_name,
-                        e.qualified_name,
-                        guid=a.guid,
-                        changes=changes,
-                        tier=e.tier,
-                        fingerprint=fingerprint(a),
-                    )
+                item = plan_item(e, existing.get(e.key) if guid else None)
                 plan.record(item)
                 if item.action == "unchanged":
                     unchanged += 1
@@ -537,24 +515,18 @@ class StreamSync:
                 )
         if not out:
             return []
-        if not options.allow_delete:
-            plan.deletes_blocked = f"{len(out)} deletes skipped (--no-delete)"
-        elif options.input_has_errors:
-            plan.deletes_blocked = f"{len(out)} deletes skipped: the input had errors"
-        elif self.spool.desired_count() == 0:
-            plan.deletes_blocked = f"{len(out)} deletes skipped: the input produced nothing"
-        else:
-            scope = self.spool.actual_count()
-            pct = 100.0 * len(out) / max(1, scope)
-            if pct > options.max_delete_percent and not options.force:
-                raise PlanRefused(
-                    f"the plan would delete {len(out)} of the {scope} entities of domain {self.domain!r} "
-                    f"(job {job!r}; {pct:.0f}% > --max-delete-percent {options.max_delete_percent:g})",
-                    hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
-                )
-            return out
-        plan.warnings.append(plan.deletes_blocked)
-        return []
+        plan.deletes_blocked = check_deletes(
+            len(out),
+            self.spool.actual_count(),
+            self.spool.desired_count() > 0,
+            self.domain,
+            job,
+            options,
+        )
+        if plan.deletes_blocked:
+            plan.warnings.append(plan.deletes_blocked)
+            return []
+        return out
 
     def _still_used(self, a: Any, gone: set[str], by_guid: _GuidKeys) -> bool:
         """A dataset stays while an entity outside this job's plan (not its container) refers to it.
