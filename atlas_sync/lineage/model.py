@@ -312,118 +312,34 @@ class LineageGraph(_Model):
         return g
 
     # ----------------------------------------------------------------- the summary document
-    def _writes_before(self) -> dict[str, int]:
-        """Dataset id -> position of the first process that writes it (processes run in list order)."""
-        first: dict[str, int] = {}
-        for i, p in enumerate(self.processes):
-            for o in p.outputs:
-                first.setdefault(o, i)
-        return first
-
     def end_to_end_tables(self) -> dict[str, list[str]]:
-        """Tables read and written end to end, processes taken in order: a table written by one
-        process and read by a later one is intermediate; one read before it is written is a source."""
-        intermediate = {d.id for d in self.datasets if d.kind == "intermediate"}
-        if not self.processes:
-            return {"read": [d.id for d in self.datasets if d.id not in intermediate], "write": []}
-        first_write = self._writes_before()
-        last_read: dict[str, int] = {}
-        for i, p in enumerate(self.processes):
-            for x in p.inputs:
-                last_read[x] = i
-        r: dict[str, None] = {}  # insertion-ordered sets
-        w: dict[str, None] = {}
-        for i, p in enumerate(self.processes):
-            for x in p.inputs:
-                # read before anything wrote it (the same process writing it counts as after)
-                if x not in intermediate and first_write.get(x, i) >= i:
-                    r.setdefault(x)
-            for o in p.outputs:
-                # written, and no later process reads it
-                if o not in intermediate and last_read.get(o, -1) <= i:
-                    w.setdefault(o)
-        return {"read": list(r), "write": list(w)}
+        """Tables read and written end to end, processes taken in order (see :func:`summary_tables`)."""
+        return summary_tables(
+            ((d.id, d.kind) for d in self.datasets), [_process_tuple(p) for p in self.processes]
+        )
 
     def end_to_end_edges(self) -> list[ColumnEdge]:
-        """Column edges from end-to-end sources to end-to-end targets, composed through intermediates.
-
-        Composition keeps the strongest direct kind (AGGREGATION > TRANSFORMATION > IDENTITY); a path
-        through an indirect dependency stays indirect with the first indirect kind met.
-        """
-        tables = self.end_to_end_tables()
-        sources, targets = set(tables["read"]), set(tables["write"])
-        by_target: dict[ColumnRef, list[ColumnEdge]] = {}
-        for e in self.edges:
-            by_target.setdefault(e.target, []).append(e)
-        result: list[ColumnEdge] = []
-        seen: set[tuple[ColumnRef, ColumnRef, str]] = set()
-
-        order = {p.id: i for i, p in enumerate(self.processes)}
-        first_write = self._writes_before()
-
-        def position(e: ColumnEdge) -> int | None:
-            return order.get(e.process) if e.process is not None else None
-
-        def visit(
-            target: ColumnRef,
-            e: ColumnEdge,
-            kind: str,
-            expr: str | None,
-            depth: int,
-            stack: frozenset[ColumnRef],
-        ) -> None:
-            at = position(e)
-            # The source as the process saw it: its original content unless a process before this
-            # one wrote it (then it is an intermediate result to walk through).
-            original = at is None or first_write.get(e.source.dataset, at) >= at
-            if e.source.dataset in sources and original:
-                key = (e.source, target, kind)
-                if key not in seen:
-                    seen.add(key)
-                    result.append(ColumnEdge(source=e.source, target=target, kind=kind, expression=expr))  # type: ignore[arg-type]
-            elif e.source not in stack and depth < 64:
-                walk(target, e.source, kind, expr, depth + 1, stack | {e.source}, at)
-
-        def walk(
-            target: ColumnRef,
-            node: ColumnRef,
-            kind: str,
-            expr: str | None,
-            depth: int,
-            stack: frozenset[ColumnRef],
-            before: int | None = None,
-        ) -> None:
-            def earlier(e: ColumnEdge) -> bool:
-                at = position(e)
-                return before is None or at is None or at < before
-
-            for e in by_target.get(node, []):
-                if earlier(e):
-                    visit(
-                        target, e, _compose(kind, e.kind), e.expression if depth == 0 else expr, depth, stack
-                    )
-            if depth == 0 or node.column is None:
-                return
-            # Row-level dependencies of an intermediate (FILTER, JOIN, ... on the whole dataset) decide
-            # which rows reach the target at all: they apply to the whole target and keep their kind.
-            whole = ColumnRef(dataset=target.dataset, column=None)
-            for e in by_target.get(ColumnRef(dataset=node.dataset, column=None), []):
-                if not earlier(e):
-                    continue
-                if e.kind in INDIRECT_KINDS:
-                    visit(whole, e, e.kind, e.expression, depth, stack)
-                else:
-                    visit(target, e, _compose(kind, e.kind), expr, depth, stack)
-
-        for t in sorted({e.target for e in self.edges if e.target.dataset in targets}, key=str):
-            walk(t, t, "IDENTITY", None, 0, frozenset({t}))
-        return result
+        """Column edges from end-to-end sources to end-to-end targets, composed through intermediates
+        (see :func:`summary_edges`)."""
+        processes = [_process_tuple(p) for p in self.processes]
+        tables = summary_tables(((d.id, d.kind) for d in self.datasets), processes)
+        return [
+            ColumnEdge(
+                source=ColumnRef(dataset=s[0], column=s[1]),
+                target=ColumnRef(dataset=t[0], column=t[1]),
+                kind=kind,  # type: ignore[arg-type]
+                expression=expr,
+            )
+            for s, t, kind, expr in summary_edges(tables, processes, (_edge_tuple(e) for e in self.edges))
+        ]
 
     def to_document(self) -> dict[str, Any]:
         """The JSON document of the design doc."""
+        processes = [_process_tuple(p) for p in self.processes]
+        tables = summary_tables(((d.id, d.kind) for d in self.datasets), processes)
         return {
-            "tables": self.end_to_end_tables(),
-            "columns": [_edge_doc(e) for e in self.end_to_end_edges()],
+            "tables": tables,
+            "columns": list(summary_columns(tables, processes, (_edge_tuple(e) for e in self.edges))),
             "statements": self.statements,
             "datasets": [
                 d.model_dump(exclude_defaults=True) | {"id": d.id, "name": d.name} for d in self.datasets
@@ -651,7 +567,9 @@ def ref_text(ref: RefTuple) -> str:
 def summary_tables(
     datasets: Iterable[tuple[str, str]], processes: Sequence[ProcessTuple]
 ) -> dict[str, list[str]]:
-    """:meth:`LineageGraph.end_to_end_tables` from (dataset id, kind) pairs and process tuples."""
+    """The document's ``tables`` from (dataset id, kind) pairs and process tuples: the tables read
+    and written end to end, processes taken in order. A table written by one process and read by a
+    later one is intermediate; one read before it is written is a source."""
     ds = list(datasets)
     intermediate = {i for i, kind in ds if kind == "intermediate"}
     if not processes:
@@ -661,19 +579,22 @@ def summary_tables(
     for i, (_pid, ins, _outs) in enumerate(processes):
         for x in ins:
             last_read[x] = i
-    r: dict[str, None] = {}
+    r: dict[str, None] = {}  # insertion-ordered sets
     w: dict[str, None] = {}
     for i, (_pid, ins, outs) in enumerate(processes):
         for x in ins:
+            # read before anything wrote it (the same process writing it counts as after)
             if x not in intermediate and first_write.get(x, i) >= i:
                 r.setdefault(x)
         for o in outs:
+            # written, and no later process reads it
             if o not in intermediate and last_read.get(o, -1) <= i:
                 w.setdefault(o)
     return {"read": list(r), "write": list(w)}
 
 
 def _first_writes(processes: Sequence[ProcessTuple]) -> dict[str, int]:
+    """Dataset id -> position of the first process that writes it (processes run in list order)."""
     first: dict[str, int] = {}
     for i, (_pid, _ins, outs) in enumerate(processes):
         for o in outs:
@@ -681,18 +602,26 @@ def _first_writes(processes: Sequence[ProcessTuple]) -> dict[str, int]:
     return first
 
 
-def summary_columns(
+#: An end-to-end column dependency: (source, target, kind, expression).
+SummaryEdge = tuple[RefTuple, RefTuple, str, str | None]
+
+
+def summary_edges(
     tables: dict[str, list[str]], processes: Sequence[ProcessTuple], edges: Iterable[EdgeTuple]
-) -> Iterator[dict[str, Any]]:
-    """The document's ``columns`` (:meth:`LineageGraph.end_to_end_edges`, rendered) from tuples:
-    the same walk through intermediates, on a fraction of the memory of model objects, given one
-    target column at a time (a big log's summary is never held whole)."""
+) -> Iterator[SummaryEdge]:
+    """Column dependencies from end-to-end sources (``tables["read"]``) to end-to-end targets
+    (``tables["write"]``), composed through intermediates, from tuples: a fraction of the memory of
+    model objects, and found one target column at a time (a big log's summary is never held whole).
+
+    Composition keeps the strongest direct kind (AGGREGATION > TRANSFORMATION > IDENTITY); a path
+    through an indirect dependency stays indirect with the first indirect kind met.
+    """
     sources, targets = set(tables["read"]), set(tables["write"])
     by_target: dict[RefTuple, list[EdgeTuple]] = {}
     for e in edges:
         by_target.setdefault(e[1], []).append(e)
     del edges  # the caller may drop its list: the index holds every edge
-    result: list[dict[str, Any]] = []
+    result: list[SummaryEdge] = []
     seen: set[tuple[RefTuple, RefTuple, str]] = set()
     order = {pid: i for i, (pid, _ins, _outs) in enumerate(processes)}
     first_write = _first_writes(processes)
@@ -705,15 +634,14 @@ def summary_columns(
     ) -> None:
         at = position(e)
         source = e[0]
+        # The source as the process saw it: its original content unless a process before this
+        # one wrote it (then it is an intermediate result to walk through).
         original = at is None or first_write.get(source[0], at) >= at
         if source[0] in sources and original:
             key = (source, target, kind)
             if key not in seen:
                 seen.add(key)
-                doc: dict[str, Any] = {"source": ref_text(source), "target": ref_text(target), "kind": kind}
-                if expr is not None:
-                    doc["expression"] = expr
-                result.append(doc)
+                result.append((source, target, kind, expr))
         elif source not in stack and depth < 64:
             walk(target, source, kind, expr, depth + 1, stack | {source}, at)
 
@@ -735,6 +663,8 @@ def summary_columns(
                 visit(target, e, _compose(kind, e[2]), e[3] if depth == 0 else expr, depth, stack)
         if depth == 0 or node[1] is None:
             return
+        # Row-level dependencies of an intermediate (FILTER, JOIN, ... on the whole dataset) decide
+        # which rows reach the target at all: they apply to the whole target and keep their kind.
         whole = (target[0], None)
         for e in by_target.get((node[0], None), []):
             if not earlier(e):
@@ -748,6 +678,17 @@ def summary_columns(
         walk(t, t, "IDENTITY", None, 0, frozenset({t}))
         yield from result
         result.clear()
+
+
+def summary_columns(
+    tables: dict[str, list[str]], processes: Sequence[ProcessTuple], edges: Iterable[EdgeTuple]
+) -> Iterator[dict[str, Any]]:
+    """The document's ``columns`` from tuples: :func:`summary_edges`, rendered one at a time."""
+    for source, target, kind, expr in summary_edges(tables, processes, edges):
+        doc: dict[str, Any] = {"source": ref_text(source), "target": ref_text(target), "kind": kind}
+        if expr is not None:
+            doc["expression"] = expr
+        yield doc
 
 
 def edge_document(e: ColumnEdge) -> dict[str, Any]:
