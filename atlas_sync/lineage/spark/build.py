@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process, dotted
 from atlas_sync.lineage.spark.expr import render
@@ -27,6 +27,8 @@ from atlas_sync.lineage.spark.plan import (
     identifier_target,
 )
 from atlas_sync.lineage.spark.text import ScanInfo
+
+_T = TypeVar("_T")
 
 LOGICAL_RELATION_OPS = frozenset(
     {"LogicalRelation", "LogicalRDD", "RelationV2", "HiveTableRelation", "Relation"}
@@ -589,15 +591,20 @@ def tree_string(root: PlanNode) -> str:
     while stack:
         node, own, rest = stack.pop()
         lines.append(own + node.text)
-        entries: list[tuple[PlanNode, str, str]] = []
-        inner_base = rest + (":  " if node.children else "   ")
-        for i, c in enumerate(node.inner):
-            last = i == len(node.inner) - 1
-            entries.append(
-                (c, inner_base + ("+- " if last else ":- "), inner_base + ("   " if last else ":  "))
-            )
-        for i, c in enumerate(node.children):
-            last = i == len(node.children) - 1
-            entries.append((c, rest + ("+- " if last else ":- "), rest + ("   " if last else ":  ")))
-        stack.extend(reversed(entries))
+        stack.extend(reversed(child_prefixes(node.children, node.inner, rest)))
     return "\n".join(lines)
+
+
+def child_prefixes(children: Sequence[_T], inner: Sequence[_T], rest: str) -> list[tuple[_T, str, str]]:
+    """The children of a node whose descendants are prefixed by ``rest``, in print order, each with
+    the prefix of its own line and that of its descendants: inner children first, two levels deeper
+    (below the regular children's rail when there are any), then the regular children."""
+    entries: list[tuple[_T, str, str]] = []
+    inner_base = rest + (":  " if children else "   ")
+    for i, c in enumerate(inner):
+        last = i == len(inner) - 1
+        entries.append((c, inner_base + ("+- " if last else ":- "), inner_base + ("   " if last else ":  ")))
+    for i, c in enumerate(children):
+        last = i == len(children) - 1
+        entries.append((c, rest + ("+- " if last else ":- "), rest + ("   " if last else ":  ")))
+    return entries

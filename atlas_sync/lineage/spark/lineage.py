@@ -13,7 +13,7 @@ columns by position to their query's output.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,17 +144,23 @@ def compute(root: PlanNode, datasets: dict[int, list[str]]) -> PlanLineage:
     pl = PlanLineage()
     pl.predicate_ids = _predicate_ids(root)
     cte_defs: dict[str, Result] = {}
-    # iterative post-order: regular children, then inner children, then the node
+    for node in post_order(root):
+        pl.results[id(node)] = _apply(node, pl, datasets, cte_defs)
+    return pl
+
+
+def post_order(root: PlanNode) -> Iterator[PlanNode]:
+    """The nodes of a plan in the order their lineage is computed: regular children, then inner
+    children (they may read the outer query's columns), then the node. Iterative: deep plans are fine."""
     stack: list[tuple[PlanNode, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
-        if not done:
-            stack.append((node, True))
-            for c in reversed(node.all_children):
-                stack.append((c, False))
+        if done:
+            yield node
             continue
-        pl.results[id(node)] = _apply(node, pl, datasets, cte_defs)
-    return pl
+        stack.append((node, True))
+        for c in reversed(node.all_children):
+            stack.append((c, False))
 
 
 def _is_not_null_check(c: Expr) -> int | None:

@@ -37,6 +37,7 @@ from atlas_sync.lineage.spark.build import (
     QUERY_TEXT_LIMIT,
     Datasets,
     child_alias,
+    child_prefixes,
     job_process,
     leaf_dataset,
     name_write_target,
@@ -46,7 +47,7 @@ from atlas_sync.lineage.spark.build import (
     unresolved_plan,
 )
 from atlas_sync.lineage.spark.expr import conjuncts, refs
-from atlas_sync.lineage.spark.lineage import PlanLineage, Result, _apply, _is_not_null_check
+from atlas_sync.lineage.spark.lineage import PlanLineage, Result, _apply, _is_not_null_check, post_order
 from atlas_sync.lineage.spark.plan import KNOWN, PlanNode, assign_levels
 from atlas_sync.lineage.spark.text import (
     _NAME,
@@ -182,17 +183,7 @@ class _QueryText:
                 break  # past the limit: everything after it is too
             lines.append(own + node.text)
             size += len(lines[-1]) + 1
-            entries: list[tuple[_Skeleton | None, str, str]] = []
-            inner_base = rest + (":  " if node.children else "   ")
-            for i, c in enumerate(node.inner):
-                last = i == len(node.inner) - 1
-                entries.append(
-                    (c, inner_base + ("+- " if last else ":- "), inner_base + ("   " if last else ":  "))
-                )
-            for i, c in enumerate(node.children):
-                last = i == len(node.children) - 1
-                entries.append((c, rest + ("+- " if last else ":- "), rest + ("   " if last else ":  ")))
-            stack.extend(reversed(entries))
+            stack.extend(reversed(child_prefixes(node.children, node.inner, rest)))
         text = "\n".join(lines)
         if self.length <= self.limit:
             return text
@@ -331,15 +322,8 @@ class StreamSink:
                 stack.append((c, below))
 
     def _compute_tree(self, top: PlanNode, plan: _Plan) -> None:
-        """Post-order as ``lineage.compute``: regular children, inner children, the node."""
-        stack: list[tuple[PlanNode, bool]] = [(top, False)]
-        while stack:
-            node, done = stack.pop()
-            if not done:
-                stack.append((node, True))
-                for c in reversed(node.all_children):
-                    stack.append((c, False))
-                continue
+        """In the order of ``lineage.compute``."""
+        for node in post_order(top):
             self._apply(node, plan)
 
     def _apply(self, node: PlanNode, plan: _Plan) -> None:
