@@ -26,7 +26,6 @@ in the same order. What the whole-tree build learns before it starts is gathered
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,12 +53,11 @@ from atlas_sync.lineage.spark.text import (
     MarkerError,
     ScanInfo,
     TreeSource,
-    _is_child,
     _node,
     parse_tree_lines,
+    tree_lines,
 )
 
-_MARKER = re.compile(r"^((?:[: ]  )*)([:+])- ")
 _PRESCAN_OPS = frozenset({"Filter", "Join", "CTE", "UnresolvedWith"})
 _IDENTIFIERS = ("ResolvedIdentifier", "UnresolvedIdentifier")
 
@@ -99,32 +97,20 @@ def prescan(src: TreeSource) -> list[PlanFacts]:
     """Per plan (root line), the ids join/filter predicates read (bare ``isnotnull`` checks aside) and
     the CTE names of its ``WITH`` nodes. Lines the parser will reject are skipped: it reports them."""
     out: list[PlanFacts] = []
-    indent = ""
-    for raw in src.lines:
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
-        body = line[len(indent) :] if line.startswith(indent) else line
-        if not _is_child(body):
-            stripped = line.lstrip()
-            if _is_child(stripped):
-                break
-            indent = line[: len(line) - len(stripped)]
-            out.append(PlanFacts())
-            text = stripped
-        else:
-            m = _MARKER.match(body)
-            if not out or m is None:
-                break
-            text = body[m.end() :]
-        name = _NAME.match(text)
-        if name is None or name.group(2) not in _PRESCAN_OPS:
-            continue
-        try:
-            node = _node(text, None, None)
-        except InputError:
-            continue
-        add_facts(out[-1], node)
+    try:
+        for _lineno, depth, _marker, text, _indent in tree_lines(src.lines):
+            if depth == 0:
+                out.append(PlanFacts())
+            name = _NAME.match(text)
+            if name is None or name.group(2) not in _PRESCAN_OPS:
+                continue
+            try:
+                node = _node(text, None, None)
+            except InputError:
+                continue
+            add_facts(out[-1], node)
+    except InputError:
+        pass  # a broken layout: the parser reports it; the plans before it are complete
     return out
 
 

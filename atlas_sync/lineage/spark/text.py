@@ -205,8 +205,52 @@ def _drop_schema_line(lines: list[str]) -> list[str]:
     return body
 
 
+# the prefix of a child line: depth-1 groups of ":  " / "   " and a ":- " / "+- " marker
+_MARKER = re.compile(r"^((?:[: ]  )*)([:+])- ")
+
+
 def _is_child(line: str) -> bool:
-    return bool(re.match(r"^(?:[: ]  )*[:+]- ", line))
+    return _MARKER.match(line) is not None
+
+
+def tree_lines(
+    lines: Iterable[str],
+    *,
+    file: str | None = None,
+    first_line: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    total: int = 0,
+) -> Iterator[tuple[int, int, str, str, int]]:
+    """The non-blank lines of printed trees as (line number, depth, marker, node text, indent).
+
+    Depth 0 is a root line (marker ``""``); a child's marker is ``":"`` or ``"+"``. ``indent`` is the
+    width of the whitespace before the current tree's root line (a tree copied from a log may be
+    indented as a whole); a node's text starts at column ``indent + 3 * depth + 1``. Raises
+    :class:`InputError` for a line no tree layout allows. ``progress(lines done, total)`` is called
+    every 256 lines."""
+    indent = ""
+    rooted = False
+    for k, raw in enumerate(lines):
+        if progress is not None and k % 256 == 0 and k:
+            progress(k, total)
+        lineno = first_line + k
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            continue
+        body = line[len(indent) :] if line.startswith(indent) else line
+        m = _MARKER.match(body)
+        if m is None:
+            # a root line (possibly indented as a whole, e.g. copied from a log)
+            stripped = line.lstrip()
+            if _is_child(stripped):
+                raise InputError("broken tree indentation", file=file, line=lineno)
+            indent = line[: len(line) - len(stripped)]
+            rooted = True
+            yield lineno, 0, "", stripped, len(indent)
+            continue
+        if not rooted:
+            raise InputError("tree line before any root operator", file=file, line=lineno)
+        yield lineno, len(m.group(1)) // 3 + 1, m.group(2), body[m.end() :], len(indent)
 
 
 # ------------------------------------------------------------------------------------------- the tree
@@ -242,7 +286,6 @@ def parse_tree_lines(
     :class:`MarkerError` as soon as the whole input is read."""
     roots: list[PlanNode] = []
     slots: list[PlanNode | None] = []  # node open at each depth
-    indent = ""
     if total is None:
         total = len(lines) if isinstance(lines, list) else 0
     marker_error: tuple[str, int | None] | None = None
@@ -261,40 +304,19 @@ def parse_tree_lines(
                     )
             sink.closed(n)  # type: ignore[union-attr]
 
-    for k, raw in enumerate(lines):
-        if progress is not None and k % 256 == 0 and k:
-            progress(k, total)
-        lineno = first_line + k
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
-        body = line[len(indent) :] if line.startswith(indent) else line
-        if not _is_child(body):
-            # a root line (possibly indented as a whole, e.g. copied from a log)
-            stripped = line.lstrip()
-            if _is_child(stripped):
-                raise InputError("broken tree indentation", file=file, line=lineno)
-            indent = line[: len(line) - len(stripped)]
-            node = _node(stripped, file, lineno, column=len(indent) + 1)
+    for lineno, depth, marker, text, indent in tree_lines(
+        lines, file=file, first_line=first_line, progress=progress, total=total
+    ):
+        if depth == 0:
+            node = _node(text, file, lineno, column=indent + 1)
             if sink is not None:
                 close(0)
                 sink.opened(node, None, "root")
             roots.append(node)
             slots = [node]
             continue
-        if not slots:
-            raise InputError("tree line before any root operator", file=file, line=lineno)
-        m = re.match(r"^((?:[: ]  )*)([:+])- ", body)
-        if not m:
-            raise InputError(
-                "broken tree indentation (expected groups of ':  ' or '   ' and a ':- ' / '+- ' marker)",
-                file=file,
-                line=lineno,
-                column=len(indent) + 1,
-            )
-        depth = len(m.group(1)) // 3 + 1
-        node = _node(body[m.end() :], file, lineno, column=len(indent) + m.end() + 1)
-        node.marker = m.group(2)
+        node = _node(text, file, lineno, column=indent + 3 * depth + 1)
+        node.marker = marker
         parent: PlanNode | None = None
         kind = "regular"
         if depth - 1 < len(slots) and slots[depth - 1] is not None:
@@ -307,7 +329,7 @@ def parse_tree_lines(
                 f"broken tree indentation: a node at depth {depth} has no parent line",
                 file=file,
                 line=lineno,
-                column=len(indent) + 1,
+                column=indent + 1,
             )
         if sink is not None:
             close(depth)
