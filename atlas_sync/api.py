@@ -170,6 +170,7 @@ class Publisher:
 
         bundle = load_bundle(*self.profile.typedef_sources)
         result = ensure_typedefs(self.client, bundle)
+        self._typedefs_ensured = True
         return int(getattr(result, "writes", 0) or 0)
 
     # ------------------------------------------------------------------ plan / apply
@@ -186,13 +187,21 @@ class Publisher:
         allow_delete: bool = True,
         force: bool = False,
         desired: DesiredState | None = None,
+        stream: bool | None = False,
     ) -> Plan:
         """Diff what ``graph`` should produce for ``job`` against what Atlas holds
-        (``desired``: ``graph`` already rendered for this job)."""
+        (``desired``: ``graph`` already rendered for this job). ``stream``: compare through a disk
+        spool (:meth:`plan_chunks`; ``None``: when the graph is big, as :meth:`sync` decides)."""
+        if desired is None and (stream or (stream is None and _size(graph) > STREAM_MIN_ENTITIES)):
+            from atlas_sync.reconcile.stream import RENDER_PROCESSES, chunks_of
+
+            return self.plan_chunks(
+                chunks_of(graph, RENDER_PROCESSES), job, allow_delete=allow_delete, force=force
+            )
         job = _check_job(job or graph.job or "default")
         if desired is None:
             desired = render(graph, self.profile, domain=self.domain, job=job)
-        actual = fetch_actual(self.client, desired, self.profile.root_types(), job)
+        actual = fetch_actual(self.client, desired, self._scope_types(), job)
         plan = compute_plan(
             desired,
             actual,
@@ -313,6 +322,47 @@ class Publisher:
         chunk at a time. The result in Atlas is the same as :meth:`sync` of the merged graph.
         ``on_read`` gets the input's problems once it has been read (e.g. to print warnings).
         """
+        return self._stream(
+            chunks,
+            job,
+            allow_delete=allow_delete,
+            force=force,
+            purge=purge,
+            ensure_typedefs=ensure_typedefs,
+            allow_partial=allow_partial,
+            progress=progress,
+            on_read=on_read,
+        )
+
+    def plan_chunks(
+        self,
+        chunks: Iterable[LineageGraph],
+        job: str | None = None,
+        *,
+        allow_delete: bool = True,
+        force: bool = False,
+        on_read: Callable[[list[Problem]], None] | None = None,
+    ) -> Plan:
+        """:meth:`plan` for inputs too big to hold in memory: the plan :meth:`sync_chunks` would apply,
+        with every count but only the first changes listed (nothing is written, typedefs neither)."""
+        return self._stream(
+            chunks, job, allow_delete=allow_delete, force=force, on_read=on_read, dry_run=True
+        ).plan
+
+    def _stream(
+        self,
+        chunks: Iterable[LineageGraph],
+        job: str | None,
+        *,
+        allow_delete: bool = True,
+        force: bool = False,
+        purge: bool = False,
+        ensure_typedefs: bool = True,
+        allow_partial: bool = False,
+        progress: Progress | None = None,
+        on_read: Callable[[list[Problem]], None] | None = None,
+        dry_run: bool = False,
+    ) -> SyncResult:
         from atlas_sync.reconcile.stream import StreamSync
 
         with StreamSync(self.client, self.profile, self.domain) as s:
@@ -320,53 +370,32 @@ class Publisher:
                 s.add_chunk(chunk)
             if on_read is not None:
                 on_read(s.problems)
-            _check_input(s.problems, not s.is_empty, allow_partial)
+            if not dry_run:
+                _check_input(s.problems, not s.is_empty, allow_partial)
             job = _check_job(job or s.job or "default")
             s.render(job)
-            return self._run_stream(
-                s,
-                job,
-                allow_delete=allow_delete,
-                force=force,
+            writes = self.ensure_typedefs() if ensure_typedefs and not dry_run else 0
+            out = s.run(
+                job=job,
+                root_types=self._scope_types(),
+                process_types=self.process_types,
+                options=PlanOptions(
+                    allow_delete=allow_delete,
+                    max_delete_percent=self.max_delete_percent,
+                    force=force,
+                    input_has_errors=any(p.severity == "error" for p in s.problems),
+                ),
+                batch_size=self.batch_size,
                 purge=purge,
-                ensure_typedefs=ensure_typedefs,
-                input_has_errors=any(p.severity == "error" for p in s.problems),
                 progress=progress,
+                dry_run=dry_run,
             )
+            return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
         """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
         name, opts = self._reader_options(reader, paths, options)
         return registry.read_chunks(name, paths, **opts)
-
-    def _run_stream(
-        self,
-        s: Any,
-        job: str,
-        *,
-        allow_delete: bool,
-        force: bool,
-        purge: bool,
-        ensure_typedefs: bool,
-        input_has_errors: bool,
-        progress: Progress | None,
-    ) -> SyncResult:
-        writes = self.ensure_typedefs() if ensure_typedefs else 0
-        out = s.run(
-            job=job,
-            root_types=self.profile.root_types(),
-            process_types=self.process_types,
-            options=PlanOptions(
-                allow_delete=allow_delete,
-                max_delete_percent=self.max_delete_percent,
-                force=force,
-                input_has_errors=input_has_errors,
-            ),
-            batch_size=self.batch_size,
-            purge=purge,
-            progress=progress,
-        )
-        return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 
     # ------------------------------------------------------------------ teardown / rebuild
     def teardown(
@@ -404,6 +433,13 @@ class Publisher:
             out = delete_typedefs(self.client, bundle)
             result.typedefs_deleted = list(getattr(out, "deleted", []) or [])
         return result
+
+    def _scope_types(self) -> list[str]:
+        """The root types to list the domain by: all of the profile's once its typedefs are ensured;
+        before that only those the server has (a plan against a fresh Atlas lists nothing, not a 400)."""
+        if getattr(self, "_typedefs_ensured", False):
+            return self.profile.root_types()
+        return self._existing_root_types()
 
     def _existing_root_types(self) -> list[str]:
         """Root types that exist on the server (a search on an unknown type is a 400)."""

@@ -66,6 +66,30 @@ def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None
                 click.echo(f"warning: {p}", err=True)
 
 
+def _read_maybe_chunks(
+    pub: Any,
+    reader: str,
+    files: tuple[str, ...],
+    kwargs: dict[str, Any],
+    stream: bool | None,
+    allow_partial: bool = False,
+) -> tuple[Any, Any]:
+    """(graph, None) for a whole read, or (None, chunks) when the input streams: asked with
+    ``--stream``, or by default when the reader gives more than one chunk."""
+    if stream is False:
+        return _read(pub, reader, files, kwargs, allow_partial=allow_partial), None
+    name, options = _reader(reader, files, kwargs)
+    chunks = pub.read_chunks(name, list(files), **options)
+    first = next(chunks, None)
+    if first is None:
+        raise InputError("the reader gave no lineage", file=files[0])
+    second = next(chunks, None)
+    if second is None and not stream:
+        _report(first.problems, bool(first.datasets or first.processes), allow_partial)
+        return first, None
+    return None, itertools.chain([first] if second is None else [first, second], chunks)
+
+
 def _read(
     pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any], allow_partial: bool = False
 ) -> Any:
@@ -148,6 +172,12 @@ def _safety(func: Any) -> Any:
 @click.option("--out", type=click.Path(dir_okay=False), help="save the plan to FILE for `atlas-sync apply`")
 @click.option("--show-unchanged", is_flag=True, help="list unchanged entities too")
 @click.option("--detailed-exitcode", is_flag=True, help="exit 0 = no changes, 2 = changes, 1 = error")
+@click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="compare chunk by chunk through a temporary spool file, in bounded memory (lists the "
+    "first 2,000 changes, counts all; no --out) [default: as `sync` decides, never with --out]",
+)
 def plan_cmd(
     domain: str | None,
     profile: str | None,
@@ -161,6 +191,7 @@ def plan_cmd(
     out: str | None,
     show_unchanged: bool,
     detailed_exitcode: bool,
+    stream: bool | None,
     **kwargs: Any,
 ) -> int:
     """Show what `sync` would change in Atlas for FILE... (Terraform style: + create, ~ update, - delete).
@@ -177,8 +208,23 @@ def plan_cmd(
     from atlas_sync.reconcile import plan_text
 
     pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
-    graph = _read(pub, reader, files, kwargs)
-    plan = pub.plan(graph, job, allow_delete=not no_delete, force=force)
+    if out and stream:
+        raise click.UsageError(
+            "a streamed plan cannot be saved (the file would hold every entity): "
+            "drop --stream to save a plan, or run `atlas-sync sync`"
+        )
+    # a plan file holds every entity: never streamed
+    graph, chunks = _read_maybe_chunks(pub, reader, files, kwargs, False if out else stream)
+    if chunks is not None:
+        plan = pub.plan_chunks(
+            chunks,
+            job,
+            allow_delete=not no_delete,
+            force=force,
+            on_read=lambda problems: _report(problems, True, False),
+        )
+    else:
+        plan = pub.plan(graph, job, allow_delete=not no_delete, force=force, stream=False if out else stream)
     if out:
         Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
     if as_json:
@@ -244,30 +290,18 @@ def sync_cmd(
         "ensure_typedefs": not no_typedefs,
         "allow_partial": allow_partial,
     }
-    if stream is False:
-        graph = _read(pub, reader, files, kwargs, allow_partial=allow_partial)
-        with progress("applying", quiet=quiet or as_json) as update:
-            result = pub.sync(graph, job, progress=update, stream=False, **common)
-    else:
-        name, options = _reader(reader, files, kwargs)
-        chunks = pub.read_chunks(name, list(files), **options)
-        first = next(chunks, None)
-        second = next(chunks, None) if first is not None else None
-        if first is None:
-            raise InputError("the reader gave no lineage", file=files[0])
-        with progress("applying", quiet=quiet or as_json) as update:
-            if second is None and not stream:
-                _report(first.problems, bool(first.datasets or first.processes), allow_partial)
-                result = pub.sync(first, job, progress=update, **common)
-            else:
-                rest = [first] if second is None else [first, second]
-                result = pub.sync_chunks(
-                    itertools.chain(rest, chunks),
-                    job,
-                    progress=update,
-                    on_read=lambda problems: _report(problems, True, True),
-                    **common,
-                )
+    graph, chunks = _read_maybe_chunks(pub, reader, files, kwargs, stream, allow_partial)
+    with progress("applying", quiet=quiet or as_json) as update:
+        if chunks is None:
+            result = pub.sync(graph, job, progress=update, stream=stream, **common)
+        else:
+            result = pub.sync_chunks(
+                chunks,
+                job,
+                progress=update,
+                on_read=lambda problems: _report(problems, True, True),
+                **common,
+            )
     if as_json:
         echo_json(result.to_json())
         return

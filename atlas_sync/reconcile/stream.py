@@ -5,15 +5,19 @@ Nothing is written before the input has been read, rendered and checked in full:
 1. **read** — the reader's chunks (:func:`atlas_sync.lineage.registry.read_chunks`) go to a
    temporary SQLite spool: their datasets merged into a catalogue (columns from every chunk), their
    processes and column edges in parts of a few hundred processes.
-2. **render** — each spooled chunk is rendered with the catalogue's merged datasets, so every entity
-   renders exactly as it would from the whole graph; entities go to the spool, deduplicated by key.
-   Template errors and name collisions stop the sync here.
+2. **render** — the catalogue's merged datasets (with their columns) are rendered a few thousand at
+   a time, then each spooled part's processes and column lineage, referring to those datasets by
+   their rendered keys; so every entity renders exactly as it would from the whole graph, and a
+   process over 50,000 datasets never holds their entities. Entities go to the spool, deduplicated
+   by key. Template errors and name collisions stop the sync here.
 3. **plan and apply** — the domain is listed into the spool; the fail-safes (another job's process,
    the delete percentage) are checked on the whole plan; then desired entities are read back and
    compared a chunk at a time, in dependency order, and what differs is written in batches of
    ``batch_size``; deletes come last. A second run with the same input writes nothing.
 
-Memory is bounded by one reader chunk, one rendered part and one write batch; the rest is on disk.
+Memory is bounded by one reader chunk, one rendered part (of at most ``RENDER_PROCESSES`` processes
+and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch of
+``RENDER_DATASETS`` datasets, and one write batch; the rest is on disk.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from atlas_sync.reconcile.plan import (
     plan_item,
 )
 from atlas_sync.render.profile import Profile
-from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
+from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys, RenderError, render
 
 Progress = Callable[[int, int], None]
 
@@ -49,6 +53,11 @@ Progress = Callable[[int, int], None]
 READ_CHUNK = 1000
 RENDER_PROCESSES = 500
 SHOWN_ITEMS = 2000
+# Datasets (with their columns) rendered at once; column edges per spooled part (a Spark plan in job
+# mode is one process whose edges are all the input's: its part is split by target column).
+RENDER_DATASETS = 1000
+RENDER_ENTITIES = 5000  # datasets + columns per render call (a dataset with more columns: alone)
+RENDER_EDGES = 20_000
 
 
 @dataclass
@@ -97,6 +106,12 @@ class _Spool:
                 rendered INTEGER NOT NULL DEFAULT 0);
             CREATE TABLE edge_column (
                 seq INTEGER PRIMARY KEY, ds TEXT NOT NULL, col TEXT NOT NULL, UNIQUE (ds, col));
+            CREATE TABLE ds_key (
+                ds TEXT PRIMARY KEY, type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE col_key (
+                ds TEXT NOT NULL, col TEXT NOT NULL, type TEXT NOT NULL, qn TEXT NOT NULL,
+                tier INTEGER NOT NULL, PRIMARY KEY (ds, col)) WITHOUT ROWID;
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
                 body TEXT NOT NULL, conflict TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
@@ -156,8 +171,54 @@ class _Spool:
             self.db.execute(f"UPDATE dataset SET rendered = 1 WHERE id IN ({marks})", part)
         return out, extra
 
-    def unrendered_datasets(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT id FROM dataset WHERE rendered = 0 ORDER BY seq")]
+    def unrendered_datasets(self, ids: list[str] | None = None) -> list[str]:
+        """The catalogue's datasets not rendered yet: all, or those among ``ids`` (in that order)."""
+        if ids is None:
+            return [r[0] for r in self.db.execute("SELECT id FROM dataset WHERE rendered = 0 ORDER BY seq")]
+        out: list[str] = []
+        for lo in range(0, len(ids), 500):
+            part = ids[lo : lo + 500]
+            marks = ",".join("?" * len(part))
+            todo = {
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT id FROM dataset WHERE rendered = 0 AND id IN ({marks})", part
+                )
+            }
+            out.extend(i for i in part if i in todo)
+        return out
+
+    def add_keys(self, state: DesiredState) -> None:
+        """Remember which key (and tier) each dataset and column of ``state`` rendered to."""
+        tiers = {k: e.tier for k, e in state.entities.items()}
+        self.db.executemany(
+            "INSERT OR REPLACE INTO ds_key (ds, type, qn, tier) VALUES (?, ?, ?, ?)",
+            ((ds, k[0], k[1], tiers[k]) for ds, k in state.dataset_keys.items()),
+        )
+        self.db.executemany(
+            "INSERT OR REPLACE INTO col_key (ds, col, type, qn, tier) VALUES (?, ?, ?, ?, ?)",
+            ((ds, col, k[0], k[1], tiers[k]) for (ds, col), k in state.column_keys.items()),
+        )
+
+    def rendered_keys(self, ids: list[str], columns: list[tuple[str, str]]) -> RenderedKeys:
+        """The rendered keys of datasets ``ids`` and of the columns ``columns`` (dataset, column)."""
+        out = RenderedKeys()
+        for lo in range(0, len(ids), 500):
+            part = ids[lo : lo + 500]
+            marks = ",".join("?" * len(part))
+            for ds, t, qn, tier in self.db.execute(
+                f"SELECT ds, type, qn, tier FROM ds_key WHERE ds IN ({marks})", part
+            ):
+                out.datasets[ds] = (t, qn)
+                out.tiers[(t, qn)] = tier
+        for pair in columns:
+            row = self.db.execute(
+                "SELECT type, qn, tier FROM col_key WHERE ds = ? AND col = ?", pair
+            ).fetchone()
+            if row is not None:
+                out.columns[pair] = (row[0], row[1])
+                out.tiers[(row[0], row[1])] = row[2]
+        return out
 
     def dataset_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM dataset").fetchone()[0])
@@ -341,12 +402,16 @@ class StreamSync:
         )
         # (datasets no process uses are in the catalogue, rendered at the end)
         for part in chunks_of(graph, step, unused_datasets=False):
-            doc = {
-                "datasets": [d.id for d in part.datasets],
-                "processes": [p.model_dump(mode="json") for p in part.processes],
-                "edges": [e.model_dump(mode="json") for e in part.edges],
-            }
-            self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+            first = True
+            for processes, edges in _split_edges(part, step == RENDER_PROCESSES):
+                doc = {
+                    # the part's datasets once; its processes again with each later piece of their edges
+                    "datasets": [d.id for d in part.datasets] if first else [],
+                    "processes": [p.model_dump(mode="json") for p in processes],
+                    "edges": [e.model_dump(mode="json") for e in edges],
+                }
+                first = False
+                self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
 
     @property
     def is_empty(self) -> bool:
@@ -367,9 +432,7 @@ class StreamSync:
                 ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
             self._render_part(job, list(ids), processes, edges)
         # Datasets no chunk referenced (rare): render them on their own.
-        rest = self.spool.unrendered_datasets()
-        for lo in range(0, len(rest), RENDER_PROCESSES):
-            self._render_part(job, rest[lo : lo + RENDER_PROCESSES], [], [])
+        self._render_datasets(job, self.spool.unrendered_datasets())
         collision = self.spool.first_collision()
         if collision:
             type_name, qn, first, second = collision
@@ -382,19 +445,48 @@ class StreamSync:
     def _render_part(
         self, job: str, dataset_ids: list[str], processes: list[Process], edges: list[ColumnEdge]
     ) -> None:
-        """Render processes and edges with the catalogue's datasets ``dataset_ids``, into the spool."""
-        datasets, extra = self.spool.datasets(dataset_ids)
+        """Render the catalogue's datasets ``dataset_ids`` not rendered yet, then ``processes`` and
+        ``edges`` referring to those datasets and their columns by key, into the spool."""
+        self._render_datasets(job, self.spool.unrendered_datasets(dataset_ids))
+        if not (processes or edges):
+            return
+        pairs = {
+            (ref.dataset, ref.column): None
+            for e in edges
+            for ref in (e.source, e.target)
+            if ref.column is not None
+        }
         part = LineageGraph(job=self.job, source=self.source)
-        part.datasets, part.processes, part.edges = datasets, processes, edges
-        self._add_state(
-            render(
-                part,
-                self.profile,
-                domain=self.domain,
-                job=job,
-                single_process=self.processes == 1,
-                extra_columns=extra,
-            )
+        part.processes, part.edges = processes, edges
+        self._add_state(self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs))))
+
+    def _render_datasets(self, job: str, ids: list[str]) -> None:
+        """Render the catalogue's datasets ``ids`` with their columns, at most ``RENDER_DATASETS``
+        datasets and about ``RENDER_ENTITIES`` datasets and columns at a time."""
+        for lo in range(0, len(ids), RENDER_DATASETS):
+            datasets, extra = self.spool.datasets(ids[lo : lo + RENDER_DATASETS])
+            batch: list[Dataset] = []
+            size = 0
+            for d in datasets:
+                n = 1 + len(d.columns) + len(extra.get(d.id, ()))
+                if batch and size + n > RENDER_ENTITIES:
+                    self._render_dataset_batch(job, batch, extra)
+                    batch, size = [], 0
+                batch.append(d)
+                size += n
+            if batch:
+                self._render_dataset_batch(job, batch, extra)
+
+    def _render_dataset_batch(self, job: str, datasets: list[Dataset], extra: dict[str, list[str]]) -> None:
+        part = LineageGraph(job=self.job, source=self.source)
+        part.datasets = datasets
+        state = self._render(job, part, extra_columns={d.id: extra[d.id] for d in datasets if d.id in extra})
+        self._add_state(state)
+        self.spool.add_keys(state)
+
+    def _render(self, job: str, part: LineageGraph, **options: Any) -> DesiredState:
+        return render(
+            part, self.profile, domain=self.domain, job=job, single_process=self.processes == 1, **options
         )
 
     def _add_state(self, state: DesiredState) -> None:
@@ -411,8 +503,10 @@ class StreamSync:
         batch_size: int = 500,
         purge: bool = False,
         progress: Progress | None = None,
+        dry_run: bool = False,
     ) -> StreamResult:
-        """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last."""
+        """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last.
+        ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name)
         self.spool.add_actual(
             (h.type_name, h.qualified_name, h.guid, h.owner)
@@ -433,6 +527,10 @@ class StreamSync:
         def flush() -> None:
             nonlocal done
             if not pending.items:
+                return
+            if dry_run:
+                pending.items.clear()
+                pending.desired.clear()
                 return
             refs = [
                 k
@@ -473,9 +571,9 @@ class StreamSync:
                 progress(done, total)
         flush()
 
-        if deletes:
-            for item in deletes:
-                plan.record(item)
+        for item in deletes:
+            plan.record(item)
+        if deletes and not dry_run:
             res = apply_plan(
                 self.client,
                 Plan(domain=self.domain, job=job, profile=self.profile.name, items=deletes),
@@ -488,7 +586,7 @@ class StreamSync:
             if progress:
                 progress(done, total)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
-        return StreamResult(plan=plan, applied=applied if has_changes else None)
+        return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
     def _deletes(self, job: str, process_types: set[str], plan: Plan, options: PlanOptions) -> list[PlanItem]:
         """This job's entities the input no longer produces (datasets only when nothing else refers
@@ -550,6 +648,34 @@ class StreamSync:
             if key not in containers:
                 return True
         return False
+
+
+def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:
+    """A part's processes and edges, in pieces of about ``RENDER_EDGES`` edges when ``by_target``
+    (every edge has its process): the edges of one (process, target column), which render to one
+    column-lineage entity, stay in one piece; later pieces repeat the processes their edges need."""
+    if not by_target or len(part.edges) <= RENDER_EDGES:
+        yield part.processes, part.edges
+        return
+    groups: dict[tuple[str | None, str, str | None], list[ColumnEdge]] = {}
+    for e in part.edges:
+        groups.setdefault((e.process, e.target.dataset, e.target.column), []).append(e)
+    by_id = {p.id: p for p in part.processes}
+    first = True
+    piece: list[ColumnEdge] = []
+
+    def pack() -> tuple[list[Process], list[ColumnEdge]]:
+        if first:
+            return part.processes, piece
+        used = dict.fromkeys(e.process for e in piece)
+        return [by_id[i] for i in used if i in by_id], piece
+
+    for group in groups.values():
+        if piece and len(piece) + len(group) > RENDER_EDGES:
+            yield pack()
+            first, piece = False, []
+        piece.extend(group)
+    yield pack()
 
 
 def _rows(cur: sqlite3.Cursor) -> Iterator[tuple[str]]:

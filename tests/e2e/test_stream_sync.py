@@ -467,3 +467,126 @@ def test_cli_streamed_sync_with_a_bad_row_late_in_the_log_publishes_nothing(tmp_
         emu.store.conn.execute("SELECT count(*) FROM typedefs").fetchone()[0]
         == Emulator(None).store.conn.execute("SELECT count(*) FROM typedefs").fetchone()[0]
     )
+
+
+def test_cli_plan_of_a_query_log_in_chunks_counts_as_the_whole_plan_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "etl.querylog.csv"
+    _query_log(log)
+    data = tmp_path / "data"
+    assert _cli(["typedefs", "apply", "--profile", "lineage"], data).returncode == 0
+    whole = _cli(["plan", "-d", DOMAIN, str(log), "--no-stream", "--json"], data)
+    streamed = _cli(["plan", "-d", DOMAIN, str(log), "-o", "chunk_statements=4", "--json"], data)
+    assert whole.returncode == 0 and streamed.returncode == 0, streamed.stderr
+    assert json.loads(streamed.stdout)["summary"] == json.loads(whole.stdout)["summary"]
+    assert json.loads(streamed.stdout)["summary"]["create"] > 0
+    assert state(Emulator(data / "atlas.db"))[0] == {}
+    # after a sync the streamed plan finds nothing to do
+    assert _cli(["sync", "-d", DOMAIN, str(log), "-q"], data).returncode == 0
+    again = _cli(["plan", "-d", DOMAIN, str(log), "-o", "chunk_statements=4", "--detailed-exitcode"], data)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 to create, 0 to update, 0 to delete" in again.stdout
+
+
+def test_cli_plan_out_reads_whole_and_refuses_stream(tmp_path: Path) -> None:
+    log = tmp_path / "etl.querylog.csv"
+    _query_log(log)
+    data = tmp_path / "data"
+    out = tmp_path / "plan.json"
+    saved = _cli(["plan", "-d", DOMAIN, str(log), "-o", "chunk_statements=4", "--out", str(out)], data)
+    assert saved.returncode == 0, saved.stderr
+    assert json.loads(out.read_text())["summary"]["create"] > 0
+    refused = _cli(["plan", "-d", DOMAIN, str(log), "--stream", "--out", str(out)], data)
+    assert refused.returncode == 2 and "cannot be saved" in refused.stderr
+
+
+# ---------------------------------------------------------------------------- one process over many datasets
+def _spy_render(monkeypatch: pytest.MonkeyPatch) -> list[LineageGraph]:
+    """Record the graph of every ``render`` call the streaming sync makes."""
+    import atlas_sync.reconcile.stream as stream
+
+    calls: list[LineageGraph] = []
+    real = stream.render
+
+    def spy(graph: LineageGraph, *args: Any, **kwargs: Any) -> Any:
+        calls.append(graph)
+        return real(graph, *args, **kwargs)
+
+    monkeypatch.setattr(stream, "render", spy)
+    return calls
+
+
+def _one_target_column(edges: list[Any]) -> bool:
+    return len({(e.process, e.target.dataset, e.target.column) for e in edges}) == 1
+
+
+def test_a_spark_plan_of_one_process_over_many_datasets_renders_in_bounded_parts_with_the_same_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resource_bounds import spark_plan
+
+    import atlas_sync.reconcile.stream as stream
+
+    plan = tmp_path / "union.plan.txt"
+    branches = spark_plan(plan, 0.02)  # a Union of `branches` projections of 20 columns, one relation each
+    g = read("spark-plan", plan)
+    assert len(g.processes) == 1 and branches > 10
+    monkeypatch.setattr(stream, "RENDER_DATASETS", 4)
+    monkeypatch.setattr(stream, "RENDER_EDGES", 10)
+    calls = _spy_render(monkeypatch)
+    whole, streamed = whole_and_streamed([g], 1)
+    assert state(streamed) == state(whole)
+    # the input: output column o<i> is computed from column c<i> of every branch's relation
+    ents, rels = state(whole)
+    lineage = sorted(k for k in ents if k[0] == "lineage_column_lineage")
+    assert len(lineage) == 20
+    for i in range(20):
+        key = next(k for k in lineage if k[1].endswith(f".o{i}@{DOMAIN}"))
+        inputs = {r[2] for r in rels if r[0] == "dataset_process_inputs" and r[1] == key}
+        assert inputs == {("lineage_column", f"db.t{j}.c{i}@{DOMAIN}") for j in range(branches)}
+    assert sum(1 for k in ents if k[0] == "lineage_dataset") == branches + 1
+    # bounded: datasets a few at a time; processes and edges with no dataset entity, one target column
+    # (more than RENDER_EDGES edges) per part
+    assert max(len(c.datasets) for c in calls) <= 4
+    with_edges = [c for c in calls if c.edges]
+    assert len(with_edges) == 20
+    assert all(not c.datasets and _one_target_column(c.edges) for c in with_edges)
+
+
+def test_small_target_columns_of_one_process_are_packed_into_parts_with_the_same_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import atlas_sync.reconcile.stream as stream
+
+    # one process reads t0..t5 (columns a, b) into out: out.x<i> = t<i>.a + t<i>.b, 2 edges per target
+    # column, and a FILTER on t0.a for the whole of out (dataset-level target)
+    n = 6
+    doc = {
+        "datasets": [
+            {"id": f"raw.t{i}", "namespace": "raw", "name": f"t{i}", "columns": ["a", "b"]} for i in range(n)
+        ]
+        + [{"id": "m.out", "namespace": "m", "name": "out", "columns": [f"x{i}" for i in range(n)]}],
+        "processes": [
+            {"id": "p", "name": "p", "inputs": [f"raw.t{i}" for i in range(n)], "outputs": ["m.out"]}
+        ],
+        "edges": [
+            {"source": f"raw.t{i}.{c}", "target": f"m.out.x{i}", "kind": "TRANSFORMATION", "process": "p"}
+            for i in range(n)
+            for c in ("a", "b")
+        ]
+        + [{"source": "raw.t0.a", "target": "m.out.*", "kind": "FILTER", "process": "p"}],
+    }
+    g = LineageGraph.from_document(doc)
+    g.job = "packed"
+    monkeypatch.setattr(stream, "RENDER_DATASETS", 2)
+    monkeypatch.setattr(stream, "RENDER_EDGES", 5)
+    calls = _spy_render(monkeypatch)
+    whole, streamed = whole_and_streamed([g], 1)
+    assert state(streamed) == state(whole)
+    ents = state(whole)[0]
+    assert sum(1 for k in ents if k[0] == "lineage_column_lineage") == n + 1
+    # 13 edges in target groups of 2, 2, 2, 2, 2, 2 and 1, packed while a part stays within 5 edges
+    parts = [c for c in calls if c.edges]
+    assert [len(c.edges) for c in parts] == [2 + 2, 2 + 2, 2 + 2 + 1]
+    assert all(len(c.processes) == 1 for c in parts)
