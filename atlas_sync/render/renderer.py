@@ -8,7 +8,7 @@ validated against the profile's typedefs before anything is sent.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import ChainMap, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +57,9 @@ class DesiredState:
     domain: str
     job: str
     entities: dict[Key, DesiredEntity] = field(default_factory=dict)
+    # which dataset / (dataset, column) of the graph rendered to which key (for chunked rendering)
+    dataset_keys: dict[str, Key] = field(default_factory=dict)
+    column_keys: dict[tuple[str, str], Key] = field(default_factory=dict)
 
     def ordered(self) -> list[DesiredEntity]:
         """Entities in dependency order: everything an entity references comes before it."""
@@ -88,6 +91,16 @@ def _env(profile: Profile) -> jinja2.Environment:
     env.globals["declared"] = declared
     env.filters["with_declared"] = with_declared
     return env
+
+
+@dataclass
+class RenderedKeys:
+    """Keys and tiers of datasets and columns rendered earlier (by another ``render`` call), which
+    a chunk's processes and column lineage may reference without rendering them again."""
+
+    datasets: dict[str, Key] = field(default_factory=dict)
+    columns: dict[tuple[str, str], Key] = field(default_factory=dict)
+    tiers: dict[Key, int] = field(default_factory=dict)
 
 
 def _ref(key: Key) -> dict[str, Any]:
@@ -227,18 +240,24 @@ def render(
     job: str,
     single_process: bool | None = None,
     extra_columns: Mapping[str, Sequence[str]] | None = None,
+    rendered: RenderedKeys | None = None,
 ) -> DesiredState:
     """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``.
 
     When ``graph`` is one chunk of a bigger input (streaming sync), ``single_process`` and
     ``extra_columns`` (columns that edges elsewhere in the input use, per dataset) carry what the
     whole input says, so each entity renders exactly as it would from the whole graph.
+    ``rendered``: datasets and columns rendered by an earlier call; processes and edges here refer
+    to them by key (they are not in ``graph.datasets`` and not in the returned state).
     """
     if not domain or "@" in domain:
         raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
     r = _Renderer(profile, domain, job)
-    ds_keys: dict[str, Key] = {}
-    col_keys: dict[tuple[str, str], Key] = {}
+    ds_keys = r.state.dataset_keys
+    col_keys = r.state.column_keys
+    # lookups see this graph's datasets first, then the ones rendered earlier
+    ds_refs: Mapping[str, Key] = ChainMap(ds_keys, rendered.datasets) if rendered else ds_keys
+    col_refs: Mapping[tuple[str, str], Key] = ChainMap(col_keys, rendered.columns) if rendered else col_keys
     # Columns that edges use but the reader did not list are added, so edges always have both ends.
     columns: dict[str, list[str]] = {d.id: d.column_names() for d in graph.datasets}
     for ds_id, extra in (extra_columns or {}).items():
@@ -277,8 +296,8 @@ def render(
     for p in graph.processes:
         ctx = {
             "process": p.model_dump(),
-            "inputs": [_ref(ds_keys[i]) for i in p.inputs],
-            "outputs": [_ref(ds_keys[o]) for o in p.outputs],
+            "inputs": [_ref(ds_refs[i]) for i in p.inputs],
+            "outputs": [_ref(ds_refs[o]) for o in p.outputs],
             "single_process": len(graph.processes) == 1 if single_process is None else single_process,
         }
         ent = r.add(r.render_one("process", f"process {p.id!r}", ctx), f"process {p.id!r}")
@@ -294,15 +313,15 @@ def render(
             bucket: str = "DIRECT" if e.is_direct else e.kind
             groups[(pid, e.target.dataset, e.target.column, bucket)].append(e)
         for (pid, tds, tcol, bucket), edges in groups.items():
-            target_key = col_keys.get((tds, tcol)) if tcol is not None else ds_keys.get(tds)
+            target_key = col_refs.get((tds, tcol)) if tcol is not None else ds_refs.get(tds)
             if target_key is None:
                 continue
             sources: list[Key] = []
             for e in edges:
                 sk = (
-                    col_keys.get((e.source.dataset, e.source.column))
+                    col_refs.get((e.source.dataset, e.source.column))
                     if e.source.column
-                    else ds_keys.get(e.source.dataset)
+                    else ds_refs.get(e.source.dataset)
                 )
                 if sk is not None and sk not in sources:
                     sources.append(sk)
@@ -326,7 +345,7 @@ def render(
             origin = f"column lineage {pid}:{tds}.{tcol or '*'} ({kind})"
             r.add(r.render_one("column_lineage", origin, ctx), origin)
 
-    _assign_tiers(r.state)
+    _assign_tiers(r.state, rendered.tiers if rendered else {})
     return r.state
 
 
@@ -337,9 +356,10 @@ def _producer(graph: LineageGraph, dataset_id: str) -> str | None:
     return None
 
 
-def _assign_tiers(state: DesiredState) -> None:
-    """tier = 1 + the highest tier of anything referenced (datasets 0, columns 1, processes ...)."""
-    memo: dict[Key, int] = {}
+def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:
+    """tier = 1 + the highest tier of anything referenced (datasets 0, columns 1, processes ...);
+    ``known``: tiers of entities rendered earlier that ``state`` refers to."""
+    memo: dict[Key, int] = dict(known)
 
     def tier(key: Key, stack: frozenset[Key]) -> int:
         if key in memo:
@@ -352,7 +372,7 @@ def _assign_tiers(state: DesiredState) -> None:
             for k in v if isinstance(v, list) else ([v] if v else []):
                 if k in stack:
                     raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
-                if k not in state.entities:
+                if k not in state.entities and k not in known:
                     raise RenderError(
                         f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
                     )
@@ -364,4 +384,12 @@ def _assign_tiers(state: DesiredState) -> None:
         ent.tier = tier(key, frozenset())
 
 
-__all__ = ["DIRECT_KINDS", "DesiredEntity", "DesiredState", "Key", "RenderError", "render"]
+__all__ = [
+    "DIRECT_KINDS",
+    "DesiredEntity",
+    "DesiredState",
+    "Key",
+    "RenderError",
+    "RenderedKeys",
+    "render",
+]
