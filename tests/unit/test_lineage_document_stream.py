@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import random
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -158,16 +159,20 @@ def _generated(n: int) -> list[str]:
     return out
 
 
-def chunked_text(path: str, per_chunk: int, **options: object) -> str:
+def _document_of(chunks: Iterable[LineageGraph]) -> str:
     doc = ChunkedDocument()
     try:
-        for chunk in registry.read_chunks("query-log", [path], chunk_statements=per_chunk, **options):
+        for chunk in chunks:
             doc.add(chunk)
         buf = io.StringIO()
         doc.write(buf)
         return buf.getvalue()
     finally:
         doc.close()
+
+
+def chunked_text(path: str, per_chunk: int, **options: object) -> str:
+    return _document_of(registry.read_chunks("query-log", [path], chunk_statements=per_chunk, **options))
 
 
 @pytest.mark.parametrize("per_chunk", [1, 7, 5000])
@@ -274,14 +279,7 @@ def test_the_summary_from_tuples_equals_the_graph_methods_on_random_graphs() -> 
 
 
 def _one_chunk(graph: LineageGraph) -> str:
-    doc = ChunkedDocument()
-    try:
-        doc.add(graph)
-        buf = io.StringIO()
-        doc.write(buf)
-        return buf.getvalue()
-    finally:
-        doc.close()
+    return _document_of([graph])
 
 
 @pytest.mark.parametrize(("reader", "path"), INPUTS, ids=[Path(p).name for _, p in INPUTS])
