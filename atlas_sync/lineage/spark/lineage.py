@@ -173,12 +173,17 @@ def _is_not_null_check(c: Expr) -> int | None:
 def _predicate_ids(root: PlanNode) -> set[int]:
     out: set[int] = set()
     for n in root.walk():
-        if n.op in ("Filter", "Join"):
-            for e in n.exprs.get("condition", []):
-                for c in conjuncts(e):
-                    if _is_not_null_check(c) is None:
-                        out.update(refs(c))
+        add_predicate_ids(out, n)
     return out
+
+
+def add_predicate_ids(ids: set[int], node: PlanNode) -> None:
+    """Add to ``ids`` those a Filter or Join node's condition reads, apart from bare ``isnotnull`` checks."""
+    if node.op in ("Filter", "Join"):
+        for e in node.exprs.get("condition", []):
+            for c in conjuncts(e):
+                if _is_not_null_check(c) is None:
+                    ids.update(refs(c))
 
 
 def _inferred_not_null(c: Expr, predicate_ids: Container[int]) -> bool:

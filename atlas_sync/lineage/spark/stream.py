@@ -45,8 +45,7 @@ from atlas_sync.lineage.spark.build import (
     unknown_operator,
     unresolved_plan,
 )
-from atlas_sync.lineage.spark.expr import conjuncts, refs
-from atlas_sync.lineage.spark.lineage import PlanLineage, Result, _apply, _is_not_null_check, post_order
+from atlas_sync.lineage.spark.lineage import PlanLineage, Result, _apply, add_predicate_ids, post_order
 from atlas_sync.lineage.spark.plan import KNOWN, PlanNode, assign_levels
 from atlas_sync.lineage.spark.text import (
     _NAME,
@@ -72,12 +71,8 @@ class PlanFacts:
 
 def add_facts(facts: PlanFacts, node: PlanNode) -> None:
     """Add what a Filter, Join or WITH node tells to ``facts``."""
-    if node.op in ("Filter", "Join"):
-        for e in node.exprs.get("condition", []):
-            for c in conjuncts(e):
-                if _is_not_null_check(c) is None:
-                    facts.predicate_ids.update(refs(c))
-    elif node.op == "UnresolvedWith":
+    add_predicate_ids(facts.predicate_ids, node)
+    if node.op == "UnresolvedWith":
         facts.ctes.update(str(x) for x in node.props.get("names") or [])
 
 
