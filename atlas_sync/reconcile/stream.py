@@ -51,6 +51,9 @@ Progress = Callable[[int, int], None]
 
 # Entities compared per read-back request group, processes rendered at once, plan items kept for display.
 READ_CHUNK = 1000
+# ... and at most about this many bytes of desired JSON per read-back group: an entity with 50,000
+# references (a Spark plan's process or column lineage) comes back with 50,000 referred entities.
+READ_BYTES = 2_000_000
 RENDER_PROCESSES = 500
 SHOWN_ITEMS = 2000
 # Datasets (with their columns) rendered at once; column edges per spooled part (a Spark plan in job
@@ -254,20 +257,23 @@ class _Spool:
         return self.db.execute("SELECT 1 FROM desired WHERE type = ? AND qn = ?", key).fetchone() is not None
 
     def desired_with_guids(self) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
-        """Desired entities in dependency order, with the guid Atlas holds them under, in chunks."""
+        """Desired entities in dependency order, with the guid Atlas holds them under, in chunks of
+        at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON."""
         cur = self.db.execute(
             "SELECT d.body, d.tier, a.guid FROM desired d LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn "
             "ORDER BY d.tier, d.type, d.qn"
         )
-        while True:
-            rows = cur.fetchmany(READ_CHUNK)
-            if not rows:
-                return
-            out = []
-            for body, tier, guid in rows:
-                e = _desired_from_json(json.loads(body))
-                e.tier = tier
-                out.append((e, guid))
+        out: list[tuple[DesiredEntity, str | None]] = []
+        size = 0
+        for body, tier, guid in _rows(cur):
+            if out and (len(out) >= READ_CHUNK or size + len(body) > READ_BYTES):
+                yield out
+                out, size = [], 0
+            e = _desired_from_json(json.loads(body))
+            e.tier = tier
+            out.append((e, guid))
+            size += len(body)
+        if out:
             yield out
 
     # ------------------------------------------------------------------ actual
@@ -678,7 +684,7 @@ def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Pro
     yield pack()
 
 
-def _rows(cur: sqlite3.Cursor) -> Iterator[tuple[str]]:
+def _rows(cur: sqlite3.Cursor) -> Iterator[Any]:
     while True:
         rows = cur.fetchmany(64)
         if not rows:
