@@ -590,3 +590,34 @@ def test_small_target_columns_of_one_process_are_packed_into_parts_with_the_same
     parts = [c for c in calls if c.edges]
     assert [len(c.edges) for c in parts] == [2 + 2, 2 + 2, 2 + 2 + 1]
     assert all(len(c.processes) == 1 for c in parts)
+
+
+def test_entities_with_many_references_are_read_back_in_small_groups_and_a_rerun_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resource_bounds import spark_plan
+
+    import atlas_sync.reconcile.stream as stream
+
+    plan = tmp_path / "union.plan.txt"
+    branches = spark_plan(plan, 0.02)
+    g = read("spark-plan", plan)
+    emu = Emulator(None)
+    publisher(emu).sync_chunks(chunks_of(g.model_copy(deep=True), 1))
+    # every read-back group holds one entity: as many bulk reads as desired entities (each one GET
+    # of a single guid), and the re-run still finds everything unchanged
+    monkeypatch.setattr(stream, "READ_BYTES", 1)
+    reads: list[int] = []
+    real = AtlasClient.get_entities
+
+    def spy(self: AtlasClient, guids: list[str], *args: Any, **kwargs: Any) -> Any:
+        reads.append(len(guids))
+        return real(self, guids, *args, **kwargs)
+
+    monkeypatch.setattr(AtlasClient, "get_entities", spy)
+    emu.clear_log()
+    again = publisher(emu).sync_chunks(chunks_of(g.model_copy(deep=True), 1))
+    assert writes(emu) == []
+    entities = len(state(emu)[0])
+    assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": entities}
+    assert branches > 10 and max(reads) == 1
