@@ -316,15 +316,16 @@ def render(
             target_key = col_refs.get((tds, tcol)) if tcol is not None else ds_refs.get(tds)
             if target_key is None:
                 continue
-            sources: list[Key] = []
+            # first-seen order without duplicates (a dict: a column fed by 50,000 inputs stays linear)
+            sources: dict[Key, None] = {}
             for e in edges:
                 sk = (
                     col_refs.get((e.source.dataset, e.source.column))
                     if e.source.column
                     else ds_refs.get(e.source.dataset)
                 )
-                if sk is not None and sk not in sources:
-                    sources.append(sk)
+                if sk is not None:
+                    sources[sk] = None
             kind = (
                 max((e.kind for e in edges), key=lambda k: _DIRECT_RANK[k]) if bucket == "DIRECT" else bucket
             )
