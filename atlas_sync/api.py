@@ -19,7 +19,7 @@ from typing import Any
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
-from atlas_sync.reconcile.actual import list_scope
+from atlas_sync.reconcile.actual import list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -451,8 +451,9 @@ class Publisher:
         if not roots:
             return []
         out = []
-        for h in self.client.search_basic(
-            ",".join(roots),
+        for h in search_roots(
+            self.client,
+            roots,
             entity_filters={
                 "attributeName": "qualifiedName",
                 "operator": "endsWith",

@@ -7,11 +7,14 @@ entities that may be deleted). DELETED entities are ignored.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from atlas_sync.atlas.errors import BadRequestError
 
 Key = tuple[str, str]
 
@@ -65,6 +68,26 @@ class ActualState:
         return h.guid if h else None
 
 
+def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> Iterator[dict[str, Any]]:
+    """Basic search over several root types (with subtypes): one search with the names joined by
+    commas, or, on servers before Atlas 2.2 that refuse that (``ATLAS-400-00-00A`` for the joined
+    name), one search per type. Root types are not subtypes of one another, so nothing repeats."""
+    if len(root_types) > 1 and not getattr(client, "_one_type_per_search", False):
+        given = False
+        try:
+            for h in client.search_basic(",".join(root_types), **search):
+                given = True
+                yield h
+            return
+        except BadRequestError as exc:
+            if given or exc.error_code != "ATLAS-400-00-00A":
+                raise
+        with contextlib.suppress(AttributeError):
+            client._one_type_per_search = True  # type: ignore[attr-defined]
+    for t in root_types:
+        yield from client.search_basic(t, **search)
+
+
 def list_scope(client: ScopeClient, root_types: list[str], domain: str) -> dict[Key, ActualHeader]:
     """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``."""
     return {h.key: h for h in iter_scope(client, root_types, domain)}
@@ -78,8 +101,9 @@ def iter_scope(
     suffix = "@" + domain
     if not root_types:
         return
-    headers = client.search_basic(
-        ",".join(root_types),
+    headers = search_roots(
+        client,
+        root_types,
         entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix},
         exclude_deleted=True,
         attributes=["qualifiedName", OWNER_ATTRIBUTE],
