@@ -124,6 +124,10 @@ class _Spool:
             CREATE INDEX actual_guid ON actual (guid);
             """
         )
+        # The open connection keeps the file; without a name it cannot outlive a killed sync
+        # (POSIX; where an open file cannot be removed, close() removes it).
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
 
     def close(self) -> None:
         self.db.close()

@@ -621,3 +621,16 @@ def test_entities_with_many_references_are_read_back_in_small_groups_and_a_rerun
     entities = len(state(emu)[0])
     assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": entities}
     assert branches > 10 and max(reads) == 1
+
+
+def test_the_spool_file_has_no_name_while_the_sync_runs(tmp_path: Path) -> None:
+    # a sync killed with SIGKILL must not leave its spool (up to the rendered input's size) behind
+    from atlas_sync.reconcile.stream import StreamSync
+
+    pub = publisher(Emulator(None))
+    with StreamSync(pub.client, pub.profile, DOMAIN, spool_dir=str(tmp_path)) as s:
+        s.add_chunk(graph_a(100))
+        s.render("job0")
+        assert list(tmp_path.iterdir()) == []
+        assert s.spool.desired_count() > 0  # still usable
+    assert list(tmp_path.iterdir()) == []
