@@ -129,58 +129,48 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
+
+        def case(
+            label: str, args_: list[str], read_only: bool = False, env: dict[str, str] | None = None
+        ) -> None:
+            rows.append({"case": label, **measure(args_, args.limit, read_only, env)})
+            print(rows[-1], flush=True)
+
+        def lineage(reader: str, p: Path, label: str) -> None:
+            out = str(tmp / "out.json")
+            case(label, ["lineage", reader, str(p), "--format", "json", "--out", out], args.read_only)
+
+        def sync(p: Path, label: str) -> None:
+            # a fresh embedded emulator per input, synced twice: initial, then unchanged
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
+            env["ATLAS_SYNC_DATA_DIR"] = str(tmp / f"atlas-data-{p.stem}")
+            for phase in ("initial", "unchanged"):
+                case(f"sync {label}, {phase}", ["sync", "--domain", "rb", str(p), "--json"], env=env)
+
+        def size(p: Path) -> str:
+            return f"{p.stat().st_size / 1024 / 1024:.0f} MB"
+
         if "spark-plan" in cases:
             p = tmp / "big.plan.txt"
             k = spark_plan(p, args.plan_mb)
-            mb = p.stat().st_size / 1024 / 1024
-            r = measure(
-                ["lineage", "spark-plan", str(p), "--format", "json", "--out", str(tmp / "out.json")],
-                args.limit,
-                args.read_only,
-            )
-            rows.append({"case": f"spark-plan {mb:.0f} MB ({k} union branches)", **r})
-            print(rows[-1], flush=True)
+            lineage("spark-plan", p, f"spark-plan {size(p)} ({k} union branches)")
         if "query-log" in cases:
             p = tmp / "big.querylog.csv"
             query_log(p, args.statements)
-            mb = p.stat().st_size / 1024 / 1024
-            r = measure(
-                ["lineage", "query-log", str(p), "--format", "json", "--out", str(tmp / "out.json")],
-                args.limit,
-                args.read_only,
-            )
-            rows.append({"case": f"query-log {args.statements} statements ({mb:.0f} MB)", **r})
-            print(rows[-1], flush=True)
+            lineage("query-log", p, f"query-log {args.statements} statements ({size(p)})")
         if "query-log-sync" in cases:
             p = tmp / "sync.querylog.csv"
             query_log(p, args.statements)
-            env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
-            env["ATLAS_SYNC_DATA_DIR"] = str(tmp / "atlas-data")
-            for phase in ("initial", "unchanged"):
-                r = measure(["sync", "--domain", "rb", str(p), "--json"], args.limit, env=env)
-                rows.append({"case": f"sync query-log {args.statements} statements, {phase}", **r})
-                print(rows[-1], flush=True)
+            sync(p, f"query-log {args.statements} statements")
         if "spark-plan-sync" in cases:
             p = tmp / "sync.plan.txt"
             k = spark_plan(p, args.sync_plan_mb)
-            mb = p.stat().st_size / 1024 / 1024
-            env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
-            env["ATLAS_SYNC_DATA_DIR"] = str(tmp / "atlas-data-spark")
-            for phase in ("initial", "unchanged"):
-                r = measure(["sync", "--domain", "rb", str(p), "--json"], args.limit, env=env)
-                rows.append({"case": f"sync spark-plan {mb:.0f} MB ({k} union branches), {phase}", **r})
-                print(rows[-1], flush=True)
+            sync(p, f"spark-plan {size(p)} ({k} union branches)")
         if "sql-deep" in cases:
             for t in [int(x) for x in args.deep_terms.split(",")]:
                 p = tmp / f"deep{t}.sql"
                 p.write_text("INSERT INTO t SELECT " + "a + " * t + "a AS x FROM s\n", encoding="utf-8")
-                r = measure(
-                    ["lineage", "sql", str(p), "--format", "json", "--out", str(tmp / "out.json")],
-                    args.limit,
-                    args.read_only,
-                )
-                rows.append({"case": f"sql one expression of {t} terms ({p.stat().st_size // 1024} KB)", **r})
-                print(rows[-1], flush=True)
+                lineage("sql", p, f"sql one expression of {t} terms ({p.stat().st_size // 1024} KB)")
     print()
     print(f"{'case':<58} {'exit':>7} {'wall s':>8} {'peak RSS MB':>12} {'progress':>9}")
     for r in rows:
