@@ -130,6 +130,7 @@ class Publisher:
         self.batch_size = batch_size
         self.parallel = parallel
         self.max_delete_percent = max_delete_percent
+        self._typedefs_ensured = False  # set by ensure_typedefs(): the scope types exist then
 
     @classmethod
     def from_settings(cls, client: Any, settings: Any) -> Publisher:
@@ -437,7 +438,7 @@ class Publisher:
     def _scope_types(self) -> list[str]:
         """The root types to list the domain by: all of the profile's once its typedefs are ensured;
         before that only those the server has (a plan against a fresh Atlas lists nothing, not a 400)."""
-        if getattr(self, "_typedefs_ensured", False):
+        if self._typedefs_ensured:
             return self.profile.root_types()
         return self._existing_root_types()
 

@@ -299,7 +299,8 @@ def sync_cmd(
                 chunks,
                 job,
                 progress=update,
-                on_read=lambda problems: _report(problems, True, True),
+                # the same refusal as a whole read (emptiness is the publisher's to judge)
+                on_read=lambda problems: _report(problems, True, allow_partial),
                 **common,
             )
     if as_json:

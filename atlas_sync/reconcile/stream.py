@@ -32,7 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
-from atlas_sync.reconcile.actual import Key, fingerprint, iter_scope, read_entities, to_actual
+from atlas_sync.reconcile.actual import (
+    Key,
+    fingerprint,
+    iter_scope,
+    read_entities,
+    reference_attributes,
+    to_actual,
+)
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -379,7 +386,6 @@ class StreamSync:
         self.job: str | None = None
         self.source: str | None = None
         self.processes = 0
-        self.statements: list[dict[str, Any]] = []
         self._ref_names: set[str] = set()
 
     def __enter__(self) -> StreamSync:
@@ -395,7 +401,6 @@ class StreamSync:
         self.job = self.job or graph.job
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
-        self.statements.extend(s for s in graph.statements if s.get("type") == "QUERY LOG SUMMARY")
         self.spool.merge_datasets(graph.datasets)
         self.spool.add_edge_columns(
             (ref.dataset, ref.column)
@@ -526,9 +531,9 @@ class StreamSync:
         foreign = self.spool.foreign_processes(process_types, job)
         if foreign:
             raise foreign_process(*foreign, job)
-        deletes = self._deletes(job, process_types, plan, options)
-        ref_attrs = self._ref_names | {"inputs", "outputs"}
         by_guid = _GuidKeys(self.spool)
+        ref_attrs = reference_attributes([self._ref_names])
+        deletes = self._deletes(job, process_types, plan, options, by_guid, ref_attrs)
         total = self.spool.desired_count() + len(deletes)
         applied = ApplyResult()
         pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
@@ -598,14 +603,21 @@ class StreamSync:
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
-    def _deletes(self, job: str, process_types: set[str], plan: Plan, options: PlanOptions) -> list[PlanItem]:
+    def _deletes(
+        self,
+        job: str,
+        process_types: set[str],
+        plan: Plan,
+        options: PlanOptions,
+        by_guid: _GuidKeys,
+        ref_attrs: set[str],
+    ) -> list[PlanItem]:
         """This job's entities the input no longer produces (datasets only when nothing else refers
         to them), with the same fail-safes as a whole plan; decided before anything is written."""
         stale = self.spool.stale(job)
         if not stale:
             return []
         gone = {g for _, _, g in stale}
-        by_guid = _GuidKeys(self.spool)
         out: list[PlanItem] = []
         for lo in range(0, len(stale), READ_CHUNK):
             part = stale[lo : lo + READ_CHUNK]
@@ -614,7 +626,7 @@ class StreamSync:
                 raw = ents.get(guid)
                 if raw is None or raw.get("status", "ACTIVE") != "ACTIVE":
                     continue
-                a = to_actual(raw, by_guid, self._ref_names | {"inputs", "outputs"})
+                a = to_actual(raw, by_guid, ref_attrs)
                 tier = 0 if type_name in process_types else 1
                 if tier == 1 and self._still_used(a, gone, by_guid):
                     continue
