@@ -2,9 +2,9 @@
 
 The Python API does what the CLI does (see docs/python-api.md)::
 
-    from atlas_sync import AtlasClient, Publisher
+    from atlas_sync import Publisher, embedded_client
 
-    client = AtlasClient.embedded(None)                 # in-memory emulator; or AtlasClient(url, auth=...)
+    client = embedded_client(None)                      # in-memory emulator; or AtlasClient(url, auth=...)
     pub = Publisher(client, profile="lineage", domain="demo")
     graph = pub.read("sql", ["etl.sql"], dialect="spark")
     print(pub.plan(graph).summary())                    # what would change
@@ -30,6 +30,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "TeardownResult": ("atlas_sync.api", "TeardownResult"),
     "AtlasClient": ("atlas_sync.atlas", "AtlasClient"),
     "AtlasError": ("atlas_sync.atlas", "AtlasError"),
+    "embedded_client": ("atlas_sync.factory", "embedded_client"),
+    "client_from_settings": ("atlas_sync.factory", "client_from_settings"),
     "Settings": ("atlas_sync.config", "Settings"),
     "load_settings": ("atlas_sync.config", "load_settings"),
     "Profile": ("atlas_sync.render.profile", "Profile"),
@@ -58,6 +60,8 @@ __all__ = [
     "TeardownResult",
     "AtlasClient",
     "AtlasError",
+    "embedded_client",
+    "client_from_settings",
     "Settings",
     "load_settings",
     "Profile",
@@ -80,6 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from atlas_sync.api import Publisher, SyncResult, TeardownResult
     from atlas_sync.atlas import AtlasClient, AtlasError
     from atlas_sync.config import Settings, load_settings
+    from atlas_sync.factory import client_from_settings, embedded_client
     from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
     from atlas_sync.lineage.registry import available as readers
     from atlas_sync.lineage.registry import detect as detect_reader

@@ -1,8 +1,8 @@
 """The Python API: the same operations as the CLI.
 
 >>> from atlas_sync.api import Publisher
->>> from atlas_sync.atlas import AtlasClient
->>> pub = Publisher(AtlasClient.embedded(None), profile="lineage", domain="demo")  # doctest: +SKIP
+>>> from atlas_sync.factory import embedded_client
+>>> pub = Publisher(embedded_client(None), profile="lineage", domain="demo")  # doctest: +SKIP
 >>> graph = pub.read("sql", ["etl.sql"], dialect="spark")                          # doctest: +SKIP
 >>> print(pub.plan(graph).summary())                                               # doctest: +SKIP
 >>> pub.sync(graph)                                                                # doctest: +SKIP

@@ -16,6 +16,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 
@@ -55,6 +56,31 @@ _NOT_IN_FILE = {"password": 'use password_file = "..." or the ATLAS_PASSWORD env
 _PATH_FIELDS = ("password_file", "ca_bundle", "data_dir")
 
 
+def normalize_base_url(url: str) -> str:
+    """``http://host:21000`` from ``http://host:21000/``, ``.../api/atlas`` or ``.../api/atlas/v2``.
+
+    Credentials in the URL are refused: they would end up in shell history and logs.
+    """
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"Atlas URL {url!r} is not an http(s) URL",
+            hint="give it like https://atlas.example.com:21000 (ATLAS_URL or --url)",
+        )
+    if parts.password is not None:
+        raise ConfigError(
+            "the Atlas URL contains a password",
+            hint="remove it from the URL and set ATLAS_PASSWORD or ATLAS_PASSWORD_FILE instead",
+        )
+    path = parts.path.rstrip("/")
+    for suffix in ("/api/atlas/v2", "/api/atlas"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, netloc, path, "", ""))
+
+
 class Settings(BaseModel):
     """Effective atlas-sync settings. Build with :func:`load_settings`."""
 
@@ -89,8 +115,6 @@ class Settings(BaseModel):
             value = value.strip()
             if not value:
                 return None
-            from atlas_sync.atlas.client import normalize_base_url
-
             return normalize_base_url(value)
         return value
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import requests
 
+from atlas_sync.factory import embedded_client
 from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, serve
 
 
@@ -73,9 +74,8 @@ def main() -> None:
     client: Any = None
     if args.sync == "emulator":
         from atlas_sync.api import Publisher
-        from atlas_sync.atlas import AtlasClient
 
-        client = AtlasClient.embedded(None)
+        client = embedded_client(None)
         publisher = Publisher(client, profile="lineage", domain="bench")
         publisher.ensure_typedefs()
 

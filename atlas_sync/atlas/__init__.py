@@ -1,6 +1,6 @@
 """Transport to Apache Atlas: the REST client, its errors, retry policy and counters."""
 
-from atlas_sync.atlas.client import AtlasClient, BasicAuth, normalize_base_url
+from atlas_sync.atlas.client import AtlasClient, BasicAuth
 from atlas_sync.atlas.errors import (
     AtlasError,
     AuthError,
@@ -28,5 +28,4 @@ __all__ = [
     "RetryPolicy",
     "ServerError",
     "TransportError",
-    "normalize_base_url",
 ]

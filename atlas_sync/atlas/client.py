@@ -17,8 +17,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import requests
@@ -43,13 +42,9 @@ from atlas_sync.atlas.retry import RetryPolicy
 from atlas_sync.atlas.stats import ClientStats
 from atlas_sync.errors import ConfigError
 
-if TYPE_CHECKING:
-    from atlas_sync.config import Settings
-
 log = logging.getLogger("atlas_sync.atlas")
 
 API = "/api/atlas"
-EMBEDDED_URL = "http://atlas-emulator.invalid"
 
 # GET/DELETE with many guid= / attr_N: params: Jetty's request buffer is 16192 bytes (contract §0),
 # about 350 guids; stay well below in both count and encoded query length.
@@ -80,29 +75,19 @@ def _secret(value: Any) -> str:
     return str(getter() if getter else value)
 
 
-def normalize_base_url(url: str) -> str:
-    """``http://host:21000`` from ``http://host:21000/``, ``.../api/atlas`` or ``.../api/atlas/v2``.
-
-    Credentials in the URL are refused: they would end up in shell history and logs.
+def _server_url(url: str) -> str:
+    """The server root as given, without a trailing slash; a URL with credentials is refused (they
+    would end up in logs). Full normalisation of user input is :func:`atlas_sync.config.normalize_base_url`.
     """
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(
-            f"Atlas URL {url!r} is not an http(s) URL",
-            hint="give it like https://atlas.example.com:21000 (ATLAS_URL or --url)",
-        )
+        raise ConfigError(f"Atlas URL {url!r} is not an http(s) URL", hint="give it like https://atlas:21000")
     if parts.password is not None:
         raise ConfigError(
             "the Atlas URL contains a password",
-            hint="remove it from the URL and set ATLAS_PASSWORD or ATLAS_PASSWORD_FILE instead",
+            hint="remove it from the URL and pass the password in auth= instead",
         )
-    path = parts.path.rstrip("/")
-    for suffix in ("/api/atlas/v2", "/api/atlas"):
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            break
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, netloc, path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc.rsplit("@", 1)[-1], parts.path.rstrip("/"), "", ""))
 
 
 def _bool(value: bool) -> str:
@@ -167,7 +152,7 @@ class AtlasClient:
         batch_size: int = 500,
         max_batch_bytes: int = 4_000_000,
     ) -> None:
-        self.base_url = normalize_base_url(base_url)
+        self.base_url = _server_url(base_url)
         self.username: str | None = None
         self._auth: AuthBase | None
         if isinstance(auth, tuple):
@@ -193,82 +178,11 @@ class AtlasClient:
         self.batch_size = batch_size
         self.max_batch_bytes = max_batch_bytes
         self.stats = ClientStats()
-        self.emulator: Any = None  # the Emulator when embedded
+        self.emulator: Any = None  # the in-process server when embedded (set by atlas_sync.factory)
         self.target = f"Atlas at {self.base_url}" + (f" (user {self.username})" if self.username else "")
 
     def __repr__(self) -> str:
         return f"AtlasClient({self.target!r})"
-
-    # ------------------------------------------------------------------ construction
-
-    @classmethod
-    def embedded(
-        cls,
-        data_dir: str | Path | None = ".atlas-sync",
-        *,
-        emulator: Any = None,
-        **kwargs: Any,
-    ) -> AtlasClient:
-        """A client of the embedded emulator, mounted in-process (no socket).
-
-        State lives in ``<data_dir>/atlas.db`` (created if missing); ``data_dir=None`` keeps it in
-        memory. Pass ``emulator=`` to share an existing :class:`~atlas_sync.emulator.Emulator`.
-        """
-        # Lazy: a client of a real Atlas never loads the emulator.
-        from atlas_sync.emulator import Emulator
-        from atlas_sync.emulator.adapter import EmulatorAdapter
-
-        where = "in memory"
-        if emulator is None:
-            db_path: Path | None = None
-            if data_dir is not None:
-                try:
-                    Path(data_dir).mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise ConfigError(
-                        f"cannot create the emulator's data folder {data_dir}: {exc.strerror}",
-                        hint="set ATLAS_SYNC_DATA_DIR (or data_dir in atlas-sync.toml) to a writable folder",
-                    ) from None
-                db_path = Path(data_dir) / "atlas.db"
-                where = str(db_path)
-            emulator = Emulator(db_path)
-        session = requests.Session()
-        session.mount(EMBEDDED_URL, EmulatorAdapter(emulator))
-        kwargs.setdefault("auth", ("admin", "admin"))
-        client = cls(EMBEDDED_URL, session=session, **kwargs)
-        client.emulator = emulator
-        client.target = f"embedded emulator ({where})"
-        return client
-
-    @classmethod
-    def from_settings(cls, settings: Settings, *, prompt: Any = None) -> AtlasClient:
-        """The client the settings describe: embedded emulator when ``settings.url`` is None.
-
-        ``prompt`` (a callable ``prompt(text) -> str``) is used to ask for a missing password; without
-        it a missing password for a real Atlas is a :class:`ConfigError` with a hint.
-        """
-        common: dict[str, Any] = {
-            "timeout": (settings.connect_timeout, settings.read_timeout),
-            "retry": RetryPolicy(max_attempts=settings.retries + 1, max_total=settings.max_retry_seconds),
-            "batch_size": settings.batch_size,
-            "max_batch_bytes": settings.max_batch_bytes,
-        }
-        if settings.url is None:
-            return cls.embedded(settings.data_dir, **common)
-        auth: tuple[str, Any] | AuthBase | None
-        if settings.kerberos:
-            auth = kerberos_auth()
-        else:
-            auth = (settings.username, settings.resolve_password(prompt=prompt))
-        verify: bool | str = True
-        if settings.insecure:
-            verify = False
-        elif settings.ca_bundle:
-            verify = str(settings.ca_bundle)
-        client = cls(settings.url, auth=auth, verify=verify, **common)
-        if settings.kerberos:
-            client.target = f"Atlas at {client.base_url} (Kerberos)"
-        return client
 
     # ------------------------------------------------------------------ transport
 
@@ -793,4 +707,4 @@ def _short(exc: BaseException) -> str:
     return text.split("?", 1)[0][:200] if "url:" in text else text[:200]
 
 
-__all__ = ["AtlasClient", "AuthError", "BasicAuth", "kerberos_auth", "normalize_base_url"]
+__all__ = ["AtlasClient", "AuthError", "BasicAuth", "kerberos_auth"]

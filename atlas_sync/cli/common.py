@@ -214,14 +214,14 @@ def client_from_options(
 ) -> AtlasClient:
     """The AtlasClient for this command's flags; sets up logging, and with ``-v`` prints the
     request counters when the command ends. Asks for a missing password only on a terminal."""
-    from atlas_sync.atlas import AtlasClient
+    from atlas_sync.factory import client_from_settings
 
     ctx = ctx or click.get_current_context(silent=True)
     level = verbosity(ctx)
     setup_logging(level)
     settings = settings or settings_from_options(ctx, **overrides)
     prompt = _prompt_password if sys.stdin.isatty() and level >= 0 else None
-    client = AtlasClient.from_settings(settings, prompt=prompt)
+    client = client_from_settings(settings, prompt=prompt)
     if level >= 1:
         stderr(f"target: {client.target}")
         if ctx is not None:

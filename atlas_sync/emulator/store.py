@@ -45,7 +45,7 @@ class Store:
             p = Path(path)
             if p.is_dir() or (not p.is_file() and p.suffix.lower() not in (".db", ".sqlite", ".sqlite3")):
                 p.mkdir(parents=True, exist_ok=True)
-                p = p / "atlas.db"  # same file the embedded client uses (AtlasClient.embedded)
+                p = p / "atlas.db"  # same file the embedded client uses (embedded_client)
             else:
                 p.parent.mkdir(parents=True, exist_ok=True)
             target = str(p)

@@ -11,6 +11,7 @@ from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.errors import BadRequestError
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile.actual import search_roots
 from atlas_sync.reconcile.stream import chunks_of
@@ -45,7 +46,7 @@ class OneTypePerSearch(AtlasClient):
 
 
 def old_client(emu: Emulator) -> OneTypePerSearch:
-    base = AtlasClient.embedded(emulator=emu)
+    base = embedded_client(emulator=emu)
     base.__class__ = OneTypePerSearch
     client: OneTypePerSearch = base  # type: ignore[assignment]
     client.searches = []

@@ -19,6 +19,7 @@ import pytest
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
 
 V1: dict[str, Any] = {
@@ -54,7 +55,7 @@ TARGETS = ["emulator"] + (["real"] if os.environ.get("ATLAS_URL") else [])
 def client(request: pytest.FixtureRequest) -> AtlasClient:
     if request.param == "real":
         return _real_client()
-    return AtlasClient.embedded(emulator=Emulator(None))
+    return embedded_client(emulator=Emulator(None))
 
 
 def _active_inputs(client: AtlasClient, domain: str) -> set[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from atlas_sync.api import Publisher
-from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 SEED_PLAN = SHARED / "seeds" / "spark-plan-to-atlas.logical.txt"
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not SEED_PLAN.exists(), reason=f"shared fixtures
 
 @pytest.fixture()
 def client():
-    return AtlasClient.embedded(emulator=Emulator(None))
+    return embedded_client(emulator=Emulator(None))
 
 
 def _qn(h: dict) -> str:

@@ -23,6 +23,7 @@ from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
 from atlas_sync.errors import InputError
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem, Process
 from atlas_sync.reconcile import PlanRefused
@@ -52,9 +53,7 @@ def graph_b(a: LineageGraph) -> LineageGraph:
 
 
 def publisher(emu: Emulator, profile: str = "lineage", batch_size: int = 500) -> Publisher:
-    return Publisher(
-        AtlasClient.embedded(emulator=emu), profile=profile, domain=DOMAIN, batch_size=batch_size
-    )
+    return Publisher(embedded_client(emulator=emu), profile=profile, domain=DOMAIN, batch_size=batch_size)
 
 
 def state(emu: Emulator) -> tuple[dict[tuple[str, str], dict[str, Any]], set[tuple[str, Any, Any]]]:

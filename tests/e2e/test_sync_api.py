@@ -14,8 +14,8 @@ from collections import Counter
 import pytest
 
 from atlas_sync.api import Publisher
-from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import PlanRefused
 
@@ -66,7 +66,7 @@ def emu():
 
 @pytest.fixture()
 def client(emu):
-    return AtlasClient.embedded(emulator=emu)
+    return embedded_client(emulator=emu)
 
 
 def publisher(client, domain="demo", **kw):

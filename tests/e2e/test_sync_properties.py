@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
 from atlas_sync.render import render
 
@@ -75,7 +76,7 @@ def _holdings(client: AtlasClient, domain: str) -> Counter[tuple[str, str]]:
 def test_sync_reaches_exactly_the_desired_state_from_any_previous_state(
     before: LineageGraph, after: LineageGraph
 ) -> None:
-    client = AtlasClient.embedded(emulator=Emulator(None))
+    client = embedded_client(emulator=Emulator(None))
     pub = Publisher(client, profile="lineage", domain="prop", max_delete_percent=100)
     pub.sync(before, job="job")
     pub.sync(after, job="job")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from atlas_sync.atlas import AtlasClient
+from atlas_sync.factory import embedded_client
 from atlas_sync.typedefs import load_bundle
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "typedefs"
@@ -145,7 +145,7 @@ def test_delete_refuses_in_use_types_then_deletes_with_entities(
     env: dict[str, str], emulator: Any, tmp_path: Path
 ) -> None:
     assert cli(["typedefs", "apply", "pico"], env, tmp_path).returncode == 0
-    client = AtlasClient.embedded(emulator=emulator)
+    client = embedded_client(emulator=emulator)
     client.upsert_entities(
         [
             {

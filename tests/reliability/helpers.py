@@ -16,6 +16,7 @@ from typing import Any
 
 from atlas_sync.atlas import AtlasClient, RetryPolicy
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import Dataset, LineageGraph, Process
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -115,4 +116,4 @@ def fast_retry(max_attempts: int = 5) -> tuple[RetryPolicy, list[float]]:
 
 
 def client_for(emu: Emulator, retry: RetryPolicy, batch_size: int = 40) -> AtlasClient:
-    return AtlasClient.embedded(emulator=emu, retry=retry, batch_size=batch_size, timeout=(1, 1))
+    return embedded_client(emulator=emu, retry=retry, batch_size=batch_size, timeout=(1, 1))

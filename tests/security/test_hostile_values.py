@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator, serve
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
 
 NASTY = [
@@ -110,7 +111,7 @@ def _check(client: AtlasClient, ds_name: str, col: str, proc_name: str, text: st
 def test_hostile_names_round_trip_through_the_embedded_emulator(ds_name, col, proc_name, text) -> None:
     emu = Emulator(None)
     try:
-        _check(AtlasClient.embedded(emulator=emu), ds_name, col, proc_name, text)
+        _check(embedded_client(emulator=emu), ds_name, col, proc_name, text)
     finally:
         emu.close()
 
@@ -132,7 +133,7 @@ def test_very_long_names_and_values_round_trip() -> None:
     try:
         long = "x" * 5000 + "'\"{{}}@%\n" + "é" * 2000
         g = _graph(long[:3000], long, long[:200], long * 10)
-        pub = Publisher(AtlasClient.embedded(emulator=emu), domain="sec")
+        pub = Publisher(embedded_client(emulator=emu), domain="sec")
         pub.sync(g)
         assert not pub.plan(g).has_changes
         # read from the emulator's store: a GET by a 10 KB qualifiedName is refused with 414 (URI too
@@ -149,7 +150,7 @@ def test_very_long_names_and_values_round_trip() -> None:
 def test_a_quote_in_a_name_is_sent_as_data_not_as_json_or_url_syntax() -> None:
     emu = Emulator(None)
     try:
-        client = AtlasClient.embedded(emulator=emu)
+        client = embedded_client(emulator=emu)
         name = 'a","typeName":"Other'
         _check(client, name, "c/../../admin?x=1#", "p", "%s%n")
         sent = [r.path for r in emu.request_log]

@@ -11,6 +11,7 @@ from atlas_test_support import SleepRecorder
 
 from atlas_sync.atlas import AtlasClient, AuthError, RetryPolicy, ServerError, TransportError
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 
 DS = "acl_ds"
 PROC = "acl_proc"
@@ -53,7 +54,7 @@ def sleeps() -> SleepRecorder:
 @pytest.fixture
 def client(emu: Emulator, sleeps: SleepRecorder) -> AtlasClient:
     policy = RetryPolicy(max_attempts=4, sleep=sleeps, rng=random.Random(3))
-    c = AtlasClient.embedded(emulator=emu, retry=policy)
+    c = embedded_client(emulator=emu, retry=policy)
     c.create_typedefs(TYPEDEFS)
     emu.clear_log()
     return c
@@ -64,7 +65,7 @@ def requests_to(emu: Emulator, path: str) -> list[Any]:
 
 
 def test_embedded_client_describes_its_target(tmp_path: Any) -> None:
-    client = AtlasClient.embedded(tmp_path / "state")
+    client = embedded_client(tmp_path / "state")
     assert client.status() == "ACTIVE"
     assert (tmp_path / "state" / "atlas.db").is_file()
     assert "embedded emulator" in client.target and "atlas.db" in client.target
@@ -271,7 +272,7 @@ def test_delete_of_unknown_type_is_still_not_found(client: AtlasClient) -> None:
 def test_create_relationship_adds_an_input_and_a_duplicate_is_a_conflict() -> None:
     from atlas_sync.atlas import ConflictError
 
-    client = AtlasClient.embedded(emulator=Emulator(None))
+    client = embedded_client(emulator=Emulator(None))
     client.create_typedefs(TYPEDEFS)
     res = client.upsert_entities([ds(1), ds(2), proc(3, [1], [])])
     g = res.guid_assignments

@@ -11,13 +11,13 @@ import pytest
 import responses
 from atlas_test_support import API, BASE
 
-from atlas_sync.atlas import AtlasClient
 from atlas_sync.config import Settings
 from atlas_sync.errors import ConfigError
+from atlas_sync.factory import client_from_settings
 
 
 def test_no_url_means_the_embedded_emulator(tmp_path: Path) -> None:
-    client = AtlasClient.from_settings(Settings(data_dir=tmp_path / "d"))
+    client = client_from_settings(Settings(data_dir=tmp_path / "d"))
     assert client.emulator is not None
     assert client.status() == "ACTIVE"
     assert (tmp_path / "d" / "atlas.db").is_file()
@@ -33,7 +33,7 @@ def test_url_settings_give_timeouts_retries_and_batching() -> None:
         batch_size=9,
         max_batch_bytes=5000,
     )
-    client = AtlasClient.from_settings(s)
+    client = client_from_settings(s)
     assert client.timeout == (3, 7)
     assert client.retry.max_attempts == 3
     assert (client.batch_size, client.max_batch_bytes) == (9, 5000)
@@ -43,13 +43,13 @@ def test_url_settings_give_timeouts_retries_and_batching() -> None:
 
 def test_ca_bundle_is_used_for_verification(tmp_path: Path) -> None:
     ca = tmp_path / "ca.pem"
-    client = AtlasClient.from_settings(Settings(url=BASE, password="pw", ca_bundle=ca))
+    client = client_from_settings(Settings(url=BASE, password="pw", ca_bundle=ca))
     assert client.verify == str(ca)
 
 
 def test_insecure_turns_verification_off_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="atlas_sync"):
-        client = AtlasClient.from_settings(Settings(url=BASE, password="pw", insecure=True))
+        client = client_from_settings(Settings(url=BASE, password="pw", insecure=True))
     assert client.verify is False
     assert "verification is OFF" in caplog.text
 
@@ -60,7 +60,7 @@ def test_username_and_password_file_reach_the_request(tmp_path: Path) -> None:
     pw.write_text("from-file\n")
     pw.chmod(0o600)
     responses.get(API + "/admin/version", json={"Version": "2.4.0"})
-    client = AtlasClient.from_settings(Settings(url=BASE, username="etl", password_file=pw))
+    client = client_from_settings(Settings(url=BASE, username="etl", password_file=pw))
     client.version()
     import base64
 
@@ -73,7 +73,7 @@ def test_username_and_password_file_reach_the_request(tmp_path: Path) -> None:
 def test_kerberos_without_requests_kerberos_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "requests_kerberos", None)  # import fails
     with pytest.raises(ConfigError) as info:
-        AtlasClient.from_settings(Settings(url=BASE, kerberos=True))
+        client_from_settings(Settings(url=BASE, kerberos=True))
     assert "pip install requests-kerberos" in (info.value.hint or "")
 
 
@@ -88,7 +88,7 @@ def test_kerberos_uses_requests_kerberos_when_installed(monkeypatch: pytest.Monk
     fake.HTTPKerberosAuth = FakeKerberosAuth  # type: ignore[attr-defined]
     fake.OPTIONAL = "optional"  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "requests_kerberos", fake)
-    client = AtlasClient.from_settings(Settings(url=BASE, kerberos=True))  # no password needed
+    client = client_from_settings(Settings(url=BASE, kerberos=True))  # no password needed
     assert isinstance(client._auth, FakeKerberosAuth)
     assert "Kerberos" in client.target
 
@@ -97,6 +97,6 @@ def test_unusable_data_dir_is_a_config_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError) as info:
-        AtlasClient.from_settings(Settings(data_dir=blocker / "sub"))
+        client_from_settings(Settings(data_dir=blocker / "sub"))
     assert str(blocker / "sub") in str(info.value)
     assert "ATLAS_SYNC_DATA_DIR" in (info.value.hint or "")

@@ -12,6 +12,7 @@ from atlas_test_support import API, BASE
 from pydantic import SecretStr
 
 from atlas_sync.atlas import AtlasClient, AuthError, RetryPolicy, TransportError
+from atlas_sync.config import Settings
 from atlas_sync.errors import ConfigError
 
 PASSWORD = "s3cr3t-pw"
@@ -73,5 +74,12 @@ def test_transport_error_does_not_leak_the_password(caplog: pytest.LogCaptureFix
 def test_url_with_embedded_password_is_refused() -> None:
     with pytest.raises(ConfigError) as info:
         AtlasClient(f"https://alice:{PASSWORD}@atlas:21000")
+    assert_clean(str(info.value))
+    assert "auth=" in (info.value.hint or "")
+
+
+def test_configured_url_with_embedded_password_is_refused_with_the_env_hint() -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings(url=f"https://alice:{PASSWORD}@atlas:21000")
     assert_clean(str(info.value))
     assert "ATLAS_PASSWORD" in (info.value.hint or "")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from atlas_sync.factory import embedded_client
 from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, serve
 
 ol_client = pytest.importorskip("openlineage.client")
@@ -315,9 +316,8 @@ def test_many_threads_nothing_lost(running):
 
 def test_events_from_the_real_client_reach_the_emulator_through_the_sync_core(running, emulator):
     from atlas_sync.api import Publisher
-    from atlas_sync.atlas import AtlasClient
 
-    atlas = AtlasClient.embedded(emulator=emulator)
+    atlas = embedded_client(emulator=emulator)
     publisher = Publisher(atlas, profile="lineage", domain="oltest")
     # force: load_a's new run replaces all it wrote before, which the delete fail-safe would refuse
     server = running(lambda graph, job: publisher.sync(graph, job, force=True))

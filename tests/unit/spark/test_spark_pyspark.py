@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from atlas_sync.factory import embedded_client
+
 pytestmark = pytest.mark.pyspark
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install pyspark)")
@@ -79,9 +81,8 @@ def test_real_plan_reads_with_column_lineage(seed_plans: dict[str, Path]) -> Non
 
 def test_real_plan_syncs_with_the_pico_profile(seed_plans: dict[str, Path]) -> None:
     from atlas_sync.api import Publisher
-    from atlas_sync.atlas import AtlasClient
 
-    pub = Publisher(AtlasClient.embedded(None), profile="pico", domain="picoDomain")
+    pub = Publisher(embedded_client(None), profile="pico", domain="picoDomain")
     graph = pub.read("spark-plan", [str(seed_plans["dir"] / "analyzed.txt")], job="seed")
     first = pub.sync(graph)
     # 6 operators (Project, Project, Filter, Union, LogicalRelation, LogicalRDD), 5 intermediates, input, output

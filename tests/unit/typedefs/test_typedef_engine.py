@@ -11,6 +11,7 @@ import pytest
 
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.emulator import Emulator
+from atlas_sync.factory import embedded_client
 from atlas_sync.resources import builtin_dir
 from atlas_sync.typedefs import (
     BundleError,
@@ -34,7 +35,7 @@ def emu(emulator: Emulator) -> Emulator:
 
 @pytest.fixture
 def client(emu: Emulator) -> Iterator[AtlasClient]:
-    yield AtlasClient.embedded(emulator=emu)
+    yield embedded_client(emulator=emu)
 
 
 def _typedef_requests(emu: Emulator) -> list[tuple[str, str]]:
@@ -191,7 +192,7 @@ def test_cycle_is_refused_before_any_request(emu: Emulator) -> None:
 def test_racing_writer_409_is_replanned_not_a_failure(client: AtlasClient, emu: Emulator) -> None:
     bundle = load_bundle(DATA / "base")
     plan = plan_typedefs(client, bundle)  # both writers see an empty server
-    other = AtlasClient.embedded(emulator=emu)
+    other = embedded_client(emulator=emu)
     ensure_typedefs(other, load_bundle(DATA / "base"))  # the other writer wins the race
     result = apply_typedefs(client, plan)
     assert result.replans == 1
@@ -201,7 +202,7 @@ def test_racing_writer_409_is_replanned_not_a_failure(client: AtlasClient, emu: 
 def test_racing_writer_with_part_of_the_types_then_create_the_rest(client: AtlasClient) -> None:
     bundle = load_bundle(DATA / "base", DATA / "ext")
     plan = plan_typedefs(client, bundle)
-    ensure_typedefs(AtlasClient.embedded(emulator=client.emulator), load_bundle(DATA / "base"))
+    ensure_typedefs(embedded_client(emulator=client.emulator), load_bundle(DATA / "base"))
     result = apply_typedefs(client, plan)
     assert result.replans == 1 and result.created == ["t_table"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from atlas_sync.api import Publisher
-from atlas_sync.atlas import AtlasClient
+from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import Dataset, LineageGraph, Process
 from atlas_sync.view import pictures
 from atlas_sync.view.atlas_graph import domain_graph
@@ -66,7 +66,7 @@ def test_column_lineage_processes_become_edges_with_their_kind() -> None:
 
 
 def test_seed_sql_read_back_from_atlas_has_the_seed_column_lineage() -> None:
-    pub = Publisher(AtlasClient.embedded(None), profile="lineage", domain="etl")
+    pub = Publisher(embedded_client(None), profile="lineage", domain="etl")
     pub.sync(pub.read("sql", [str(SEED_SQL)], dialect="spark"))
     g = domain_graph(pub, None)
     assert {d.id for d in g.datasets} == {"tab1", "tabb2", "tab3"}
@@ -83,7 +83,7 @@ def test_seed_sql_read_back_from_atlas_has_the_seed_column_lineage() -> None:
 
 
 def test_chained_jobs_are_not_an_operator_tree_in_the_lineage_profile() -> None:
-    pub = Publisher(AtlasClient.embedded(None), profile="lineage", domain="x")
+    pub = Publisher(embedded_client(None), profile="lineage", domain="x")
     for job, src, dst in [("a", "raw", "mid"), ("b", "mid", "out")]:
         g = LineageGraph(job=job)
         for d in (src, dst):
@@ -97,7 +97,7 @@ def test_chained_jobs_are_not_an_operator_tree_in_the_lineage_profile() -> None:
 
 
 def test_pico_domain_reads_back_as_the_operator_tree() -> None:
-    pub = Publisher(AtlasClient.embedded(None), profile="pico", domain="cars")
+    pub = Publisher(embedded_client(None), profile="pico", domain="cars")
     pub.sync(pub.read("spark-plan", [str(SEED_PLAN)]))
     held = domain_graph(pub, None)
     parents = {p.name: p.parent for p in held.processes}
