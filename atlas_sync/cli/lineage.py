@@ -13,6 +13,7 @@ from typing import IO, Any
 import click
 
 from atlas_sync.cli.common import echo_json
+from atlas_sync.cli.progress import reporter as progress_reporter
 from atlas_sync.errors import InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import (
@@ -117,6 +118,7 @@ def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
         out["variables"] = _kv(tuple(variables), "--var")
     extra = kwargs.pop("extra", ()) or ()
     out.update(_kv(tuple(extra), "--option"))
+    out["reporter"] = progress_reporter  # a bar on a terminal, plain lines otherwise
     return out
 
 

@@ -1,60 +1,53 @@
-"""Progress for long operations: a bar on a terminal, plain lines in pipes, nothing with --quiet."""
+"""The CLI's progress reporter: a bar on a terminal, plain lines in pipes, nothing with --quiet."""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
-import click
+from atlas_sync.progress import Update, plain_lines, silent
 
 
 @contextmanager
-def progress(label: str, *, quiet: bool = False) -> Iterator[Callable[[int, int], None]]:
-    """Yields ``update(done, total)``."""
-    if quiet:
-        yield lambda done, total: None
-        return
-    if sys.stderr.isatty():
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+def _bar(label: str) -> Iterator[Update]:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
-        # On stderr, like the plain lines: stdout carries results and may be redirected.
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TaskProgressColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            transient=True,
-            console=Console(stderr=True),
-        ) as bar:
-            task = bar.add_task(label, total=None, rate="")
-            start = time.monotonic()
+    # On stderr, like the plain lines: stdout carries results and may be redirected.
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        transient=True,
+        console=Console(stderr=True),
+    ) as bar:
+        task = bar.add_task(label, total=None, rate="")
+        start = time.monotonic()
 
-            def update(done: int, total: int) -> None:
-                rate = done / max(time.monotonic() - start, 1e-6)
-                bar.update(task, completed=done, total=total, rate=f"{rate:.0f}/s")
+        def update(done: int, total: int) -> None:
+            rate = done / max(time.monotonic() - start, 1e-6)
+            bar.update(task, completed=done, total=total, rate=f"{rate:.0f}/s")
 
-            yield update
-        return
-    start = time.monotonic()
-    last = [0.0]
+        yield update
 
-    def plain(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - last[0] >= 2.0:
-            last[0] = now
-            rate = done / max(now - start, 1e-6)
-            click.echo(f"{label}: {done}/{total} ({rate:.0f}/s)", err=True)
 
-    yield plain
+def reporter(label: str) -> AbstractContextManager[Update]:
+    """The reporter the CLI passes to readers and apply (:class:`atlas_sync.progress.Reporter`)."""
+    return _bar(label) if sys.stderr.isatty() else plain_lines(label)
+
+
+def progress(label: str, *, quiet: bool = False) -> AbstractContextManager[Update]:
+    """Yields ``update(done, total)`` for one CLI operation."""
+    return silent(label) if quiet else reporter(label)

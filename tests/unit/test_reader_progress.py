@@ -4,6 +4,10 @@ when progress is turned off. A fake clock makes every update due, so no test dep
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,7 @@ def _log(path: Path, n: int) -> Path:
 def fast_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each call is 10 s after the previous one: every update is past the 2 s interval.
     ticks = itertools.count(step=10.0)
-    monkeypatch.setattr("atlas_sync.cli.progress.time.monotonic", lambda: next(ticks))
+    monkeypatch.setattr("atlas_sync.progress.time.monotonic", lambda: next(ticks))
 
 
 def test_query_log_prints_plain_progress_lines_per_chunk(
@@ -104,3 +108,32 @@ def test_spark_plan_small_or_quiet_prints_nothing(
     path = _plan(tmp_path / "u.plan.txt", 300)
     TEXT_READER.read([str(path)], progress=value)
     assert capsys.readouterr().err == ""
+
+
+def test_a_reporter_given_by_the_caller_receives_the_updates_and_nothing_is_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[tuple[str, int, int]] = []
+
+    @contextmanager
+    def recorder(label: str) -> Iterator[Callable[[int, int], None]]:
+        yield lambda done, total: seen.append((label, done, total))
+
+    path = _log(tmp_path / "q.querylog.csv", 5)
+    READER.read([str(path)], workers=1, chunk_size=2, progress=True, reporter=recorder)
+    assert seen == [
+        ("query-log statements", 2, 5),
+        ("query-log statements", 4, 5),
+        ("query-log statements", 5, 5),
+    ]
+    assert capsys.readouterr().err == ""
+
+
+def test_the_lineage_layer_does_not_import_the_cli() -> None:
+    # Progress is a protocol the caller implements; the readers never reach up into atlas_sync.cli.
+    code = (
+        "import sys; import atlas_sync.lineage.readers.query_log, atlas_sync.lineage.readers.spark_plan; "
+        "print(sorted(m for m in sys.modules if m.startswith('atlas_sync.cli')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -10,8 +10,9 @@ as a warning problem and, with ``report=PATH``, written to a JSON report (statem
 
 Options: ``dialect``, ``schema``, ``default_schema`` (for rows without ``schema_name``), ``job``,
 ``workers`` (default: CPU count), ``timeout`` (seconds per statement, default 10), ``chunk_size``
-(default 200), ``report`` (path), ``progress`` (default: on from 1000 distinct statements; plain
-lines on stderr when it is not a terminal, a bar when it is).
+(default 200), ``report`` (path), ``progress`` (default: on from 1000 distinct statements),
+``reporter`` (an :class:`atlas_sync.progress.Reporter`; default plain lines on stderr; the CLI's
+draws a bar on a terminal).
 
 ``read_chunks`` gives the same lineage as a sequence of graphs of ``chunk_statements`` distinct
 statements each (default 5000), so a consumer never holds the whole log's lineage at once.
@@ -35,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.cli.progress import progress as progress_lines
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.readers.graph import read_text
@@ -45,6 +45,8 @@ from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect
 from atlas_sync.lineage.sql.schema import SchemaStore
 from atlas_sync.lineage.sql.script import analyze_sql
+from atlas_sync.progress import Reporter
+from atlas_sync.progress import report as progress_report
 
 COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
 DEFAULT_TIMEOUT = 10.0
@@ -246,6 +248,7 @@ class QueryLogReader:
         chunk_size: int | None = None,
         report: str | None = None,
         progress: bool | None = None,
+        reporter: Reporter | None = None,
         **_options: Any,
     ) -> Iterator[LineageGraph]:
         """The reader's core: graphs of ``per_chunk`` distinct statements each (``None``: one graph)."""
@@ -330,7 +333,9 @@ class QueryLogReader:
         base = job_name or "query-log"
         # Results arrive in log order and are added to the graph at once, so only a few chunks of
         # parse results are alive at a time: memory follows the graph, not the parse state.
-        outcomes = self._parse_all(ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, quiet)
+        outcomes = self._parse_all(
+            ordered, sqlglot_dialect, schema_map, timeout, chunk, workers, quiet, reporter
+        )
         try:
             for i, results, error in outcomes:
                 e = ordered[i]
@@ -443,6 +448,7 @@ class QueryLogReader:
         chunk: int,
         workers: int,
         quiet: bool,
+        reporter: Reporter | None = None,
     ) -> Generator[tuple[int, list[StatementLineage] | None, str | None], None, None]:
         """(entry index, results or None, error or None) for every entry, in entry order.
 
@@ -462,7 +468,7 @@ class QueryLogReader:
                 e = None  # the caller drops consumed entries; this generator must not keep one
                 yield items
 
-        with progress_lines("query-log statements", quiet=quiet) as update:
+        with progress_report("query-log statements", quiet=quiet, reporter=reporter) as update:
             if workers == 1 or total <= chunk:
                 for c in chunks():
                     yield from parse_chunk(c, dialect, schema, timeout)

@@ -9,7 +9,9 @@ Options (keyword arguments of ``read``; unknown ones are ignored):
 - ``explain``: an ``explain(extended=True)`` output whose physical plan gives file paths
   (``Location: InMemoryFileIndex[...]``) and whose analyzed plan fills names the JSON form lost;
 - ``job``: the job name (default: the file's stem, or its folder's name for generic stems);
-- ``section``: which explain section to read (``analyzed`` by default, ``optimized``, ``parsed``).
+- ``section``: which explain section to read (``analyzed`` by default, ``optimized``, ``parsed``);
+- ``progress``: progress while a big text plan is parsed (default: from 10,000 lines on), shown by
+  ``reporter`` (an :class:`atlas_sync.progress.Reporter`; default plain lines on stderr).
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.cli.progress import progress as progress_lines
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.readers.graph import load_json, read_text
@@ -28,6 +29,7 @@ from atlas_sync.lineage.spark.build import build_graph
 from atlas_sync.lineage.spark.plan import PlanNode
 from atlas_sync.lineage.spark.stream import build_graph_streaming
 from atlas_sync.lineage.spark.text import ScanInfo, TextDocument, parse_text, tree_source
+from atlas_sync.progress import report
 
 _GENERIC_STEMS = {
     "analyzed",
@@ -178,7 +180,7 @@ class SparkPlanTextReader(_SparkReader):
             for k, v in extra.scans.items():
                 scans.setdefault(k, v)
         quiet = _quiet(options.get("progress"), text.count("\n") + 1)
-        with progress_lines("spark-plan lines", quiet=quiet) as update:
+        with report("spark-plan lines", quiet=quiet, reporter=options.get("reporter")) as update:
             return build_graph_streaming(
                 src, job=job, file=path, scans=scans, paths=paths, progress=update, mode=mode
             )
