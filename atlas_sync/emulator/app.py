@@ -32,6 +32,7 @@ from atlas_sync.emulator.faults import (
     TimeoutFault,
 )
 from atlas_sync.emulator.routes import NoContent, Request, Text, routes
+from atlas_sync.emulator.state import State
 from atlas_sync.emulator.store import Store
 from atlas_sync.emulator.types import KEY_CATEGORIES, LIST_KEYS, Registry
 
@@ -66,44 +67,6 @@ def _builtin_types() -> dict[str, Any]:
     text = resources.files("atlas_sync.emulator").joinpath("data/builtin_types.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
-
-
-class State:
-    """What request handlers see: the store, the registry, the calling user and the clock."""
-
-    def __init__(self, store: Store, registry: Registry) -> None:
-        self.store = store
-        self.registry = registry
-        self.user = "admin"
-        self.staged: Registry | None = None
-
-    def now(self) -> int:
-        return int(time.time() * 1000)
-
-    # typedef persistence
-    def save_defs(self, defs: list[dict[str, Any]]) -> None:
-        self.store.conn.executemany(
-            "INSERT OR REPLACE INTO typedefs (name, guid, category, body) VALUES (?,?,?,?)",
-            [(d["name"], d["guid"], d["category"], json.dumps(d)) for d in defs],
-        )
-
-    def delete_defs(self, names: list[str]) -> None:
-        self.store.conn.executemany("DELETE FROM typedefs WHERE name=?", [(n,) for n in names])
-
-    def stage_registry(self, reg: Registry) -> None:
-        """The registry to use once the current transaction commits."""
-        self.staged = reg
-        self.registry = reg
-
-    def entity_type_in_use(self, name: str) -> bool:
-        row = self.store.conn.execute("SELECT 1 FROM entities WHERE type_name=? LIMIT 1", (name,)).fetchone()
-        return row is not None
-
-    def relationship_type_in_use(self, name: str) -> bool:
-        row = self.store.conn.execute(
-            "SELECT 1 FROM relationships WHERE type_name=? LIMIT 1", (name,)
-        ).fetchone()
-        return row is not None
 
 
 class Emulator:

@@ -19,7 +19,7 @@ from atlas_sync.emulator.types import Attr, EntityType, RelEnd
 from atlas_sync.emulator.values import InvalidValue, default_for, normalize_value, null_value, values_equal
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 _counter = itertools.count(1)
 

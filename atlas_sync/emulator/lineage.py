@@ -10,7 +10,7 @@ from atlas_sync.emulator.errors import AtlasApiError, InternalError
 from atlas_sync.emulator.repo import Repo, Row
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 INPUTS = "dataset_process_inputs"
 OUTPUTS = "process_dataset_outputs"

@@ -13,7 +13,7 @@ from atlas_sync.emulator.types import RelEnd
 if TYPE_CHECKING:
     import sqlite3
 
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 ACTIVE = "ACTIVE"
 DELETED = "DELETED"

@@ -21,7 +21,7 @@ from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalErro
 from atlas_sync.emulator.types import Registry, parse_type
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 ATLAS_VERSION = "2.4.0"
 

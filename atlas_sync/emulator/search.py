@@ -16,7 +16,7 @@ from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
 from atlas_sync.emulator.repo import Repo, Row
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 10000

@@ -1,5 +1,5 @@
 """Typedef endpoints (contract §1): GET with filters, headers, by name/guid; POST create; PUT update;
-DELETE by body and by name. Functions take the emulator's :class:`~atlas_sync.emulator.app.State` and
+DELETE by body and by name. Functions take the emulator's :class:`~atlas_sync.emulator.state.State` and
 return plain JSON values; errors are raised as :class:`AtlasApiError`."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from atlas_sync.emulator.types import (
 )
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 # Atlas 2.4 has no reserved-name check; these names clash with type-vertex property keys and fail with
 # a 500 (checklist TD-027).

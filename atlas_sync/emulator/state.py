@@ -1,0 +1,52 @@
+"""The emulator's shared state: what every route module works on (store, type registry, user, clock).
+
+Its own module so that the route modules (entities, typedefs, search, lineage, repo) and the
+request dispatcher in ``app`` all import it, and none of them imports ``app``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from atlas_sync.emulator.store import Store
+from atlas_sync.emulator.types import Registry
+
+
+class State:
+    """What request handlers see: the store, the registry, the calling user and the clock."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self.user = "admin"
+        self.staged: Registry | None = None
+
+    def now(self) -> int:
+        return int(time.time() * 1000)
+
+    # typedef persistence
+    def save_defs(self, defs: list[dict[str, Any]]) -> None:
+        self.store.conn.executemany(
+            "INSERT OR REPLACE INTO typedefs (name, guid, category, body) VALUES (?,?,?,?)",
+            [(d["name"], d["guid"], d["category"], json.dumps(d)) for d in defs],
+        )
+
+    def delete_defs(self, names: list[str]) -> None:
+        self.store.conn.executemany("DELETE FROM typedefs WHERE name=?", [(n,) for n in names])
+
+    def stage_registry(self, reg: Registry) -> None:
+        """The registry to use once the current transaction commits."""
+        self.staged = reg
+        self.registry = reg
+
+    def entity_type_in_use(self, name: str) -> bool:
+        row = self.store.conn.execute("SELECT 1 FROM entities WHERE type_name=? LIMIT 1", (name,)).fetchone()
+        return row is not None
+
+    def relationship_type_in_use(self, name: str) -> bool:
+        row = self.store.conn.execute(
+            "SELECT 1 FROM relationships WHERE type_name=? LIMIT 1", (name,)
+        ).fetchone()
+        return row is not None
