@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.emulator.errors import AtlasApiError, InternalError
+from atlas_sync.typenames import TypeNameError, parse_type_name
 
 PRIMITIVES = frozenset(
     {
@@ -44,22 +45,12 @@ MAX_INT = 2147483647
 
 
 def parse_type(type_name: str) -> tuple[str, ...]:
-    """``array<X>`` -> ("array", "X"); ``map<K,V>`` -> ("map", "K", "V"); else ("named", name)."""
-    t = type_name.strip()
-    if t.startswith("array<") and t.endswith(">"):
-        return ("array", t[6:-1].strip())
-    if t.startswith("map<") and t.endswith(">"):
-        inner = t[4:-1]
-        depth = 0
-        for i, ch in enumerate(inner):
-            if ch == "<":
-                depth += 1
-            elif ch == ">":
-                depth -= 1
-            elif ch == "," and depth == 0:
-                return ("map", inner[:i].strip(), inner[i + 1 :].strip())
-        return ("named", t)
-    return ("named", t)
+    """The outer level of a ``typeName`` (see :func:`atlas_sync.typenames.parse_type_name`); a malformed
+    one is taken as a plain name, which then fails as an unknown type, as on Atlas."""
+    try:
+        return parse_type_name(type_name)
+    except TypeNameError:
+        return ("named", type_name.strip())
 
 
 @dataclass

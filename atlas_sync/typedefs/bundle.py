@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from atlas_sync.errors import InputError
-from atlas_sync.lineage.readers.graph import load_json
+from atlas_sync.inputs import load_json
 from atlas_sync.typedefs.model import (
     CATEGORY_LISTS,
     CATEGORY_RANK,
@@ -36,11 +36,11 @@ from atlas_sync.typedefs.model import (
     EnumDef,
     RelationshipDef,
     StructDef,
-    TypeNameError,
     is_collection,
     referenced_names,
     to_atlas,
 )
+from atlas_sync.typenames import TypeNameError
 
 # Folders Atlas's own model layout uses for patch files; not typedefs.
 _SKIP_DIRS = {"patches"}

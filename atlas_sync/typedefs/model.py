@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_sync.typenames import named_types
+
 Cardinality = Literal["SINGLE", "LIST", "SET"]
 RelationshipCategory = Literal["ASSOCIATION", "AGGREGATION", "COMPOSITION"]
 PropagateTags = Literal["NONE", "ONE_TO_TWO", "TWO_TO_ONE", "BOTH"]
@@ -189,56 +191,10 @@ def to_atlas(definition: _BaseDef) -> dict[str, Any]:
     return definition.model_dump(exclude_none=True)
 
 
-class TypeNameError(ValueError):
-    """A malformed ``typeName`` such as ``array<string`` or ``map<string>``."""
-
-
 def referenced_names(type_name: str) -> list[str]:
     """Non-primitive type names a ``typeName`` refers to: ``array<map<string,my_struct>>`` ->
     ``["my_struct"]``. Raises :class:`TypeNameError` on malformed syntax."""
-    out: list[str] = []
-    _collect(type_name.strip(), out)
-    return out
-
-
-def _collect(t: str, out: list[str]) -> None:
-    if not t:
-        raise TypeNameError("empty type name")
-    if t.startswith("array<"):
-        if not t.endswith(">"):
-            raise TypeNameError(f"unclosed array<...> in {t!r}")
-        _collect(t[len("array<") : -1].strip(), out)
-        return
-    if t.startswith("map<"):
-        if not t.endswith(">"):
-            raise TypeNameError(f"unclosed map<...> in {t!r}")
-        inner = t[len("map<") : -1]
-        parts = _split_top_level(inner)
-        if len(parts) != 2:
-            raise TypeNameError(f"map<...> needs a key and a value type in {t!r}")
-        for p in parts:
-            _collect(p.strip(), out)
-        return
-    if "<" in t or ">" in t or "," in t:
-        raise TypeNameError(f"malformed type name {t!r}")
-    if t not in PRIMITIVES:
-        out.append(t)
-
-
-def _split_top_level(s: str) -> list[str]:
-    depth = 0
-    parts: list[str] = []
-    start = 0
-    for i, ch in enumerate(s):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(s[start:i])
-            start = i + 1
-    parts.append(s[start:])
-    return parts
+    return [n for n in named_types(type_name) if n not in PRIMITIVES]
 
 
 def is_collection(type_name: str) -> bool:

@@ -2,42 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.errors import InputError
+from atlas_sync.inputs import load_json
 from atlas_sync.lineage.model import LineageGraph
-
-
-def read_text(path: str) -> str:
-    """Read a UTF-8 text input (``-`` = stdin) with errors that name the file."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
-
-
-def load_json(path: str) -> Any:
-    text = read_text(path)
-    if not text.strip():
-        raise InputError("empty file", file=path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", file=path, line=exc.lineno, column=exc.colno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply", file=path) from None
 
 
 class GraphReader:

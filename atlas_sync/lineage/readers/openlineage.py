@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.openlineage.convert import NamespaceMapLike, events_to_graph
 from atlas_sync.lineage.openlineage.naming import load_namespace_map
 from atlas_sync.lineage.openlineage.parse import RawEvent, parse_events
-from atlas_sync.lineage.readers.graph import read_text
 
 
 class OpenLineageReader:

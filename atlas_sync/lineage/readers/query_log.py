@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
+from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
-from atlas_sync.lineage.readers.graph import read_text
 from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement

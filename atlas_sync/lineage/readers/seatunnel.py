@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
+from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.openlineage.naming import load_namespace_map
-from atlas_sync.lineage.readers.graph import read_text
 from atlas_sync.lineage.seatunnel.hocon import load_hocon, load_json_config
 from atlas_sync.lineage.seatunnel.jobs import build_graph, seatunnel_steps, whaletunnel_steps
 
@@ -148,7 +148,7 @@ class WhaleTunnelReader:
     ) -> LineageGraph:
         """Options as for ``seatunnel`` (``connection_map``, ``default_schema``, ``dialect``, ``job``)."""
         cmap = _connection_map(connection_map)
-        from atlas_sync.lineage.readers.graph import load_json
+        from atlas_sync.inputs import load_json
 
         graph: LineageGraph | None = None
         for p in paths:

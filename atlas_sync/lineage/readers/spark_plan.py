@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
+from atlas_sync.inputs import load_json, read_text
 from atlas_sync.lineage.model import LineageGraph
-from atlas_sync.lineage.readers.graph import load_json, read_text
 from atlas_sync.lineage.spark.build import build_graph
 from atlas_sync.lineage.spark.plan import PlanNode
 from atlas_sync.lineage.spark.stream import build_graph_streaming

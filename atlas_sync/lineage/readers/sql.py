@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
+from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph
-from atlas_sync.lineage.readers.graph import read_text
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect

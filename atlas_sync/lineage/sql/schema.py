@@ -17,7 +17,7 @@ SchemaInput = Mapping[str, Any] | str | None
 
 def load_schema_file(path: str) -> dict[str, list[str]]:
     """Read a schema file; errors name the file and, for bad JSON, the line and column."""
-    from atlas_sync.lineage.readers.graph import load_json
+    from atlas_sync.inputs import load_json
 
     return parse_schema(load_json(path), file=path)
 

@@ -8,10 +8,10 @@ from atlas_sync.typedefs.model import (
     AttributeDef,
     EntityDef,
     RelationshipDef,
-    TypeNameError,
     referenced_names,
     to_atlas,
 )
+from atlas_sync.typenames import TypeNameError
 
 
 @pytest.mark.parametrize(
