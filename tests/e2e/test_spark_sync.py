@@ -11,11 +11,9 @@ from atlas_sync.api import Publisher
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-SEED_PLAN = SHARED / "seeds" / "spark-plan-to-atlas.logical.txt"
-SPARK = SHARED / "spark"
-
-pytestmark = pytest.mark.skipif(not SEED_PLAN.exists(), reason=f"shared fixtures not found at {SHARED}")
+DATA = Path(__file__).resolve().parents[1] / "data"
+SEED_PLAN = DATA / "spark" / "spark-plan-to-atlas.logical.txt"
+SPARK = DATA / "spark" / "fixtures"
 
 
 @pytest.fixture()
@@ -72,7 +70,7 @@ def test_seed_second_run_writes_nothing_and_an_edited_filter_updates_one_process
     assert {c.attribute for i in plan.items for c in i.changes} <= {"condition", "planText"}
 
 
-FIXTURES = sorted(p.name for p in SPARK.iterdir() if (p / "analyzed.txt").exists()) if SPARK.exists() else []
+FIXTURES = sorted(p.name for p in SPARK.iterdir() if (p / "analyzed.txt").exists())
 
 
 @pytest.mark.parametrize("case", FIXTURES)

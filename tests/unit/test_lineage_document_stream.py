@@ -28,13 +28,12 @@ from atlas_sync.lineage.model import (
 )
 
 ROOT = Path(__file__).parents[2]
-SHARED = Path("/work/shared/fixtures")
 INPUT_DIRS = [
     ROOT / "examples",
     ROOT / "tests" / "data" / "spark",
     ROOT / "tests" / "data" / "openlineage",
     ROOT / "tests" / "data" / "seatunnel",
-    SHARED / "seeds",
+    ROOT / "tests" / "data" / "seeds",
 ]
 SKIP_SUFFIXES = (".md", ".py", ".txt.gz", ".toml", ".cfg")
 

@@ -10,7 +10,8 @@ import pytest
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.readers.hive_lineage import READER
 
-SEED = "/work/shared/fixtures/seeds/spark-sql-field-lineage.edges.json"
+SEEDS = Path(__file__).parents[2] / "data" / "seeds"
+SEED = str(SEEDS / "spark-sql-field-lineage.edges.json")
 
 
 def edges(graph) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
@@ -123,9 +124,7 @@ def test_sql_lineage_round_trips_through_hive_lineage_json(tmp_path: Path) -> No
     from atlas_sync.lineage.readers.hive_lineage import to_hive_lineage
     from atlas_sync.lineage.readers.sql import READER as SQL
 
-    graph = SQL.read(
-        ["/work/shared/fixtures/seeds/spark-sql-field-lineage.sql"], dialect="spark", default_schema="default"
-    )
+    graph = SQL.read([str(SEEDS / "spark-sql-field-lineage.sql")], dialect="spark", default_schema="default")
     [doc] = to_hive_lineage(graph)
     assert {e["edgeType"] for e in doc["edges"]} == {"PROJECTION", "PREDICATE"}
     path = tmp_path / "seed.hive-lineage.json"

@@ -8,7 +8,7 @@ from atlas_sync.lineage.readers.sql import READER
 
 from .conftest import DIRECT, one, triples
 
-SEED = Path("/work/shared/fixtures/seeds/spark-sql-field-lineage.sql")
+SEED = Path(__file__).parents[2] / "data" / "seeds" / "spark-sql-field-lineage.sql"
 SEED_SQL = """with A as (select id,name,age from tab1 where id > 100 ) ,
 C as (select id,name,max(age) from A group by A.id,A.name) ,
 B as (select id,name,age from tabb2 where age > 28)
