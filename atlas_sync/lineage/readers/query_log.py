@@ -43,6 +43,7 @@ from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect
+from atlas_sync.lineage.sql.naming import fingerprint
 from atlas_sync.lineage.sql.schema import SchemaStore
 from atlas_sync.lineage.sql.script import analyze_sql
 from atlas_sync.progress import Reporter
@@ -58,17 +59,6 @@ _CANDIDATE = re.compile(
     r"\b(insert|merge|update|copy|replace\s+into|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
     re.IGNORECASE | re.DOTALL,
 )
-_WS = re.compile(r"\s+")
-_STRING = re.compile(r"'(?:[^'\\]|''|\\.)*'")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?\b", re.IGNORECASE)
-
-
-def fingerprint(text: str) -> str:
-    """The statement up to whitespace, letter case and literal values: runs of one query differing
-    only in a date or an id have the same lineage and count as one statement."""
-    t = _STRING.sub("?", text)
-    t = _NUMBER.sub("?", t)
-    return _WS.sub(" ", t).strip().rstrip(";").strip().lower()
 
 
 @dataclass(slots=True)
