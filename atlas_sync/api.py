@@ -11,24 +11,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
+
+from typing_extensions import Unpack
 
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.reconcile.actual import list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
-from atlas_sync.reconcile.plan import (
-    Plan,
-    PlanOptions,
-    compute_plan,
-    fetch_actual,
-)
+from atlas_sync.reconcile.plan import Plan, PlanOptions
 from atlas_sync.render.profile import Profile, load_profile
-from atlas_sync.render.renderer import DesiredState, render
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
@@ -41,6 +37,31 @@ Progress = Callable[[int, int], None]
 # What a sync publishes by default, per reader: OpenLineage jobs are published from completed runs
 # (RUNNING/START only when asked, e.g. ``-o event_types=COMPLETE,RUNNING``).
 _SYNC_READER_DEFAULTS: dict[str, dict[str, Any]] = {"openlineage": {"event_types": ["COMPLETE"]}}
+
+
+class PlanKwargs(TypedDict, total=False):
+    """Options of :meth:`Publisher.plan` / :meth:`Publisher.plan_chunks` (one definition for all)."""
+
+    allow_delete: bool  # False: never delete (--no-delete)
+    force: bool  # delete more than max_delete_percent of the job's entities
+    stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
+    on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
+
+
+class SyncKwargs(PlanKwargs, total=False):
+    """Options of :meth:`Publisher.sync` / :meth:`Publisher.sync_chunks`."""
+
+    purge: bool  # hard-delete what is deleted
+    ensure_typedefs: bool  # register the profile's typedefs first (default True)
+    allow_partial: bool  # publish what could be read from an input with errors (never deletes)
+    progress: Progress | None  # update(done, total) while applying
+
+
+def _streamed(options: Mapping[str, Any], graph: LineageGraph) -> dict[str, Any]:
+    """``options`` with ``stream`` decided for one graph: a file spool past ``STREAM_MIN_ENTITIES``."""
+    if options.get("stream") is None:
+        return {**options, "stream": _size(graph) > STREAM_MIN_ENTITIES}
+    return dict(options)
 
 
 @dataclass
@@ -180,51 +201,26 @@ class Publisher:
         schema = self.profile.schema
         return {t for t in self.profile.entity_types() if schema.is_a(t, "Process")}
 
-    def plan(
-        self,
-        graph: LineageGraph,
-        job: str | None = None,
-        *,
-        allow_delete: bool = True,
-        force: bool = False,
-        desired: DesiredState | None = None,
-        stream: bool | None = False,
-    ) -> Plan:
-        """Diff what ``graph`` should produce for ``job`` against what Atlas holds
-        (``desired``: ``graph`` already rendered for this job). ``stream``: compare through a disk
-        spool (:meth:`plan_chunks`; ``None``: when the graph is big, as :meth:`sync` decides)."""
-        if desired is None and (stream or (stream is None and _size(graph) > STREAM_MIN_ENTITIES)):
-            from atlas_sync.reconcile.stream import RENDER_PROCESSES, chunks_of
+    def plan(self, graph: LineageGraph, job: str | None = None, **options: Unpack[PlanKwargs]) -> Plan:
+        """Diff what ``graph`` should produce for ``job`` against what Atlas holds; nothing is written.
 
-            return self.plan_chunks(
-                chunks_of(graph, RENDER_PROCESSES), job, allow_delete=allow_delete, force=force
-            )
-        job = _check_job(job or graph.job or "default")
-        if desired is None:
-            desired = render(graph, self.profile, domain=self.domain, job=job)
-        actual = fetch_actual(self.client, desired, self._scope_types(), job)
-        plan = compute_plan(
-            desired,
-            actual,
-            profile=self.profile.name,
-            process_types=self.process_types,
-            options=PlanOptions(
-                allow_delete=allow_delete,
-                max_delete_percent=self.max_delete_percent,
-                force=force,
-                input_has_errors=graph.has_errors,
-            ),
-        )
-        self._known = {k: h.guid for k, h in actual.headers.items()}
-        return plan
+        Every item is listed (a plan file holds them all), unless the graph is streamed (``stream``,
+        or ``None`` and the graph is big): then the counts are complete and the first changes listed.
+        """
+        return self.plan_chunks([graph], job, **_streamed(options, graph))
+
+    def plan_chunks(
+        self, chunks: Iterable[LineageGraph], job: str | None = None, **options: Unpack[PlanKwargs]
+    ) -> Plan:
+        """:meth:`plan` of an input given as chunks (:meth:`read_chunks`); streamed unless ``stream=False``."""
+        return self._run(chunks, job, options, dry_run=True).plan
 
     def apply(
         self, plan: Plan, *, purge: bool = False, progress: Progress | None = None, check: bool = True
     ) -> ApplyResult:
-        """Apply a plan. With ``check`` (always for saved plans), refuse when Atlas changed since planning."""
-        known = getattr(self, "_known", None)
-        if check or known is None:
-            known = self._verify(plan)
+        """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since planning.
+        ``check`` is kept for compatibility: a plan is always checked against Atlas before it is applied."""
+        known = self._verify(plan)
         return apply_plan(
             self.client,
             plan,
@@ -259,137 +255,69 @@ class Publisher:
             )
         return {k: h.guid for k, h in headers.items()}
 
-    def sync(
-        self,
-        graph: LineageGraph,
-        job: str | None = None,
-        *,
-        allow_delete: bool = True,
-        force: bool = False,
-        purge: bool = False,
-        ensure_typedefs: bool = True,
-        allow_partial: bool = False,
-        progress: Progress | None = None,
-        stream: bool | None = None,
-    ) -> SyncResult:
+    def sync(self, graph: LineageGraph, job: str | None = None, **options: Unpack[SyncKwargs]) -> SyncResult:
         """Plan and apply: after it, Atlas holds exactly what ``graph`` says for this job.
 
         An input with errors (``graph.problems`` of severity ``error``) publishes nothing, unless
         ``allow_partial``: then what was read is published, and nothing is deleted.
 
-        ``stream``: plan and apply chunk by chunk through a disk spool (see :meth:`sync_chunks`);
-        by default only for graphs of more than ``STREAM_MIN_ENTITIES`` datasets, columns,
-        processes and column edges together (about what they render to).
+        ``stream``: where entities wait between reading and writing: ``False`` in memory, ``True`` in a
+        temporary file; ``None`` (default) in a file only for graphs of more than ``STREAM_MIN_ENTITIES``
+        datasets, columns, processes and column edges together. The result in Atlas is the same.
         """
-        _check_input(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
-        if stream or (stream is None and _size(graph) > STREAM_MIN_ENTITIES):
-            from atlas_sync.reconcile.stream import RENDER_PROCESSES, chunks_of
-
-            return self.sync_chunks(
-                chunks_of(graph, RENDER_PROCESSES),
-                job,
-                allow_delete=allow_delete,
-                force=force,
-                purge=purge,
-                ensure_typedefs=ensure_typedefs,
-                allow_partial=allow_partial,
-                progress=progress,
-            )
-        job = _check_job(job or graph.job or "default")
-        # Render (and validate) before the first write: a template error must leave no typedefs behind.
-        desired = render(graph, self.profile, domain=self.domain, job=job)
-        writes = self.ensure_typedefs() if ensure_typedefs else 0
-        plan = self.plan(graph, job, allow_delete=allow_delete, force=force, desired=desired)
-        applied = self.apply(plan, purge=purge, progress=progress, check=False) if plan.has_changes else None
-        return SyncResult(plan=plan, applied=applied, typedef_writes=writes)
+        return self.sync_chunks([graph], job, **_streamed(options, graph))
 
     def sync_chunks(
-        self,
-        chunks: Iterable[LineageGraph],
-        job: str | None = None,
-        *,
-        allow_delete: bool = True,
-        force: bool = False,
-        purge: bool = False,
-        ensure_typedefs: bool = True,
-        allow_partial: bool = False,
-        progress: Progress | None = None,
-        on_read: Callable[[list[Problem]], None] | None = None,
+        self, chunks: Iterable[LineageGraph], job: str | None = None, **options: Unpack[SyncKwargs]
     ) -> SyncResult:
-        """:meth:`sync` for inputs too big to hold in memory: ``chunks`` as :meth:`read_chunks` gives them.
+        """:meth:`sync` for inputs given as chunks (:meth:`read_chunks`), streamed unless ``stream=False``.
 
-        The whole input is read, rendered and checked (into a temporary spool file) before the first
-        write, so an error anywhere still publishes nothing; then the plan is computed and applied a
-        chunk at a time. The result in Atlas is the same as :meth:`sync` of the merged graph.
-        ``on_read`` gets the input's problems once it has been read (e.g. to print warnings).
+        The whole input is read, rendered and checked (into the spool) before the first write, so an
+        error anywhere still publishes nothing; then the plan is computed and applied a chunk at a
+        time. ``on_read`` gets the input's problems once it has been read (e.g. to print warnings).
         """
-        return self._stream(
-            chunks,
-            job,
-            allow_delete=allow_delete,
-            force=force,
-            purge=purge,
-            ensure_typedefs=ensure_typedefs,
-            allow_partial=allow_partial,
-            progress=progress,
-            on_read=on_read,
-        )
+        return self._run(chunks, job, options)
 
-    def plan_chunks(
-        self,
-        chunks: Iterable[LineageGraph],
-        job: str | None = None,
-        *,
-        allow_delete: bool = True,
-        force: bool = False,
-        on_read: Callable[[list[Problem]], None] | None = None,
-    ) -> Plan:
-        """:meth:`plan` for inputs too big to hold in memory: the plan :meth:`sync_chunks` would apply,
-        with every count but only the first changes listed (nothing is written, typedefs neither)."""
-        return self._stream(
-            chunks, job, allow_delete=allow_delete, force=force, on_read=on_read, dry_run=True
-        ).plan
-
-    def _stream(
+    def _run(
         self,
         chunks: Iterable[LineageGraph],
         job: str | None,
+        options: Mapping[str, Any],
         *,
-        allow_delete: bool = True,
-        force: bool = False,
-        purge: bool = False,
-        ensure_typedefs: bool = True,
-        allow_partial: bool = False,
-        progress: Progress | None = None,
-        on_read: Callable[[list[Problem]], None] | None = None,
         dry_run: bool = False,
     ) -> SyncResult:
-        from atlas_sync.reconcile.stream import StreamSync
+        """The one sync path: spool, render, then plan (and unless ``dry_run`` apply) chunk by chunk."""
+        from atlas_sync.reconcile.stream import SHOWN_ITEMS, StreamSync
 
-        with StreamSync(self.client, self.profile, self.domain) as s:
+        streamed = options.get("stream") is not False
+        with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s:
             for chunk in chunks:
                 s.add_chunk(chunk)
+            on_read = options.get("on_read")
             if on_read is not None:
                 on_read(s.problems)
             if not dry_run:
-                _check_input(s.problems, not s.is_empty, allow_partial)
+                _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
+            # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
-            writes = self.ensure_typedefs() if ensure_typedefs and not dry_run else 0
+            ensure = options.get("ensure_typedefs", True) and not dry_run
+            writes = self.ensure_typedefs() if ensure else 0
             out = s.run(
                 job=job,
                 root_types=self._scope_types(),
                 process_types=self.process_types,
                 options=PlanOptions(
-                    allow_delete=allow_delete,
+                    allow_delete=options.get("allow_delete", True),
                     max_delete_percent=self.max_delete_percent,
-                    force=force,
+                    force=options.get("force", False),
                     input_has_errors=any(p.severity == "error" for p in s.problems),
                 ),
                 batch_size=self.batch_size,
-                purge=purge,
-                progress=progress,
+                purge=options.get("purge", False),
+                progress=options.get("progress"),
                 dry_run=dry_run,
+                listed=SHOWN_ITEMS if streamed else None,
             )
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 

@@ -1,4 +1,4 @@
-"""Reconcile: desired vs actual -> Plan; apply a Plan in batches."""
+"""Reconcile: desired vs actual -> Plan (one path for every input size, :mod:`.stream`); apply a Plan in batches."""
 
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import (
@@ -6,8 +6,6 @@ from atlas_sync.reconcile.plan import (
     PlanItem,
     PlanOptions,
     PlanRefused,
-    compute_plan,
-    fetch_actual,
     plan_text,
 )
 
@@ -18,7 +16,5 @@ __all__ = [
     "PlanOptions",
     "PlanRefused",
     "apply_plan",
-    "compute_plan",
-    "fetch_actual",
     "plan_text",
 ]

@@ -14,15 +14,10 @@ from typing import Any, Literal
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.reconcile.actual import (
     ActualEntity,
-    ActualState,
     Key,
-    ScopeClient,
     fingerprint,
-    list_scope,
-    read_entities,
-    reference_attributes,
 )
-from atlas_sync.render.renderer import DesiredEntity, DesiredState
+from atlas_sync.render.renderer import DesiredEntity
 
 Action = Literal["create", "update", "delete", "unchanged"]
 PLAN_FORMAT = 1
@@ -237,60 +232,6 @@ class PlanOptions:
     input_has_errors: bool = False
 
 
-def fetch_actual(client: ScopeClient, desired: DesiredState, root_types: list[str], job: str) -> ActualState:
-    """List the domain, then read in bulk the entities the plan must compare or may delete."""
-    state = ActualState(domain=desired.domain)
-    state.headers = list_scope(client, root_types, desired.domain)
-    wanted = [h.guid for key, h in state.headers.items() if key in desired.entities or h.owner == job]
-    by_guid = {h.guid: key for key, h in state.headers.items()}
-    ref_attrs = reference_attributes(e.refs for e in desired.entities.values())
-    state.entities = read_entities(client, wanted, by_guid, ref_attrs)
-    return state
-
-
-def compute_plan(
-    desired: DesiredState,
-    actual: ActualState,
-    *,
-    profile: str,
-    process_types: set[str],
-    options: PlanOptions | None = None,
-) -> Plan:
-    """The plan that makes Atlas hold ``desired`` for this job, with the fail-safes applied."""
-    opts = options or PlanOptions()
-    plan = Plan(domain=desired.domain, job=desired.job, profile=profile)
-    for e in desired.ordered():
-        a = actual.entities.get(e.key)  # listed but not readable in full (deleted meanwhile): absent
-        if a is not None and e.type_name in process_types and a.owner and a.owner != desired.job:
-            raise foreign_process(e.type_name, e.qualified_name, a.owner, desired.job)
-        item = plan_item(e, a)
-        plan.items.append(item)
-        if item.action != "unchanged":
-            plan.desired[e.key] = e
-
-    deletes = _deletes(desired, actual, process_types)
-    if deletes:
-        # the scope: the profile's entities in the domain
-        plan.deletes_blocked = check_deletes(
-            len(deletes), len(actual.headers), bool(desired.entities), desired.domain, desired.job, opts
-        )
-        if plan.deletes_blocked:
-            plan.warnings.append(plan.deletes_blocked)
-            deletes = []
-    for a in deletes:
-        plan.items.append(
-            PlanItem(
-                "delete",
-                a.type_name,
-                a.qualified_name,
-                guid=a.guid,
-                tier=_delete_tier(a, process_types),
-                fingerprint=fingerprint(a),
-            )
-        )
-    return plan
-
-
 def plan_item(e: DesiredEntity, a: ActualEntity | None) -> PlanItem:
     """Create when Atlas lacks ``e``, else update (with the attribute changes) or unchanged."""
     if a is None:
@@ -334,67 +275,6 @@ def check_deletes(
             hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
         )
     return None
-
-
-def _delete_tier(a: ActualEntity, process_types: set[str]) -> int:
-    # Delete order: column lineage / processes first (tier 0), then columns and datasets.
-    return 0 if a.type_name in process_types else 1
-
-
-def _deletes(desired: DesiredState, actual: ActualState, process_types: set[str]) -> list[ActualEntity]:
-    """This job's entities that the input no longer produces; datasets only when nothing else refers to them."""
-    stale = [
-        a for key, a in actual.entities.items() if key not in desired.entities and a.owner == desired.job
-    ]
-    gone = {a.guid for a in stale}
-    # Only references the profile renders (a column's dataset) make a container; reverse ones such
-    # as a dataset's inputToProcesses are other entities pointing here, which keep it alive.
-    forward = {name for e in desired.entities.values() for name in e.refs}
-    # guids of entities that will still reference something after the sync
-    desired_ref_guids: dict[str, set[str]] = {}
-    for e in desired.entities.values():
-        g = actual.guid_of(e.key)
-        if g is None:
-            continue
-        targets: set[str] = set()
-        for v in e.refs.values():
-            for k in v if isinstance(v, list) else ([v] if v else []):
-                tg = actual.guid_of(k)
-                if tg:
-                    targets.add(tg)
-        desired_ref_guids[g] = targets
-    out: list[ActualEntity] = []
-    for a in stale:
-        if a.type_name in process_types:
-            out.append(a)
-            continue
-        still_used = False
-        for r in a.referrers:
-            if r in gone:
-                continue
-            if r in desired_ref_guids:
-                if a.guid in desired_ref_guids[r]:
-                    still_used = True
-                    break
-                continue
-            # an entity outside this job's plan (another job's process, a container) still points here
-            if not _is_container_of(actual, r, a, forward):
-                still_used = True
-                break
-        if not still_used:
-            out.append(a)
-    return out
-
-
-def _is_container_of(actual: ActualState, referrer_guid: str, child: ActualEntity, forward: set[str]) -> bool:
-    """True when ``referrer_guid`` is the composition parent that ``child`` points to (a column's dataset)."""
-    for name, v in child.refs.items():
-        if name not in forward:
-            continue
-        for k in v if isinstance(v, list) else ([v] if v else []):
-            if actual.guid_of(k) == referrer_guid:
-                return True
-    return False
 
 
 def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:

@@ -1,6 +1,7 @@
-"""Streaming sync: inputs too big to hold in memory, published with the same result as a whole sync.
+"""The sync: every plan and sync of a graph, whatever its size, goes through here.
 
-Nothing is written before the input has been read, rendered and checked in full:
+Entities wait in a SQLite spool: in memory for an ordinary input, in a temporary file for a big one
+(``Publisher.sync(..., stream=True)`` or automatically past ``STREAM_MIN_ENTITIES``). Nothing is written before the input has been read, rendered and checked in full:
 
 1. **read** — the reader's chunks (:func:`atlas_sync.lineage.registry.read_chunks`) go to a
    temporary SQLite spool: their datasets merged into a catalogue (columns from every chunk), their
@@ -72,23 +73,27 @@ RENDER_EDGES = 20_000
 
 @dataclass
 class StreamedPlan(Plan):
-    """A plan applied while it was computed: counts of every action, items for the first changes."""
+    """A plan computed (and applied) chunk by chunk: counts of every action; items of every change,
+    or of the first ``limit`` changes; unchanged items too unless ``limit`` is set."""
 
     totals: dict[str, int] = field(
         default_factory=lambda: {"create": 0, "update": 0, "delete": 0, "unchanged": 0}
     )
     omitted: int = 0
+    limit: int | None = None
 
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.totals)
 
-    def record(self, item: PlanItem) -> None:
+    def record(self, item: PlanItem, entity: DesiredEntity | None = None) -> None:
         self.totals[item.action] += 1
-        if item.action == "unchanged":
+        if item.action == "unchanged" and self.limit is not None:
             return
-        if len(self.items) < SHOWN_ITEMS:
+        if self.limit is None or len(self.items) < self.limit:
             self.items.append(item)
+            if entity is not None and item.action != "unchanged":
+                self.desired[entity.key] = entity  # what apply sends (kept when the whole plan is kept)
         else:
             self.omitted += 1
 
@@ -100,9 +105,11 @@ class StreamedPlan(Plan):
 class _Spool:
     """A temporary SQLite file: spooled chunks, desired entities, and the domain's headers."""
 
-    def __init__(self, directory: str | None = None) -> None:
-        fd, self.path = tempfile.mkstemp(prefix="atlas-sync-spool-", suffix=".sqlite", dir=directory)
-        os.close(fd)
+    def __init__(self, directory: str | None = None, *, memory: bool = False) -> None:
+        self.path = ":memory:"
+        if not memory:
+            fd, self.path = tempfile.mkstemp(prefix="atlas-sync-spool-", suffix=".sqlite", dir=directory)
+            os.close(fd)
         self.db = sqlite3.connect(self.path)
         self.db.executescript(
             """
@@ -133,8 +140,9 @@ class _Spool:
         )
         # The open connection keeps the file; without a name it cannot outlive a killed sync
         # (POSIX; where an open file cannot be removed, close() removes it).
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        if not memory:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
 
     def close(self) -> None:
         self.db.close()
@@ -371,17 +379,26 @@ class StreamResult:
 
 
 class StreamSync:
-    """One streaming sync of a domain for a job. Use as a context manager (it owns a temporary file).
+    """One sync (or plan) of a domain for a job. Use as a context manager (it owns the spool).
 
     ``add_chunk`` for each chunk of the input, then ``render``, then ``run`` (which lists, checks,
-    compares and writes).
+    compares and writes). ``memory``: the spool is an in-memory database (an ordinary input), else a
+    temporary file (a big one).
     """
 
-    def __init__(self, client: Any, profile: Profile, domain: str, *, spool_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        profile: Profile,
+        domain: str,
+        *,
+        spool_dir: str | None = None,
+        memory: bool = False,
+    ) -> None:
         self.client = client
         self.profile = profile
         self.domain = domain
-        self.spool = _Spool(spool_dir)
+        self.spool = _Spool(spool_dir, memory=memory)
         self.problems: list[Problem] = []
         self.job: str | None = None
         self.source: str | None = None
@@ -519,10 +536,12 @@ class StreamSync:
         purge: bool = False,
         progress: Progress | None = None,
         dry_run: bool = False,
+        listed: int | None = SHOWN_ITEMS,
     ) -> StreamResult:
         """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last.
-        ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``)."""
-        plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name)
+        ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
+        how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too)."""
+        plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         self.spool.add_actual(
             (h.type_name, h.qualified_name, h.guid, h.owner)
             # the spool keeps one row per key, so the client need not remember every guid
@@ -573,7 +592,7 @@ class StreamSync:
             unchanged = 0
             for e, guid in chunk:
                 item = plan_item(e, existing.get(e.key) if guid else None)
-                plan.record(item)
+                plan.record(item, e)
                 if item.action == "unchanged":
                     unchanged += 1
                     continue

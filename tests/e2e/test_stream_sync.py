@@ -220,16 +220,24 @@ def test_publisher_sync_streams_when_asked() -> None:
 
 def test_publisher_sync_streams_big_graphs_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     import atlas_sync.api as api
-    from atlas_sync.reconcile.stream import StreamedPlan
+    import atlas_sync.reconcile.stream as stream
 
+    spools: list[bool] = []  # memory? for every spool opened
+
+    class Spool(stream._Spool):
+        def __init__(self, directory: str | None = None, *, memory: bool = False) -> None:
+            spools.append(memory)
+            super().__init__(directory, memory=memory)
+
+    monkeypatch.setattr(stream, "_Spool", Spool)
     g = graph_a(200)
     small = publisher(Emulator(None)).sync(g.model_copy(deep=True))
-    assert not isinstance(small.plan, StreamedPlan)
+    assert spools == [True] and small.plan.omitted == 0
     monkeypatch.setattr(api, "STREAM_MIN_ENTITIES", 50)
     whole, streamed = Emulator(None), Emulator(None)
     publisher(whole).sync(g.model_copy(deep=True), stream=False)
-    big = publisher(streamed).sync(g.model_copy(deep=True))
-    assert isinstance(big.plan, StreamedPlan)
+    publisher(streamed).sync(g.model_copy(deep=True))
+    assert spools == [True, True, False]
     assert state(streamed) == state(whole)
 
 
@@ -516,6 +524,15 @@ def _spy_render(monkeypatch: pytest.MonkeyPatch) -> list[LineageGraph]:
     return calls
 
 
+def _streamed_half(calls: list[LineageGraph]) -> list[LineageGraph]:
+    """The render calls of the streamed run of :func:`whole_and_streamed`: both runs go through the one
+    sync path (memory spool, then file spool), so they render in the same parts."""
+    half = len(calls) // 2
+    shape = [(len(c.datasets), len(c.processes), len(c.edges)) for c in calls]
+    assert shape[:half] == shape[half:]
+    return calls[half:]
+
+
 def _one_target_column(edges: list[Any]) -> bool:
     return len({(e.process, e.target.dataset, e.target.column) for e in edges}) == 1
 
@@ -547,6 +564,7 @@ def test_a_spark_plan_of_one_process_over_many_datasets_renders_in_bounded_parts
     assert sum(1 for k in ents if k[0] == "lineage_dataset") == branches + 1
     # bounded: datasets a few at a time; processes and edges with no dataset entity, one target column
     # (more than RENDER_EDGES edges) per part
+    calls = _streamed_half(calls)
     assert max(len(c.datasets) for c in calls) <= 4
     with_edges = [c for c in calls if c.edges]
     assert len(with_edges) == 20
@@ -586,7 +604,7 @@ def test_small_target_columns_of_one_process_are_packed_into_parts_with_the_same
     ents = state(whole)[0]
     assert sum(1 for k in ents if k[0] == "lineage_column_lineage") == n + 1
     # 13 edges in target groups of 2, 2, 2, 2, 2, 2 and 1, packed while a part stays within 5 edges
-    parts = [c for c in calls if c.edges]
+    parts = [c for c in _streamed_half(calls) if c.edges]
     assert [len(c.edges) for c in parts] == [2 + 2, 2 + 2, 2 + 2 + 1]
     assert all(len(c.processes) == 1 for c in parts)
 
