@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.inputs import load_json
+from atlas_sync.inputs import load_json, read_text
 from atlas_sync.lineage.model import LineageGraph
 
 
@@ -31,3 +31,5 @@ class GraphReader:
 
 
 READER = GraphReader()
+
+__all__ = ["READER", "GraphReader", "load_json", "read_text"]  # read_text/load_json: for plugins, as before

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
+from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import (
     ALL_KINDS,
     ColumnEdge,
@@ -30,7 +31,6 @@ from atlas_sync.lineage.model import (
     dotted,
     split_dotted,
 )
-from atlas_sync.lineage.readers.graph import read_text
 
 
 class CsvMappingReader:
