@@ -175,7 +175,7 @@ def _safety(func: Any) -> Any:
 @click.option(
     "--stream/--no-stream",
     default=None,
-    help="compare chunk by chunk through a temporary spool file, in bounded memory (lists the "
+    help="keep the entities in a temporary spool file instead of memory, for big inputs (lists the "
     "first 2,000 changes, counts all; no --out) [default: as `sync` decides, never with --out]",
 )
 def plan_cmd(
@@ -248,8 +248,9 @@ def plan_cmd(
 @click.option(
     "--stream/--no-stream",
     default=None,
-    help="plan and apply chunk by chunk through a temporary spool file, in bounded memory "
-    "[default: when the reader gives the input in several chunks (query logs over "
+    help="keep the entities between reading and writing in a temporary spool file instead of "
+    "memory (same plan and result, bounded memory) [default: when the reader gives the input in "
+    "several chunks (query logs over "
     "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
