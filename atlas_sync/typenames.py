@@ -7,6 +7,23 @@ key and value split at the top-level comma).
 
 from __future__ import annotations
 
+# Atlas's primitive types (AtlasBuiltInTypes); ``objectid`` is built in too but refers to entities.
+PRIMITIVES: frozenset[str] = frozenset(
+    {
+        "boolean",
+        "byte",
+        "short",
+        "int",
+        "long",
+        "float",
+        "double",
+        "biginteger",
+        "bigdecimal",
+        "string",
+        "date",
+    }
+)
+
 
 class TypeNameError(ValueError):
     """A malformed ``typeName`` such as ``array<string`` or ``map<string>``."""
@@ -63,4 +80,4 @@ def _split_top_level(s: str) -> list[str]:
     return parts
 
 
-__all__ = ["TypeNameError", "named_types", "parse_type_name"]
+__all__ = ["PRIMITIVES", "TypeNameError", "named_types", "parse_type_name"]

@@ -13,23 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.emulator.errors import AtlasApiError, InternalError
-from atlas_sync.typenames import TypeNameError, parse_type_name
+from atlas_sync.typenames import PRIMITIVES, TypeNameError, parse_type_name
 
-PRIMITIVES = frozenset(
-    {
-        "boolean",
-        "byte",
-        "short",
-        "int",
-        "long",
-        "float",
-        "double",
-        "biginteger",
-        "bigdecimal",
-        "string",
-        "date",
-    }
-)
 CATEGORY_KEYS = {
     "ENUM": "enumDefs",
     "STRUCT": "structDefs",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_sync.typenames import PRIMITIVES as ATLAS_PRIMITIVES
 from atlas_sync.typenames import named_types
 
 Cardinality = Literal["SINGLE", "LIST", "SET"]
@@ -54,22 +55,7 @@ SERVER_FIELDS: frozenset[str] = frozenset(
     }
 )
 
-PRIMITIVES: frozenset[str] = frozenset(
-    {
-        "boolean",
-        "byte",
-        "short",
-        "int",
-        "long",
-        "float",
-        "double",
-        "biginteger",
-        "bigdecimal",
-        "string",
-        "date",
-        "objectid",
-    }
-)
+PRIMITIVES: frozenset[str] = ATLAS_PRIMITIVES | {"objectid"}
 
 # Atlas's own rule for type names (AtlasAbstractDefStoreV2.validateType).
 TYPE_NAME_RE = re.compile(r"^(__)?[a-zA-Z][a-zA-Z0-9_ ]*$")
