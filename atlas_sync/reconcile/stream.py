@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -557,6 +558,7 @@ class StreamSync:
         applied = ApplyResult()
         pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
         done = 0
+        first_created_process: str | None = None
 
         def flush() -> None:
             nonlocal done
@@ -593,6 +595,8 @@ class StreamSync:
             for e, guid in chunk:
                 item = plan_item(e, existing.get(e.key) if guid else None)
                 plan.record(item, e)
+                if item.action == "create" and first_created_process is None and e.type_name in process_types:
+                    first_created_process = e.qualified_name
                 if item.action == "unchanged":
                     unchanged += 1
                     continue
@@ -607,6 +611,9 @@ class StreamSync:
 
         for item in deletes:
             plan.record(item)
+        renamed = _positional_renames(job, deletes, first_created_process)
+        if renamed:
+            plan.warnings.append(renamed)
         if deletes and not dry_run:
             res = apply_plan(
                 self.client,
@@ -689,6 +696,20 @@ class StreamSync:
             if key not in containers:
                 return True
         return False
+
+
+def _positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
+    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
+    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
+    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d+@")
+    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
+    if not old or created is None:
+        return None
+    return (
+        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
+        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
+        "Atlas history starts anew; later syncs keep the new names"
+    )
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:
