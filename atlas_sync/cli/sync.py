@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,22 +70,17 @@ def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None
 
 
 def _read_maybe_chunks(
-    pub: Any,
-    reader: str,
-    files: tuple[str, ...],
-    kwargs: dict[str, Any],
-    stream: bool | None,
-    allow_partial: bool = False,
+    pub: Any, target: Target, stream: bool | None, allow_partial: bool = False
 ) -> tuple[Any, Any]:
     """(graph, None) for a whole read, or (None, chunks) when the input streams: asked with
     ``--stream``, or by default when the reader gives more than one chunk."""
     if stream is False:
-        return _read(pub, reader, files, kwargs, allow_partial=allow_partial), None
-    name, options = _reader(reader, files, kwargs)
-    chunks = pub.read_chunks(name, list(files), **options)
+        return _read(pub, target, allow_partial=allow_partial), None
+    name, options = _reader(target.reader, target.files, target.reader_flags)
+    chunks = pub.read_chunks(name, list(target.files), **options)
     first = next(chunks, None)
     if first is None:
-        raise InputError("the reader gave no lineage", file=files[0])
+        raise InputError("the reader gave no lineage", file=target.files[0])
     second = next(chunks, None)
     if second is None and not stream:
         _report(first.problems, bool(first.datasets or first.processes), allow_partial)
@@ -90,11 +88,9 @@ def _read_maybe_chunks(
     return None, itertools.chain([first] if second is None else [first, second], chunks)
 
 
-def _read(
-    pub: Any, reader: str, files: tuple[str, ...], kwargs: dict[str, Any], allow_partial: bool = False
-) -> Any:
-    name, options = _reader(reader, files, kwargs)
-    graph = pub.read(name, list(files), **options)
+def _read(pub: Any, target: Target, allow_partial: bool = False) -> Any:
+    name, options = _reader(target.reader, target.files, target.reader_flags)
+    graph = pub.read(name, list(target.files), **options)
     _report(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
     return graph
 
@@ -126,6 +122,40 @@ def _common(func: Any) -> Any:
     for o in reversed(opts):
         func = o(func)
     return connection_options(func)
+
+
+@dataclass
+class Target:
+    """What the domain/profile, input and safety flags of a command say (one object, so adding a
+    flag to these groups is one change, not one per command)."""
+
+    domain: str | None = None
+    profile: str | None = None
+    files: tuple[str, ...] = ()
+    reader: str = "auto"
+    job: str | None = None
+    reader_flags: dict[str, Any] = field(default_factory=dict)  # for collect_reader_options
+    no_delete: bool = False
+    max_delete_percent: float | None = None
+    force: bool = False
+
+
+_TARGET_FIELDS = ("domain", "profile", "files", "reader", "job", "no_delete", "max_delete_percent", "force")
+
+
+def _pass_target(func: Any) -> Any:
+    """Collect the group flags into ``target: Target``; what is left are the command's own options
+    (reader flags go to ``target.reader_flags``)."""
+    params = set(inspect.signature(func).parameters)
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        target = Target(**{k: kwargs.pop(k) for k in _TARGET_FIELDS if k in kwargs})
+        own = {k: kwargs.pop(k) for k in list(kwargs) if k in params}
+        target.reader_flags = kwargs
+        return func(target=target, **own)
+
+    return wrapper
 
 
 def _input(func: Any) -> Any:
@@ -178,21 +208,14 @@ def _safety(func: Any) -> Any:
     help="keep the entities in a temporary spool file instead of memory, for big inputs (lists the "
     "first 2,000 changes, counts all; no --out) [default: as `sync` decides, never with --out]",
 )
+@_pass_target
 def plan_cmd(
-    domain: str | None,
-    profile: str | None,
-    files: tuple[str, ...],
-    reader: str,
-    job: str | None,
-    no_delete: bool,
-    max_delete_percent: float | None,
-    force: bool,
+    target: Target,
     as_json: bool,
     out: str | None,
     show_unchanged: bool,
     detailed_exitcode: bool,
     stream: bool | None,
-    **kwargs: Any,
 ) -> int:
     """Show what `sync` would change in Atlas for FILE... (Terraform style: + create, ~ update, - delete).
 
@@ -207,24 +230,27 @@ def plan_cmd(
     """
     from atlas_sync.reconcile import plan_text
 
-    pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
+    t = target
+    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
     if out and stream:
         raise click.UsageError(
             "a streamed plan cannot be saved (the file would hold every entity): "
             "drop --stream to save a plan, or run `atlas-sync sync`"
         )
     # a plan file holds every entity: never streamed
-    graph, chunks = _read_maybe_chunks(pub, reader, files, kwargs, False if out else stream)
+    graph, chunks = _read_maybe_chunks(pub, t, False if out else stream)
     if chunks is not None:
         plan = pub.plan_chunks(
             chunks,
-            job,
-            allow_delete=not no_delete,
-            force=force,
+            t.job,
+            allow_delete=not t.no_delete,
+            force=t.force,
             on_read=lambda problems: _report(problems, True, False),
         )
     else:
-        plan = pub.plan(graph, job, allow_delete=not no_delete, force=force, stream=False if out else stream)
+        plan = pub.plan(
+            graph, t.job, allow_delete=not t.no_delete, force=t.force, stream=False if out else stream
+        )
     if out:
         Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
     if as_json:
@@ -254,21 +280,14 @@ def plan_cmd(
     "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@_pass_target
 def sync_cmd(
-    domain: str | None,
-    profile: str | None,
-    files: tuple[str, ...],
-    reader: str,
-    job: str | None,
-    no_delete: bool,
-    max_delete_percent: float | None,
-    force: bool,
+    target: Target,
     purge: bool,
     no_typedefs: bool,
     allow_partial: bool,
     stream: bool | None,
     as_json: bool,
-    **kwargs: Any,
 ) -> None:
     """Publish FILE...'s lineage to Atlas: plan + apply.
 
@@ -282,23 +301,24 @@ def sync_cmd(
     """
     from atlas_sync.reconcile import plan_text
 
-    pub, _ = _publisher(domain, profile, max_delete_percent=max_delete_percent)
+    t = target
+    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
     quiet = verbosity() < 0
     common = {
-        "allow_delete": not no_delete,
-        "force": force,
+        "allow_delete": not t.no_delete,
+        "force": t.force,
         "purge": purge,
         "ensure_typedefs": not no_typedefs,
         "allow_partial": allow_partial,
     }
-    graph, chunks = _read_maybe_chunks(pub, reader, files, kwargs, stream, allow_partial)
+    graph, chunks = _read_maybe_chunks(pub, t, stream, allow_partial)
     with progress("applying", quiet=quiet or as_json) as update:
         if chunks is None:
-            result = pub.sync(graph, job, progress=update, stream=stream, **common)
+            result = pub.sync(graph, t.job, progress=update, stream=stream, **common)
         else:
             result = pub.sync_chunks(
                 chunks,
-                job,
+                t.job,
                 progress=update,
                 # the same refusal as a whole read (emptiness is the publisher's to judge)
                 on_read=lambda problems: _report(problems, True, allow_partial),
@@ -391,16 +411,8 @@ def teardown_cmd(
 @_input
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
-def rebuild_cmd(
-    domain: str | None,
-    profile: str | None,
-    files: tuple[str, ...],
-    reader: str,
-    job: str | None,
-    yes: bool,
-    as_json: bool,
-    **kwargs: Any,
-) -> None:
+@_pass_target
+def rebuild_cmd(target: Target, yes: bool, as_json: bool) -> None:
     """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
 
     For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
@@ -410,12 +422,12 @@ def rebuild_cmd(
     Example:
       atlas-sync rebuild --domain demo --profile pico cars.plan.txt --yes
     """
-    pub, _ = _publisher(domain, profile)
-    graph = _read(pub, reader, files, kwargs)
+    pub, _ = _publisher(target.domain, target.profile)
+    graph = _read(pub, target)
     if not yes:
         _confirm("rebuild", f"Delete and rebuild domain {pub.domain!r}?")
     with progress("rebuilding", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.rebuild(graph, job, progress=update)
+        result = pub.rebuild(graph, target.job, progress=update)
     if as_json:
         echo_json(result.to_json())
     else:
