@@ -99,7 +99,7 @@ def _check(client: AtlasClient, ds_name: str, col: str, proc_name: str, text: st
     column = client.get_entity_by_unique("lineage_column", f"raw.{ds_name}.{col}@sec")
     assert column is not None, f"column {col!r} not found by its qualified name"
     assert column["attributes"]["name"] == col and column["attributes"]["dataType"] == text
-    proc = client.get_entity_by_unique("lineage_process", "job@sec")  # one process: <job>@<domain>
+    proc = client.get_entity_by_unique("lineage_process", "job:p@sec")  # <job>:<process id>@<domain>
     assert proc is not None and proc["attributes"]["name"] == proc_name
     assert proc["attributes"]["queryText"] == text
     again = pub.plan(g)
@@ -142,7 +142,7 @@ def test_very_long_names_and_values_round_trip() -> None:
         by_qn = {r[1]: json.loads(r[2]) for r in rows}
         column = by_qn[f"raw.{long[:3000]}.{long}@sec"]
         assert column["name"] == long and column["dataType"] == long * 10
-        assert by_qn["job@sec"]["queryText"] == long * 10
+        assert by_qn["job:p@sec"]["queryText"] == long * 10
     finally:
         emu.close()
 
