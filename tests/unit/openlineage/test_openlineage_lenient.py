@@ -282,3 +282,43 @@ def test_endpoint_accepts_an_event_with_a_bad_facet_and_syncs_its_datasets(tmp_p
     assert graph.processes[0].outputs == ["default.stage_customers"]
     assert [p.code for p in graph.problems] == ["openlineage-bad-facet"]
     assert not (tmp_path / "dead.jsonl").exists()
+
+
+def test_serve_prints_the_dropped_facet_and_publishes_the_run(tmp_path):
+    import re
+    import signal
+    import time
+
+    import requests
+
+    env = {"PATH": "/usr/bin:/bin", "ATLAS_SYNC_DATA_DIR": str(tmp_path / "data")}
+    cmd = [
+        sys.executable,
+        "-m",
+        "atlas_sync.cli.main",
+        "openlineage",
+        "serve",
+        "--port",
+        "0",
+        "--domain",
+        "demo",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/api/v1/lineage", line)
+        assert m, line
+        r = requests.post(m.group(1) + "/api/v1/lineage", data=HIVE.read_bytes(), timeout=10)
+        assert r.status_code == 201, r.text
+        deadline = time.monotonic() + 30
+        while requests.get(m.group(1) + "/metrics", timeout=10).json()["synced"] < 1:
+            assert time.monotonic() < deadline, "event not synced"
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "warning: job hive-it/createtable_as_select.default.monthly_sales:" in err
+    assert "$.outputs[0].facets.columnLineage dropped ('fields' is required" in err
