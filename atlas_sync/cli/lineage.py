@@ -86,6 +86,13 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="OpenLineage: TOML/JSON map of dataset namespaces to metadata namespaces",
         ),
         click.option(
+            "--strict",
+            is_flag=True,
+            default=None,
+            help="OpenLineage: reject a whole event for one malformed facet "
+            "[default: drop that facet with a warning]",
+        ),
+        click.option(
             "--var",
             "variables",
             multiple=True,
@@ -109,7 +116,7 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Pop the reader flags from a command's kwargs into the reader's keyword options."""
     out: dict[str, Any] = {}
-    for name in ("dialect", "schema", "default_schema", "mode", "path", "explain", "namespace_map"):
+    for name in ("dialect", "schema", "default_schema", "mode", "path", "explain", "namespace_map", "strict"):
         v = kwargs.pop(name, None)
         if v is not None:
             out[name] = v

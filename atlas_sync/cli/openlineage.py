@@ -157,6 +157,8 @@ def serve_cmd(
     publisher = Publisher.from_settings(client, settings)
 
     def sync(graph: Any, job: str) -> Any:
+        for p in graph.problems:  # e.g. a malformed facet dropped from an event
+            stderr(f"{p.severity}: job {job}: {p}")
         return publisher.sync(graph, job, force=force)
 
     endpoint = LineageEndpoint(sync, config)

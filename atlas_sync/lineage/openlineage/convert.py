@@ -17,7 +17,7 @@ from typing import Any
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
 from atlas_sync.lineage.openlineage.naming import Identity, NamespaceMap, load_namespace_map
 from atlas_sync.lineage.openlineage.parse import RawEvent
-from atlas_sync.lineage.openlineage.schema import validate_event
+from atlas_sync.lineage.openlineage.schema import drop_bad_facets, validate_event
 
 EVENT_TYPES = ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")
 _DIRECT = {"IDENTITY", "TRANSFORMATION", "AGGREGATION"}
@@ -255,12 +255,16 @@ def events_to_graph(
     event_types: Collection[str] | None = None,
     prefer_symlinks: bool = True,
     validate: bool = True,
+    strict: bool = False,
 ) -> LineageGraph:
     """Build the lineage graph the given events state.
 
     ``event_types`` keeps only events of those types (``None`` = all; sync passes ``{"COMPLETE"}``);
-    JobEvents and DatasetEvents carry no type and are always kept. ``validate`` checks each event
-    against the spec subset in :mod:`.schema` and raises :class:`InputError` on the first bad one.
+    JobEvents and DatasetEvents carry no type and are always kept. ``validate`` checks each event's
+    core against the spec subset in :mod:`.schema` and raises :class:`InputError` on the first bad
+    one. A facet that breaks its schema is dropped with a warning (``openlineage-bad-facet``) naming
+    its JSON path and the rule, also when ``validate`` is off (the endpoint validated the core before
+    queueing); ``strict`` instead rejects the whole event for it, as an :class:`InputError`.
     """
     nsmap = (
         load_namespace_map(namespace_map) if not isinstance(namespace_map, NamespaceMap) else namespace_map
@@ -270,12 +274,23 @@ def events_to_graph(
     skipped: dict[str, int] = {}
     for order, item in enumerate(events):
         raw = item if isinstance(item, RawEvent) else RawEvent(item, None, None, "$")
-        if validate:
-            validate_event(raw.event, file=raw.file, line=raw.line, path=raw.path)
+        if validate or strict:
+            validate_event(raw.event, file=raw.file, line=raw.line, path=raw.path, strict=strict)
         et = raw.event.get("eventType")
         if wanted is not None and "run" in raw.event and str(et).upper() not in wanted:
             skipped[str(et)] = skipped.get(str(et), 0) + 1
             continue
+        # strict validation already rejected any bad facet
+        event, issues = (raw.event, []) if strict and validate else drop_bad_facets(raw.event, raw.path)
+        for issue in issues:
+            b.graph.problem(
+                f"{issue}; the event's datasets and other facets are kept",
+                code="openlineage-bad-facet",
+                file=raw.file,
+                line=raw.line,
+            )
+        if event is not raw.event:
+            raw = RawEvent(event, raw.file, raw.line, raw.path)
         b.add(raw, order)
     g = b.graph
     jobs = [p.id for p in g.processes]

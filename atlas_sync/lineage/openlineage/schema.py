@@ -7,13 +7,19 @@ DatasetEvent, SchemaDatasetFacet, ColumnLineageDatasetFacet 1-2-0, SymlinksDatas
 SQLJobFacet) and covers only what the converter reads; anything else (unknown facets, extra
 properties) is allowed and ignored, as the spec requires of consumers. ``jsonschema`` gives precise
 JSON paths for the error messages.
+
+The spec validates each facet against its own schema, apart from the event, and its consumers (Marquez)
+keep a run whose facets they cannot read. So by default an event is rejected only when its core is
+unusable; a facet that breaks its schema is dropped alone (:func:`drop_bad_facets`, a warning naming
+its JSON path and the rule). ``strict`` validation keeps the whole-event rejection.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 
 from atlas_sync.errors import InputError
 
@@ -50,105 +56,121 @@ _SCHEMA_FIELD: dict[str, Any] = {
         "fields": {"type": ["array", "null"], "items": {"$ref": "#/$defs/schemaField"}},
     },
 }
-_DATASET_FACETS = {
-    "type": ["object", "null"],
-    "properties": {
-        "schema": {
-            "type": "object",
-            "properties": {"fields": {"type": ["array", "null"], "items": {"$ref": "#/$defs/schemaField"}}},
-        },
-        "columnLineage": {
-            "type": "object",
-            "required": ["fields"],
-            "properties": {
-                "fields": {
+# The facets the converter reads, each with its own schema: in lenient mode (the default) a facet that
+# breaks its schema is dropped on its own (see :func:`drop_bad_facets`), as the spec validates each facet
+# separately from the event; ``strict`` checks them as part of the event, rejecting the whole event.
+DATASET_FACET_SCHEMAS: dict[str, dict[str, Any]] = {
+    "schema": {
+        "type": "object",
+        "properties": {"fields": {"type": ["array", "null"], "items": {"$ref": "#/$defs/schemaField"}}},
+    },
+    "columnLineage": {
+        "type": "object",
+        "required": ["fields"],
+        "properties": {
+            "fields": {
+                "type": "object",
+                "additionalProperties": {
                     "type": "object",
-                    "additionalProperties": {
-                        "type": "object",
-                        "required": ["inputFields"],
-                        "properties": {
-                            "inputFields": {"type": "array", "items": _INPUT_FIELD},
-                            "transformationDescription": {"type": ["string", "null"]},
-                            "transformationType": {"type": ["string", "null"]},
-                        },
+                    "required": ["inputFields"],
+                    "properties": {
+                        "inputFields": {"type": "array", "items": _INPUT_FIELD},
+                        "transformationDescription": {"type": ["string", "null"]},
+                        "transformationType": {"type": ["string", "null"]},
                     },
                 },
-                "dataset": {"type": ["array", "null"], "items": _INPUT_FIELD},
             },
+            "dataset": {"type": ["array", "null"], "items": _INPUT_FIELD},
         },
-        "symlinks": {
-            "type": "object",
-            "properties": {
-                "identifiers": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["namespace", "name"],
-                        "properties": {"namespace": _NONEMPTY, "name": _NONEMPTY, "type": _STR},
-                    },
-                }
-            },
+    },
+    "symlinks": {
+        "type": "object",
+        "properties": {
+            "identifiers": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["namespace", "name"],
+                    "properties": {"namespace": _NONEMPTY, "name": _NONEMPTY, "type": _STR},
+                },
+            }
         },
     },
 }
-_DATASET = {
-    "type": "object",
-    "required": ["namespace", "name"],
-    "properties": {"namespace": _NONEMPTY, "name": _NONEMPTY, "facets": _DATASET_FACETS},
+JOB_FACET_SCHEMAS: dict[str, dict[str, Any]] = {
+    "sql": {"type": "object", "properties": {"query": _STR}},
+    "documentation": {"type": "object"},
+    "jobType": {"type": "object"},
 }
-_JOB = {
-    "type": "object",
-    "required": ["namespace", "name"],
-    "properties": {
-        "namespace": _NONEMPTY,
-        "name": _NONEMPTY,
-        "facets": {
-            "type": ["object", "null"],
-            "properties": {"sql": {"type": "object", "properties": {"query": _STR}}},
-        },
-    },
+# the spec's name of each facet, for the warnings
+FACET_SPEC_NAMES = {
+    "schema": "SchemaDatasetFacet",
+    "columnLineage": "ColumnLineageDatasetFacet",
+    "symlinks": "SymlinksDatasetFacet",
+    "sql": "SQLJobFacet",
+    "documentation": "DocumentationJobFacet",
+    "jobType": "JobTypeJobFacet",
 }
+_FACETS_CONTAINER = {"type": ["object", "null"]}
 
-_RUN_EVENT: dict[str, Any] = {
-    "type": "object",
-    "required": ["run", "job"],
-    "properties": {
-        "eventType": {
-            "type": ["string", "null"],
-            "enum": ["START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER", None],
-        },
-        "eventTime": _STR,
-        "run": {"type": "object", "required": ["runId"], "properties": {"runId": _NONEMPTY}},
-        "job": _JOB,
-        "inputs": {"type": ["array", "null"], "items": _DATASET},
-        "outputs": {"type": ["array", "null"], "items": _DATASET},
-    },
-}
-_JOB_EVENT: dict[str, Any] = {  # static lineage, no run
-    "type": "object",
-    "required": ["job"],
-    "properties": {
-        "job": _JOB,
-        "inputs": {"type": ["array", "null"], "items": _DATASET},
-        "outputs": {"type": ["array", "null"], "items": _DATASET},
-    },
-}
-_DATASET_EVENT: dict[str, Any] = {
-    "type": "object",
-    "required": ["dataset"],
-    "properties": {"dataset": _DATASET},
-}
 
-# One schema per event kind, picked by shape (cheaper and clearer than a oneOf over all three).
-EVENT_SCHEMAS: dict[str, dict[str, Any]] = {
-    name: {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$defs": {"schemaField": _SCHEMA_FIELD},
-        **body,
+def _event_schemas(dataset_facets: dict[str, Any], job_facets: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """One schema per event kind, picked by shape (cheaper and clearer than a oneOf over all three)."""
+    dataset = {
+        "type": "object",
+        "required": ["namespace", "name"],
+        "properties": {"namespace": _NONEMPTY, "name": _NONEMPTY, "facets": dataset_facets},
     }
-    for name, body in (("RunEvent", _RUN_EVENT), ("JobEvent", _JOB_EVENT), ("DatasetEvent", _DATASET_EVENT))
+    job = {
+        "type": "object",
+        "required": ["namespace", "name"],
+        "properties": {"namespace": _NONEMPTY, "name": _NONEMPTY, "facets": job_facets},
+    }
+    datasets = {"type": ["array", "null"], "items": dataset}
+    bodies: dict[str, dict[str, Any]] = {
+        "RunEvent": {
+            "type": "object",
+            "required": ["run", "job"],
+            "properties": {
+                "eventType": {
+                    "type": ["string", "null"],
+                    "enum": ["START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER", None],
+                },
+                "eventTime": _STR,
+                "run": {"type": "object", "required": ["runId"], "properties": {"runId": _NONEMPTY}},
+                "job": job,
+                "inputs": datasets,
+                "outputs": datasets,
+            },
+        },
+        # static lineage, no run
+        "JobEvent": {
+            "type": "object",
+            "required": ["job"],
+            "properties": {"job": job, "inputs": datasets, "outputs": datasets},
+        },
+        "DatasetEvent": {"type": "object", "required": ["dataset"], "properties": {"dataset": dataset}},
+    }
+    return {
+        name: {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": _DEFS, **body}
+        for name, body in bodies.items()
+    }
+
+
+_DEFS = {"schemaField": _SCHEMA_FIELD}
+# strict: the facets are part of the event (the whole event is rejected for one bad facet)
+EVENT_SCHEMAS = _event_schemas(
+    {**_FACETS_CONTAINER, "properties": DATASET_FACET_SCHEMAS},
+    {**_FACETS_CONTAINER, "properties": JOB_FACET_SCHEMAS},
+)
+# lenient: the core only (event type, run, job, datasets' namespace and name)
+CORE_SCHEMAS = _event_schemas({}, {})
+_STRICT = {name: Draft202012Validator(schema) for name, schema in EVENT_SCHEMAS.items()}
+_CORE = {name: Draft202012Validator(schema) for name, schema in CORE_SCHEMAS.items()}
+_FACET_VALIDATORS = {
+    where: {name: Draft202012Validator({"$defs": _DEFS, **schema}) for name, schema in schemas.items()}
+    for where, schemas in (("dataset", DATASET_FACET_SCHEMAS), ("job", JOB_FACET_SCHEMAS))
 }
-_VALIDATORS = {name: Draft202012Validator(schema) for name, schema in EVENT_SCHEMAS.items()}
 
 
 def _json_path(base: str, parts: Any) -> str:
@@ -156,6 +178,13 @@ def _json_path(base: str, parts: Any) -> str:
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else f".{p}"
     return out
+
+
+def _rule(err: ValidationError) -> str:
+    """The broken rule in words (jsonschema's message, with 'required' shortened)."""
+    if err.validator == "required":
+        return err.message.replace("is a required property", "is required")
+    return err.message
 
 
 def event_kind(event: dict[str, Any]) -> str | None:
@@ -169,8 +198,15 @@ def event_kind(event: dict[str, Any]) -> str | None:
     return None
 
 
-def validate_event(event: Any, *, file: str | None = None, line: int | None = None, path: str = "$") -> None:
-    """Raise :class:`InputError` (naming file, line and JSON path) when ``event`` is not a usable event."""
+def validate_event(
+    event: Any, *, file: str | None = None, line: int | None = None, path: str = "$", strict: bool = False
+) -> None:
+    """Raise :class:`InputError` (naming file, line and JSON path) when ``event`` is not a usable event.
+
+    By default only the core is checked: event type, run, job, and each dataset's namespace and name;
+    facets are checked one by one by :func:`drop_bad_facets`. ``strict`` checks the facets atlas-sync
+    reads as part of the event, so one bad facet rejects the event.
+    """
     if not isinstance(event, dict):
         raise InputError(
             f"an OpenLineage event must be a JSON object, not {type(event).__name__}",
@@ -187,16 +223,85 @@ def validate_event(event: Any, *, file: str | None = None, line: int | None = No
             path=path,
             hint="see https://openlineage.io/spec",
         )
-    err = next(iter(_VALIDATORS[kind].iter_errors(event)), None)
+    err = next(iter((_STRICT if strict else _CORE)[kind].iter_errors(event)), None)
     if err is None:
         return
     where = _json_path(path, err.absolute_path)
-    if err.validator == "required":
-        msg = err.message.replace("is a required property", "is required")
-    elif err.validator == "enum":
+    if err.validator == "enum":
         msg = f"{err.instance!r} is not an event type (START, RUNNING, COMPLETE, ABORT, FAIL, OTHER)"
     else:
-        msg = err.message
+        msg = _rule(err)
     raise InputError(
         f"{kind}: {msg}", file=file, line=line, path=where, hint="see https://openlineage.io/spec"
     )
+
+
+@dataclass(frozen=True)
+class FacetIssue:
+    """A facet dropped from an event: its JSON path, and where and how it broke its schema."""
+
+    path: str
+    where: str
+    rule: str
+
+    def __str__(self) -> str:
+        at = "" if self.where == self.path else f"{self.where}: "
+        return f"{self.path} dropped ({at}{self.rule})"
+
+
+def _clean_facets(facets: Any, where: str, path: str, issues: list[FacetIssue]) -> dict[str, Any] | None:
+    """``facets`` without the ones that break their schema (the same object when all are good)."""
+    if facets is None:
+        return None
+    if not isinstance(facets, dict):
+        issues.append(FacetIssue(path, path, f"facets must be an object, not {type(facets).__name__}"))
+        return None
+    validators = _FACET_VALIDATORS[where]
+    bad: list[str] = []
+    for name, value in facets.items():
+        v = validators.get(name)
+        if v is None or value is None:
+            continue  # a facet atlas-sync does not read, or an absent one
+        err = next(iter(v.iter_errors(value)), None)
+        if err is not None:
+            fpath = f"{path}.{name}"
+            rule = f"{_rule(err)}, {FACET_SPEC_NAMES[name]}"
+            issues.append(FacetIssue(fpath, _json_path(fpath, err.absolute_path), rule))
+            bad.append(name)
+    if not bad:
+        return facets
+    return {k: v for k, v in facets.items() if k not in bad}
+
+
+def _clean_node(node: Any, where: str, path: str, issues: list[FacetIssue]) -> Any:
+    if not isinstance(node, dict) or "facets" not in node:
+        return node
+    facets = _clean_facets(node["facets"], where, path + ".facets", issues)
+    if facets is node["facets"]:
+        return node
+    return {**node, "facets": facets}
+
+
+def drop_bad_facets(event: dict[str, Any], path: str = "$") -> tuple[dict[str, Any], list[FacetIssue]]:
+    """``event`` without the facets (of those atlas-sync reads) that break their schema, and what was dropped.
+
+    The event itself is never changed: a cleaned copy shares everything that was good. Expects an
+    event whose core :func:`validate_event` accepted.
+    """
+    issues: list[FacetIssue] = []
+    if not isinstance(event, dict):
+        return event, issues
+    out = event
+    for key, where in (("job", "job"), ("dataset", "dataset")):
+        if key in event:
+            node = _clean_node(event[key], where, f"{path}.{key}", issues)
+            if node is not event[key]:
+                out = {**out, key: node}
+    for key in ("inputs", "outputs"):
+        items = event.get(key)
+        if not isinstance(items, list):
+            continue
+        cleaned = [_clean_node(d, "dataset", f"{path}.{key}[{i}]", issues) for i, d in enumerate(items)]
+        if any(c is not d for c, d in zip(cleaned, items, strict=True)):
+            out = {**out, key: cleaned}
+    return out, issues

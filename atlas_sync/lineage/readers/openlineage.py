@@ -17,7 +17,7 @@ class OpenLineageReader:
     extensions = (".ol.json", ".openlineage.json", ".ol.jsonl", ".jsonl", ".ndjson")
     description = (
         "OpenLineage RunEvents (spec 2.x; one event, a JSON array or JSON lines): one process per job, "
-        "schema and columnLineage facets, symlinks, sql job facet"
+        "schema and columnLineage facets, symlinks, sql job facet; a malformed facet is dropped with a warning"
     )
 
     def sniff(self, path: str, head: bytes) -> bool:
@@ -34,25 +34,38 @@ class OpenLineageReader:
         namespace_map: NamespaceMapLike = None,
         event_types: Collection[str] | str | None = None,
         prefer_symlinks: bool | str = True,
+        strict: bool | str = False,
         **options: Any,
     ) -> LineageGraph:
         """Read events from ``paths``.
 
         Options: ``namespace_map`` (dict, or a TOML/JSON file) mapping OpenLineage namespaces to
         metadata namespaces; ``event_types`` (e.g. ``["COMPLETE"]``, or ``"COMPLETE,RUNNING"``; default
-        all); ``prefer_symlinks`` (name a dataset by its TABLE symlink, default true).
+        all); ``prefer_symlinks`` (name a dataset by its TABLE symlink, default true); ``strict``
+        (reject a whole event for one malformed facet, default false: the facet is dropped with a
+        warning).
         """
         nsmap = load_namespace_map(namespace_map)
-        if isinstance(prefer_symlinks, str):  # from `-o prefer_symlinks=false`
-            prefer_symlinks = prefer_symlinks.strip().lower() not in ("0", "false", "no", "off", "")
+        prefer_symlinks = _flag(prefer_symlinks)  # from `-o prefer_symlinks=false`
+        strict = _flag(strict)
         if isinstance(event_types, str):
             event_types = [t.strip() for t in event_types.split(",") if t.strip()]
         events: list[RawEvent] = []
         for p in paths:
             events.extend(parse_events(read_text(p), file=p))
         return events_to_graph(
-            events, namespace_map=nsmap, event_types=event_types, prefer_symlinks=prefer_symlinks
+            events,
+            namespace_map=nsmap,
+            event_types=event_types,
+            prefer_symlinks=prefer_symlinks,
+            strict=strict,
         )
+
+
+def _flag(value: bool | str) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("0", "false", "no", "off", "")
+    return bool(value)
 
 
 READER = OpenLineageReader()

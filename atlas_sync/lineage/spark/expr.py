@@ -299,13 +299,20 @@ def _seq(items: list[Expr], src: str) -> Expr | None:
         return None
     # a subquery marker swallows its ``[outer refs]`` list
     merged: list[Expr] = []
+    marked: set[int] = set()
     for it in items:
-        if it.kind == "list" and merged and merged[-1].kind == "subquery" and not merged[-1].args:
+        if it.kind == "list" and merged and merged[-1].kind == "subquery" and id(merged[-1]) not in marked:
             merged[-1].args = it.args
             merged[-1].text = src[_start(merged[-1]) : _end(it)]
             merged[-1]._end = _end(it)
+            marked.add(id(merged[-1]))
             continue
         merged.append(it)
+    for it in merged:
+        if it.kind == "subquery" and id(it) not in marked:
+            # Spark always prints a subquery's ``[outer refs]``, even empty: without one this is an
+            # attribute of that name, e.g. the ``exists#1`` column an ExistenceJoin adds
+            it.kind = "attr"
     for it in merged:
         if it.kind == "call" and it.name.lower() in AGG_FUNCS:
             it.agg = True

@@ -39,7 +39,8 @@ _SUBQUERY = {"ListQuery": "list", "Exists": "exists", "ScalarSubquery": "scalar-
              "LateralSubquery": "lateral-subquery"}  # fmt: skip
 _FUNC_NAMES = {"Average": "avg", "CurrentTimestamp": "current_timestamp", "IsNotNull": "isnotnull",
                "IsNull": "isnull", "Upper": "upper", "Lower": "lower", "Concat": "concat",
-               "RowNumber": "row_number", "StaticInvoke": "staticinvoke", "PivotFirst": "pivotfirst"}  # fmt: skip
+               "RowNumber": "row_number", "StaticInvoke": "staticinvoke", "PivotFirst": "pivotfirst",
+               "ReplicateRows": "replicaterows"}  # fmt: skip
 
 
 def _simple(cls: Any) -> str:
@@ -280,8 +281,12 @@ def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
     elif op == "Filter":
         node.exprs["condition"] = ex("condition")
     elif op == "Join":
-        p["joinType"] = _object_name(o.get("joinType")) or "Inner"
+        jt = o.get("joinType")
+        p["joinType"] = _object_name(jt) or "Inner"
         node.exprs["condition"] = ex("condition")
+        if isinstance(jt, dict) and jt.get("exists") is not None:  # ExistenceJoin(exists: Attribute)
+            node.exprs["exists"] = _exprs(jt["exists"], file, f"{path}.joinType.exists")
+            p["joinType"] += "(" + ", ".join(render(e) for e in node.exprs["exists"]) + ")"  # as printed
     elif op == "Aggregate":
         node.exprs["groupingExpressions"] = ex("groupingExpressions")
         node.exprs["aggregateExpressions"] = ex("aggregateExpressions")
@@ -302,6 +307,9 @@ def _node(o: dict[str, Any], file: str | None, path: str) -> PlanNode:
         p["allowMissingCol"] = bool(o.get("allowMissingCol"))
     elif op in ("Intersect", "Except"):
         p["isAll"] = bool(o.get("isAll"))
+        node.args = str(p["isAll"]).lower()  # as printed: ``ExceptAll true``, ``Except false``
+        if p["isAll"]:
+            node.raw_name = op + "All"
     elif op == "SubqueryAlias":
         ident = o.get("identifier") or {}
         p["alias"] = ".".join([*_strlist(ident.get("qualifier")), str(ident.get("name", ""))])
@@ -489,6 +497,8 @@ def json_args(node: PlanNode) -> str:
         return str(p.get("limit", ""))
     if op == "Union":
         return f"{str(p.get('byName', False)).lower()}, {str(p.get('allowMissingCol', False)).lower()}"
+    if op in ("Intersect", "Except"):
+        return str(bool(p.get("isAll"))).lower()
     if op == "SubqueryAlias":
         return str(p.get("alias", ""))
     if op == "LogicalRelation":

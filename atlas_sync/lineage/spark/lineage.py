@@ -351,11 +351,30 @@ def _apply(
         jt = str(node.props.get("joinType", "Inner"))
         left = kids[0] if kids else Result()
         right = kids[1] if len(kids) > 1 else Result()
-        if jt.startswith(("LeftSemi", "LeftAnti")) or jt.startswith("ExistenceJoin"):
+        cond = _sources_of(node.exprs.get("condition", []), pl, sub)
+        if jt.startswith("ExistenceJoin"):
+            # keeps every left row and adds a boolean column (EXISTS / IN under an OR, or in SELECT):
+            # the dependency is that column's, computed from the condition and the right side's rows,
+            # and reaches what reads it (a Filter above: FILTER)
+            res.out = list(left.out)
+            res.rows = dict(left.rows)
+            for e in node.exprs.get("exists", []):
+                o = output_of(e)
+                if o is None:
+                    continue
+                res.out.append(OutCol(*o))
+                if o[1] is not None:
+                    pl.env[o[1]] = Lin(
+                        direct=dict.fromkeys(cond, "TRANSFORMATION"), indirect=dict(right.rows)
+                    )
+            return res
+        # a semi / anti join keeps the left rows that have (have not) a match: its condition reads
+        # both sides (JOIN), and the right side's own row dependencies stay (the rows union above)
+        if jt.startswith(("LeftSemi", "LeftAnti")):
             res.out = list(left.out)
         else:
             res.out = [*left.out, *right.out]
-        _add_rows(res.rows, _sources_of(node.exprs.get("condition", []), pl, sub), "JOIN")
+        _add_rows(res.rows, cond, "JOIN")
         if len(node.children) == 2:
             res.join = (pl.result(node.children[0]), pl.result(node.children[1]))
         return res
@@ -413,13 +432,28 @@ def _apply(
                 pl.env[col.id] = merged
         return res
     if op in ("Intersect", "Except"):
+        # rows are kept by comparing all their columns with the other side's (Spark rewrites them
+        # into semi / anti joins on ``l <=> r`` for every column): both sides' columns are JOIN;
+        # without ALL the result is also deduplicated, as DISTINCT (GROUP_BY)
         res.out = list(child.out)
         if len(kids) > 1:
-            _add_rows(res.rows, [s for c in kids[1].out for s in pl.lin(c).all_sources()], "JOIN")
+            _add_rows(res.rows, [s for k in kids[:2] for c in k.out for s in pl.lin(c).all_sources()], "JOIN")
+        if not node.props.get("isAll"):
+            _add_rows(res.rows, [s for c in child.out for s in pl.lin(c).direct], "GROUP_BY")
         return res
     if op == "Generate":
         res.out = list(child.out)
         gen = node.exprs.get("generator", [])
+        if len(gen) == 1 and gen[0].kind == "call" and gen[0].name.lower() == "replicaterows":
+            # replicaterows(n, c1, ..., ck) (the optimizer's EXCEPT ALL / INTERSECT ALL): n copies of
+            # each row, output i is c(i+1) unchanged; n decides whether the row is kept at all
+            count, values = gen[0].args[:1], gen[0].args[1:]
+            _add_rows(res.rows, _sources_of(count, pl, sub), "FILTER")
+            for pos, a in enumerate(node.output):
+                res.out.append(OutCol(a.name, a.id, a.dtype))
+                if a.id is not None and pos < len(values):
+                    pl.env[a.id] = _lin_of(values[pos], pl, sub)
+            return res
         lin = Lin()
         for g in gen:
             deps = analyze(g)

@@ -23,6 +23,9 @@ CANONICAL: dict[str, str] = {
     "DataSourceV2ScanRelation": "RelationV2",
     "CTE": "UnresolvedWith",
     "UnresolvedWith": "UnresolvedWith",
+    # set operations with ALL print as their class name + "All" (``ExceptAll true``)
+    "ExceptAll": "Except",
+    "IntersectAll": "Intersect",
 }
 
 # Leaves that read data (a dataset each).

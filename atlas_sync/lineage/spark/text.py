@@ -435,6 +435,9 @@ def fill_fields(node: PlanNode) -> None:
         p["joinType"] = f[0] if f else "Inner"
         cond = [x for x in f[1:] if not re.match(r"^(left|right)Hint=", x)]
         node.exprs["condition"] = [parse_expr(cond[0])] if cond else []
+        exists = re.fullmatch(r"ExistenceJoin\((.+)\)", p["joinType"])
+        if exists:  # the boolean column the join adds (``ExistenceJoin(exists#41)``)
+            node.exprs["exists"] = [parse_expr(exists.group(1))]
     elif op == "Aggregate":
         lists = [x for x in f if strip_brackets(x) is not None]
         if len(lists) >= 2:
@@ -465,7 +468,7 @@ def fill_fields(node: PlanNode) -> None:
         p["byName"] = len(f) > 0 and f[0] == "true"
         p["allowMissingCol"] = len(f) > 1 and f[1] == "true"
     elif op in ("Intersect", "Except"):
-        p["isAll"] = len(f) > 0 and f[0] == "true"
+        p["isAll"] = (len(f) > 0 and f[-1] == "true") or node.raw_name.endswith("All")
     elif op == "SubqueryAlias":
         p["alias"] = unquote_name(args)
     elif op == "View":

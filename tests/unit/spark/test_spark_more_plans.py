@@ -67,13 +67,15 @@ CASES: dict[str, tuple[set[str], str | None, set[tuple[str, str, str, str]], set
         set(),
         {(ORDERS, "cid", "JOIN"), (CUST, "cid", "JOIN")},
     ),
-    # SELECT cid FROM orders INTERSECT SELECT cid FROM cust EXCEPT SELECT mgr FROM emp
+    # SELECT cid FROM orders INTERSECT SELECT cid FROM cust EXCEPT SELECT mgr FROM emp: a row is kept by
+    # comparing its columns with the other side's (JOIN, both sides); INTERSECT / EXCEPT without ALL
+    # also deduplicate, as DISTINCT (GROUP_BY)
     "intersect_except": (
         {ORDERS, CUST, EMP},
         None,
         {(ORDERS, "cid", "cid", ID)},
         set(),
-        {(CUST, "cid", "JOIN"), (EMP, "mgr", "JOIN")},
+        {(ORDERS, "cid", "JOIN"), (ORDERS, "cid", "GROUP_BY"), (CUST, "cid", "JOIN"), (EMP, "mgr", "JOIN")},
     ),
     # SELECT c.cid, (SELECT max(o.amount) FROM orders o WHERE o.cid = c.cid) AS max_amount FROM cust c
     "scalar_subquery": (
