@@ -16,6 +16,7 @@ from atlas_sync.cli.common import (
     settings_from_options,
     stderr,
 )
+from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
 
 
@@ -261,6 +262,7 @@ def serve_cmd(
     help="let every run replace what the job's previous run published, beyond --max-delete-percent",
 )
 @connection_options
+@write_path_options(wait=False)
 def consume_cmd(
     bootstrap_servers: str,
     topics: tuple[str, ...],
@@ -320,7 +322,7 @@ def consume_cmd(
         dead_letter_topic=dead_letter_topic,
         stats_interval=stats_interval,
     )
-    client = client_from_options(settings=settings)
+    client = wrap_client(client_from_options(settings=settings))
     publisher = Publisher.from_settings(client, settings)
 
     def sync(graph: Any, job: str) -> Any:
