@@ -234,6 +234,13 @@ def serve_cmd(
     help="messages per batch (one commit)",
 )
 @click.option(
+    "--batch-wait",
+    default=0.2,
+    show_default=True,
+    type=click.FloatRange(0.01),
+    help="seconds to wait for a batch to fill (latency vs fewer syncs under load)",
+)
+@click.option(
     "--dead-letter",
     type=click.Path(dir_okay=False),
     help="messages given up on, with the reason [DATA_DIR/openlineage-kafka-dead-letter.jsonl]",
@@ -273,6 +280,7 @@ def consume_cmd(
     namespace_map: str | None,
     event_types: str,
     batch_size: int,
+    batch_wait: float,
     dead_letter: str | None,
     dead_letter_topic: str | None,
     metrics_port: int | None,
@@ -316,6 +324,7 @@ def consume_cmd(
         event_types=types,
         namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
         batch_max=batch_size,
+        poll_timeout=batch_wait,
         dead_letter_path=Path(dead_letter)
         if dead_letter
         else Path(settings.data_dir) / "openlineage-kafka-dead-letter.jsonl",

@@ -67,7 +67,7 @@ class ConsumerConfig:
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
     batch_max: int = 500
-    poll_timeout: float = 0.5  # seconds consume() waits to fill a batch
+    poll_timeout: float = 0.2  # seconds consume() waits to fill a batch
     retry_base: float = 0.5
     retry_max: float = 30.0
     dead_letter_path: Path | None = Path(".atlas-sync/openlineage-kafka-dead-letter.jsonl")
