@@ -50,7 +50,7 @@ def write_path_options(func: Any = None, *, wait: bool = True) -> Any:
             "--wait",
             type=click.FloatRange(0),
             metavar="SECONDS",
-            help="with atlas-hook: wait up to SECONDS until Atlas shows what was queued",
+            help="with atlas-hook: wait up to SECONDS until Atlas shows what was queued (exit 3 if it does not)",
         ),
     ]
     if not wait:

@@ -460,6 +460,7 @@ def load_client_properties(path: str | Path) -> dict[str, str]:
             continue
         key, sep, value = line.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"{p}:{n}: expected key=value, got {line[:40]!r}")
+            # the line itself is not shown: it may hold a password written another way
+            raise ConfigError(f"{p}:{n}: expected key=value (no '=' on this line)")
         out[key.strip()] = value.strip()
     return out

@@ -171,3 +171,28 @@ def test_openlineage_events_from_kafka_reach_the_real_atlas_through_atlas_hook(t
     }
     assert wait_for(lambda: live_outputs() == expected, timeout=WAIT, step=2.0), live_outputs()
     Publisher(rest(), domain=domain).teardown(purge=True)
+
+
+def test_sync_command_queues_to_atlas_hook_and_waits_until_atlas_shows_it(tmp_path: Any) -> None:
+    import subprocess
+
+    domain = f"hookcli{uuid.uuid4().hex[:8]}"
+    (tmp_path / "etl.sql").write_text("insert into mart.t select id, name from raw.s")
+    cmd = [
+        sys.executable, "-m", "atlas_sync.cli.main", "sync", "-d", domain, "--from", "sql", "etl.sql",
+        "--write-path", "atlas-hook", "--wait", str(WAIT),
+    ]  # fmt: skip
+    env = dict(os.environ, ATLAS_SYNC_DATA_DIR=str(tmp_path / "data"))
+    try:
+        res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=WAIT + 60)
+        assert res.returncode == 0, res.stdout + res.stderr
+        # by hand: 2 tables + 4 columns (raw.s id/name, mart.t id/name) + 1 process + 2 column lineages
+        assert (
+            "Queued: 9 created, 0 updated, 0 deleted in 1 hook message(s) to Kafka topic ATLAS_HOOK"
+            in res.stdout
+        )
+        assert "Atlas shows every change." in res.stdout
+        again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+        assert again.returncode == 0 and "Nothing to do" in again.stdout, again.stdout + again.stderr
+    finally:
+        Publisher(rest(), domain=domain).teardown(purge=True)
