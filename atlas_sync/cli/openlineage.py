@@ -333,9 +333,19 @@ def consume_cmd(
     )
     client = wrap_client(client_from_options(settings=settings))
     publisher = Publisher.from_settings(client, settings)
+    typedefs_checked = False
 
     def sync(graph: Any, job: str) -> Any:
-        return publisher.sync(graph, job, force=force)
+        # the profile's typedefs are checked once (a full typedef read per job would dominate a
+        # small sync), and again after any failure, in case they were removed meanwhile
+        nonlocal typedefs_checked
+        try:
+            result = publisher.sync(graph, job, force=force, ensure_typedefs=not typedefs_checked)
+        except Exception:
+            typedefs_checked = False
+            raise
+        typedefs_checked = True
+        return result
 
     worker = KafkaLineageConsumer(sync, config)
 
