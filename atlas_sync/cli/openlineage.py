@@ -366,7 +366,8 @@ def consume_cmd(
     def progress(m: dict[str, Any]) -> None:
         stderr(
             f"consumed {m['consumed']}, synced {m['synced']}, committed {m['committed']} "
-            f"({m['committed_per_second']}/s), dead-lettered {m['dead_lettered']}, lag {m['lag']}, "
+            f"({m['committed_per_second']}/s), dead-lettered {m['dead_lettered']}, "
+            f"lag {'?' if m['lag'] is None else m['lag']}, "
             f"partitions {m['assigned_partitions']}"
         )
 

@@ -95,6 +95,7 @@ class ConsumerCounters:
 
     consumed: int = 0  # messages taken from Kafka (every delivery counts: a re-read batch counts twice)
     synced: int = 0  # events whose job was synced
+    job_syncs: int = 0  # syncs of one job (a batch syncs each of its jobs once)
     skipped: int = 0  # events not synced by design (event type not selected, DatasetEvents)
     superseded: int = 0  # events of an older run of a job synced in the same batch as a newer run
     poison: int = 0  # messages that are not an OpenLineage event (dead-lettered)
@@ -342,7 +343,7 @@ class KafkaLineageConsumer:
                 return
             log.warning("sync of job %s failed: %s", job, msg)
             raise _Rewind from exc
-        self._count(synced=len(events))
+        self._count(synced=len(events), job_syncs=1)
 
     def _rewind(self, messages: Sequence[Any]) -> None:
         """Seek every partition of the batch back to its first offset, then back off."""
