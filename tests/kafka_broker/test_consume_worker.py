@@ -148,3 +148,36 @@ def test_a_job_s_runs_in_one_batch_sync_only_the_latest_and_other_event_types_ar
     assert job == "spark-prod/j"
     assert graph.processes[0].outputs == ["mart.j_v2"]
     assert (m["superseded"], m["skipped"], m["synced"]) == (1, 1, 1)
+
+
+def test_dead_letters_also_go_to_a_dead_letter_topic_with_the_reason_in_headers(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path, worker: Any
+) -> None:
+    from confluent_kafka import Consumer
+
+    create_topic(kafka_bootstrap, topic_name, 1)
+    dead_topic = topic_name + "-dead"
+    create_topic(kafka_bootstrap, dead_topic, 1)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic_name, key=b"run:x/y", value=b"not json at all")
+    assert producer.flush(30) == 0
+    w = worker(Recorder(), dead_letter_topic=dead_topic)
+    assert wait_for(lambda: w.metrics()["committed"] == 1)
+    reader = Consumer(
+        {"bootstrap.servers": kafka_bootstrap, "group.id": dead_topic, "auto.offset.reset": "earliest"}
+    )
+    reader.subscribe([dead_topic])
+    try:
+        msg = None
+        for _ in range(60):
+            msg = reader.poll(1.0)
+            if msg is not None and msg.error() is None:
+                break
+        assert msg is not None and msg.error() is None
+        assert (msg.key(), msg.value()) == (b"run:x/y", b"not json at all")
+        headers = dict(msg.headers() or [])
+        assert headers["atlas-sync-reason"].decode().startswith("invalid JSON")
+        assert headers["atlas-sync-source"] == f"{topic_name}[0]@0".encode()
+    finally:
+        reader.close()
+    assert (tmp_path / "dead.jsonl").exists()  # the file too
