@@ -16,6 +16,7 @@ from atlas_sync.cli.common import (
     settings_from_options,
     stderr,
 )
+from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
 
 
@@ -192,6 +193,202 @@ def serve_cmd(
         f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
         + (f", {spooled} events spooled to {config.spool_path}" if spooled else "")
     )
+
+
+@openlineage_group.command("consume")
+@click.option(
+    "--bootstrap-servers",
+    "-b",
+    envvar="KAFKA_BOOTSTRAP_SERVERS",
+    required=True,
+    metavar="HOST:PORT[,...]",
+    help="Kafka brokers [env KAFKA_BOOTSTRAP_SERVERS]",
+)
+@click.option("--topic", "-t", "topics", multiple=True, required=True, help="topic to read (repeatable)")
+@click.option(
+    "--group", default="atlas-sync", show_default=True, help="consumer group: workers share its partitions"
+)
+@click.option(
+    "--kafka-config",
+    type=click.Path(dir_okay=False),
+    help="key=value file of extra librdkafka settings (security.protocol, sasl.*, ssl.*)",
+)
+@click.option("--domain", "-d", metavar="DOMAIN", help="domain of every entity [env ATLAS_SYNC_DOMAIN]")
+@click.option(
+    "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
+)
+@click.option(
+    "--namespace-map",
+    type=click.Path(dir_okay=False),
+    help="TOML/JSON map of OpenLineage dataset namespaces to metadata namespaces",
+)
+@click.option(
+    "--event-types",
+    default="COMPLETE",
+    show_default=True,
+    help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
+)
+@click.option(
+    "--batch-size",
+    default=500,
+    show_default=True,
+    type=click.IntRange(1),
+    help="messages per batch (one commit)",
+)
+@click.option(
+    "--batch-wait",
+    default=0.2,
+    show_default=True,
+    type=click.FloatRange(0.01),
+    help="seconds to wait for a batch to fill (latency vs fewer syncs under load)",
+)
+@click.option(
+    "--dead-letter",
+    type=click.Path(dir_okay=False),
+    help="messages given up on, with the reason [DATA_DIR/openlineage-kafka-dead-letter.jsonl]",
+)
+@click.option("--dead-letter-topic", metavar="TOPIC", help="also produce dead letters to this topic")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    help="serve GET /metrics and /health (JSON) on 127.0.0.1:PORT (0: any free port)",
+)
+@click.option(
+    "--stats-interval",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0.5),
+    help="seconds between progress lines (consumed, synced, lag, throughput)",
+)
+@click.option(
+    "--max-delete-percent",
+    type=click.FloatRange(0, 100),
+    help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="let every run replace what the job's previous run published, beyond --max-delete-percent",
+)
+@connection_options
+@write_path_options(wait=False)
+def consume_cmd(
+    bootstrap_servers: str,
+    topics: tuple[str, ...],
+    group: str,
+    kafka_config: str | None,
+    domain: str | None,
+    profile: str | None,
+    namespace_map: str | None,
+    event_types: str,
+    batch_size: int,
+    batch_wait: float,
+    dead_letter: str | None,
+    dead_letter_topic: str | None,
+    metrics_port: int | None,
+    stats_interval: float,
+    max_delete_percent: float | None,
+    force: bool,
+) -> None:
+    """Read OpenLineage events from Kafka (OpenLineage's Kafka transport) and sync each job to Atlas.
+
+    Run several workers with the same --group, on one or many machines: they share the topics'
+    partitions. Offsets are committed only after the batch's jobs were synced to Atlas, so a worker
+    killed at any moment loses nothing (the next owner reads the batch again; the sync writes nothing
+    twice). Messages that are not OpenLineage events go to the dead letter with the reason. When
+    Atlas fails, the batch is read again after a backoff. SIGTERM finishes the batch, commits and
+    leaves the group.
+
+    \b
+    Point a producer at the topic, e.g. openlineage-python's openlineage.yml:
+      transport: {type: kafka, topic: openlineage, config: {bootstrap.servers: HOST:9092}}
+    """
+    from atlas_sync.api import Publisher
+    from atlas_sync.lineage.openlineage import load_namespace_map
+    from atlas_sync.openlineage_server.consumer import (
+        ConsumerConfig,
+        KafkaLineageConsumer,
+        load_client_properties,
+        serve_metrics,
+    )
+
+    settings = settings_from_options(domain=domain, profile=profile, max_delete_percent=max_delete_percent)
+    if not settings.domain:
+        raise click.UsageError(
+            "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
+        )
+    types = _event_types(event_types)
+    config = ConsumerConfig(
+        bootstrap_servers=bootstrap_servers,
+        topics=topics,
+        group_id=group,
+        kafka_config=load_client_properties(kafka_config) if kafka_config else {},
+        event_types=types,
+        namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
+        batch_max=batch_size,
+        poll_timeout=batch_wait,
+        dead_letter_path=Path(dead_letter)
+        if dead_letter
+        else Path(settings.data_dir) / "openlineage-kafka-dead-letter.jsonl",
+        dead_letter_topic=dead_letter_topic,
+        stats_interval=stats_interval,
+    )
+    client = wrap_client(client_from_options(settings=settings))
+    publisher = Publisher.from_settings(client, settings)
+    typedefs_checked = False
+
+    def sync(graph: Any, job: str) -> Any:
+        # the profile's typedefs are checked once (a full typedef read per job would dominate a
+        # small sync), and again after any failure, in case they were removed meanwhile
+        nonlocal typedefs_checked
+        try:
+            result = publisher.sync(graph, job, force=force, ensure_typedefs=not typedefs_checked)
+        except Exception:
+            typedefs_checked = False
+            raise
+        typedefs_checked = True
+        return result
+
+    worker = KafkaLineageConsumer(sync, config)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        worker.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    metrics_url = ""
+    if metrics_port is not None:
+        server = serve_metrics(worker, port=metrics_port)
+        metrics_url = f"; metrics: http://127.0.0.1:{server.server_address[1]}/metrics"
+    stderr(
+        f"consuming {','.join(topics)} from {bootstrap_servers} as group {group} -> {client.target}, "
+        f"domain {settings.domain} (events {','.join(types)}{metrics_url})"
+    )
+
+    def progress(m: dict[str, Any]) -> None:
+        stderr(
+            f"consumed {m['consumed']}, synced {m['synced']}, committed {m['committed']} "
+            f"({m['committed_per_second']}/s), dead-lettered {m['dead_lettered']}, "
+            f"lag {'?' if m['lag'] is None else m['lag']}, "
+            f"partitions {m['assigned_partitions']}"
+        )
+
+    worker.run(on_stats=progress)
+    m = worker.metrics()
+    stderr(
+        f"stopped: consumed {m['consumed']}, synced {m['synced']}, skipped {m['skipped']}, "
+        f"committed {m['committed']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
+    )
+
+
+def _event_types(value: str) -> tuple[str, ...]:
+    types = tuple(t.strip().upper() for t in value.split(",") if t.strip())
+    unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
+    if unknown or not types:
+        raise click.BadParameter(
+            f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
+        )
+    return types
 
 
 COMMANDS = [openlineage_group]

@@ -18,10 +18,12 @@ from atlas_sync.cli.common import (
     connection_options,
     echo_json,
     settings_from_options,
+    stderr,
     verbosity,
 )
 from atlas_sync.cli.lineage import collect_reader_options, reader_options
 from atlas_sync.cli.progress import progress
+from atlas_sync.cli.write_path import wait_for_atlas, wrap_client, write_path_options
 from atlas_sync.errors import AtlasSyncError, InputError
 
 
@@ -33,7 +35,8 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
         raise click.UsageError(
             "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
         )
-    return Publisher.from_settings(client_from_options(settings=settings), settings), settings
+    client = wrap_client(client_from_options(settings=settings))
+    return Publisher.from_settings(client, settings), settings
 
 
 def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -281,6 +284,7 @@ def plan_cmd(
 )
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
+@write_path_options
 def sync_cmd(
     target: Target,
     purge: bool,
@@ -324,13 +328,41 @@ def sync_cmd(
                 on_read=lambda problems: _report(problems, True, allow_partial),
                 **common,
             )
+    queued = getattr(pub.client, "queued", None)  # the atlas-hook write path
+    left = None
+    if queued is not None and result.applied:
+        if graph is None:
+            stderr("note: --wait is not done for a streamed sync (the input is not kept to plan again)")
+        else:
+            left = wait_for_atlas(
+                pub.client,
+                lambda: sum(
+                    1
+                    for i in pub.plan(graph, t.job, allow_delete=not t.no_delete, force=True).items
+                    if i.action != "unchanged"
+                ),
+                quiet=quiet or as_json,
+            )
     if as_json:
-        echo_json(result.to_json())
+        extra = {"queued": queued.to_json(), "not_visible": left} if queued is not None else {}
+        echo_json(result.to_json() | extra)
         return
     if not quiet:
         changed = plan_text(result.plan)
         click.echo(changed)
-        if result.applied:
+        if result.applied and queued is not None:
+            click.echo(
+                f"Queued: {queued.created} created, {queued.updated} updated, {queued.deleted} deleted in "
+                f"{queued.messages} hook message(s) to Kafka topic {pub.client.producer.config.topic}; "
+                "Atlas applies them when it consumes them."
+            )
+            if left == 0:
+                click.echo("Atlas shows every change.")
+            elif left is not None:
+                click.echo(
+                    f"Atlas does not show {left} change(s) yet (see its application log if it stays so)."
+                )
+        elif result.applied:
             a = result.applied
             click.echo(
                 f"Applied: {a.created} created, {a.updated} updated, {a.deleted} deleted"
@@ -338,6 +370,8 @@ def sync_cmd(
             )
         else:
             click.echo("Nothing to do: Atlas already matches the input.")
+    if left:
+        raise SystemExit(3)
 
 
 @click.command("apply")

@@ -946,6 +946,8 @@ def env(home: str | None, cache: str | None) -> None:
     click.echo(f"export ATLAS_URL={state['url']}")
     click.echo(f"export ATLAS_USERNAME={state.get('username', DEFAULT_USERNAME)}")
     click.echo(f"export ATLAS_PASSWORD_FILE={launcher.layout.password_file}")
+    if state.get("kafka_port"):  # the embedded Kafka Atlas reads ATLAS_HOOK from
+        click.echo(f"export ATLAS_HOOK_BOOTSTRAP_SERVERS=127.0.0.1:{state['kafka_port']}")
 
 
 def main(argv: list[str] | None = None) -> int:

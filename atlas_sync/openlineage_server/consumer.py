@@ -1,0 +1,467 @@
+"""OpenLineage events from Kafka topics, synced to Atlas per job (``atlas-sync openlineage consume``).
+
+Messages are what OpenLineage's own Kafka transports write: the value is one event as JSON (UTF-8); the
+key is ``run:<namespace>/<job>`` (the root parent job's, when there is one), ``job:...`` or ``dataset:...``
+in openlineage-python and the Java client, so every event of a job (and of its child jobs) lands in one
+partition, in order. The consumer never trusts the key: the job is read from the event.
+
+One worker of a consumer group:
+
+1. takes up to ``batch_max`` messages from its assigned partitions;
+2. sets aside messages that are not an OpenLineage event (bad UTF-8, bad JSON, fails validation) as
+   poison: they go to the dead letter (a JSON-lines file and/or a topic) with the reason;
+3. groups the rest per job and syncs each job once with its latest run in the batch, exactly as the HTTP
+   endpoint does (:func:`~atlas_sync.openlineage_server.endpoint.latest_run`, ``Publisher.sync``);
+4. commits the batch's offsets only after every job of the batch was synced (or dead-lettered, when the
+   sync core refuses it): at-least-once delivery, made harmless by the sync being idempotent - a batch
+   seen twice (a worker killed before its commit, a rebalance) writes nothing the second time;
+5. when Atlas fails (unreachable, 5xx, timeouts), nothing is committed: the worker rewinds its partitions
+   to the batch's first offsets and tries again after a backoff, so lag grows and nothing is lost.
+
+A rebalance only happens inside ``consume()``, between batches, after the previous batch was committed:
+partitions move with every finished batch committed and every unfinished one re-read by the new owner.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from atlas_sync.atlas import AtlasError
+from atlas_sync.errors import AtlasSyncError, ConfigError, InputError
+from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key, validate_event
+from atlas_sync.openlineage_server.endpoint import SyncFn, latest_run
+from atlas_sync.openlineage_server.queue import write_spool
+
+log = logging.getLogger("atlas_sync.openlineage_server.consumer")
+
+
+def _kafka() -> Any:
+    try:
+        import confluent_kafka
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise ConfigError(
+            "reading OpenLineage events from Kafka needs the confluent-kafka package",
+            hint="pip install 'atlas-sync[kafka]'",
+        ) from None
+    return confluent_kafka
+
+
+@dataclass
+class ConsumerConfig:
+    """Tuning of one consumer worker. ``kafka_config`` (security settings, passwords) is never shown."""
+
+    bootstrap_servers: str
+    topics: tuple[str, ...]
+    group_id: str = "atlas-sync"
+    kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
+    event_types: tuple[str, ...] = ("COMPLETE",)
+    namespace_map: NamespaceMap | None = None
+    batch_max: int = 500
+    poll_timeout: float = 0.2  # seconds consume() waits to fill a batch
+    retry_base: float = 0.5
+    retry_max: float = 30.0
+    dead_letter_path: Path | None = Path(".atlas-sync/openlineage-kafka-dead-letter.jsonl")
+    dead_letter_topic: str | None = None
+    auto_offset_reset: str = "earliest"  # a new group starts at the beginning of the topic
+    stats_interval: float = 5.0  # seconds between librdkafka statistics (lag) and log lines
+
+    def consumer_settings(self) -> dict[str, Any]:
+        settings: dict[str, Any] = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            "enable.auto.commit": False,  # offsets are committed after the syncs, by hand
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": self.auto_offset_reset,
+            "partition.assignment.strategy": "cooperative-sticky",  # a rebalance moves only what it must
+            "statistics.interval.ms": int(self.stats_interval * 1000),
+        }
+        settings.update(self.kafka_config)
+        return settings
+
+
+@dataclass
+class ConsumerCounters:
+    """What the worker did since it started (``/metrics`` and the periodic log line)."""
+
+    consumed: int = 0  # messages taken from Kafka (every delivery counts: a re-read batch counts twice)
+    synced: int = 0  # events whose job was synced
+    job_syncs: int = 0  # syncs of one job (a batch syncs each of its jobs once)
+    skipped: int = 0  # events not synced by design (event type not selected, DatasetEvents)
+    superseded: int = 0  # events of an older run of a job synced in the same batch as a newer run
+    poison: int = 0  # messages that are not an OpenLineage event (dead-lettered)
+    dead_lettered: int = 0  # messages in the dead letter (poison and refused syncs)
+    failed: int = 0  # failed sync attempts (each retry counts)
+    rewinds: int = 0  # batches given back to Kafka because Atlas failed
+    batches: int = 0  # batches whose offsets were committed
+    committed: int = 0  # messages whose offsets were committed
+    commit_errors: int = 0
+    rebalances: int = 0
+    assigned_partitions: int = 0
+    lag: int | None = None  # messages behind the end of the assigned partitions (librdkafka statistics)
+    last_error: str | None = None
+    started_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.__dict__.items() if k != "started_at"}
+        uptime = max(time.time() - self.started_at, 1e-9)
+        d["uptime_seconds"] = round(uptime, 3)
+        d["committed_per_second"] = round(self.committed / uptime, 2)
+        return d
+
+
+@dataclass
+class Poison:
+    """A message that is not an OpenLineage event, and why."""
+
+    reason: str
+
+
+def decode_message(value: bytes | None, *, where: str) -> dict[str, Any] | Poison:
+    """The event a message value holds, or why it holds none (never raises)."""
+    if value is None:
+        return Poison("empty message (no value)")
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Poison(f"value is not UTF-8: {exc}")
+    try:
+        event = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Poison(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+    except RecursionError:
+        return Poison("JSON nested too deeply")
+    try:
+        validate_event(event, file=where)
+    except InputError as exc:
+        return Poison(f"not an OpenLineage event: {exc}")
+    return event
+
+
+def dead_letter_record(msg: Any, reason: str) -> dict[str, Any]:
+    """A JSON-able record of a Kafka message given up on (value as text, or base64 when not UTF-8)."""
+    value = msg.value()
+    key = msg.key()
+    record: dict[str, Any] = {
+        "reason": reason,
+        "topic": msg.topic(),
+        "partition": msg.partition(),
+        "offset": msg.offset(),
+        "key": key.decode("utf-8", "replace") if key is not None else None,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if value is None:
+        record["value"] = None
+    else:
+        try:
+            record["value"] = value.decode("utf-8")
+        except UnicodeDecodeError:
+            record["value_base64"] = base64.b64encode(value).decode()
+    return record
+
+
+class _Rewind(Exception):
+    """Atlas failed: give the batch back to Kafka (no commit) and retry later."""
+
+
+class KafkaLineageConsumer:
+    """One worker of a consumer group: Kafka -> per-job sync -> commit.
+
+    ``sync(graph, job)`` publishes one job's lineage (``Publisher.sync``). ``run()`` loops until
+    ``stop()`` (from a signal handler or another thread); it finishes the batch in hand, commits it and
+    leaves the group, so its partitions move at once.
+    """
+
+    def __init__(self, sync: SyncFn, config: ConsumerConfig, *, consumer: Any = None, producer: Any = None):
+        self.sync = sync
+        self.config = config
+        self.counters = ConsumerCounters()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wanted = {t.upper() for t in config.event_types}
+        self._consecutive_failures = 0
+        self._partition_lag: dict[tuple[str, int], int] = {}
+        kafka: Any = _kafka() if consumer is None or (producer is None and config.dead_letter_topic) else None
+        if consumer is None:
+            settings = config.consumer_settings()
+            settings["stats_cb"] = self._on_stats
+            settings["error_cb"] = self._on_error
+            consumer = kafka.Consumer(settings)
+        self.consumer = consumer
+        if producer is None and config.dead_letter_topic:
+            producer = kafka.Producer(
+                {
+                    **{k: v for k, v in config.kafka_config.items() if not k.startswith(("group.", "auto."))},
+                    "bootstrap.servers": config.bootstrap_servers,
+                    "enable.idempotence": True,
+                }
+            )
+        self.producer = producer
+
+    # ------------------------------------------------------------------ lifecycle
+    def stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def metrics(self) -> dict[str, Any]:
+        with self._lock:
+            return self.counters.to_json()
+
+    def _count(self, **deltas: int) -> None:
+        with self._lock:
+            for k, v in deltas.items():
+                setattr(self.counters, k, getattr(self.counters, k) + v)
+
+    def run(self, *, on_stats: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Consume until stopped; then close the consumer (leaving the group)."""
+        self.consumer.subscribe(
+            list(self.config.topics), on_assign=self._on_assign, on_revoke=self._on_revoke
+        )
+        next_stats = time.monotonic() + self.config.stats_interval
+        try:
+            while not self._stop.is_set():
+                messages = self.consumer.consume(self.config.batch_max, timeout=self.config.poll_timeout)
+                if messages:
+                    self.process(messages)
+                if on_stats is not None and time.monotonic() >= next_stats:
+                    next_stats = time.monotonic() + self.config.stats_interval
+                    on_stats(self.metrics())
+        finally:
+            self.consumer.close()
+            if self.producer is not None:
+                self.producer.flush(30)
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_assign(self, consumer: Any, partitions: Sequence[Any]) -> None:
+        with self._lock:
+            self.counters.rebalances += 1
+            self.counters.assigned_partitions += len(partitions)
+        log.info("assigned %s", ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing")
+
+    def _on_revoke(self, consumer: Any, partitions: Sequence[Any]) -> None:
+        with self._lock:
+            self.counters.rebalances += 1
+            self.counters.assigned_partitions = max(0, self.counters.assigned_partitions - len(partitions))
+            for p in partitions:
+                self._partition_lag.pop((p.topic, p.partition), None)
+        log.info("revoked %s", ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing")
+
+    def _on_error(self, err: Any) -> None:
+        log.warning("kafka: %s", err)
+        with self._lock:
+            self.counters.last_error = f"kafka: {err}"
+
+    def _on_stats(self, stats_json: str) -> None:
+        try:
+            stats = json.loads(stats_json)
+        except ValueError:
+            return
+        lag: dict[tuple[str, int], int] = {}
+        for topic, t in (stats.get("topics") or {}).items():
+            for pid, p in (t.get("partitions") or {}).items():
+                if pid == "-1" or p.get("fetch_state") in (None, "none", "stopped"):
+                    continue
+                value = p.get("consumer_lag", -1)  # from the committed offset
+                if isinstance(value, int) and value >= 0:
+                    lag[(topic, int(pid))] = value
+        with self._lock:
+            self._partition_lag = lag
+            self.counters.lag = sum(lag.values()) if lag else 0
+
+    # ------------------------------------------------------------------ a batch
+    def process(self, messages: Sequence[Any]) -> bool:
+        """Sync one batch and commit it; False when it was given back to Kafka (Atlas failed)."""
+        kafka_errors = [m for m in messages if m.error() is not None]
+        for m in kafka_errors:
+            log.warning("kafka: %s", m.error())
+        messages = [m for m in messages if m.error() is None]
+        if not messages:
+            return True
+        self._count(consumed=len(messages))
+        groups: dict[str, list[dict[str, Any]]] = {}
+        origin: dict[int, Any] = {}  # id(event) -> its message, for dead letters
+        poison: list[tuple[Any, str]] = []
+        skipped = 0
+        for m in messages:
+            decoded = decode_message(m.value(), where=f"{m.topic()}[{m.partition()}]@{m.offset()}")
+            if isinstance(decoded, Poison):
+                poison.append((m, decoded.reason))
+                continue
+            job = decoded.get("job")
+            if not isinstance(job, dict) or (
+                "run" in decoded and str(decoded.get("eventType") or "").upper() not in self._wanted
+            ):
+                skipped += 1  # DatasetEvent, or an event type not selected
+                continue
+            origin[id(decoded)] = m
+            groups.setdefault(job_key(job["namespace"], job["name"]), []).append(decoded)
+        if skipped:
+            self._count(skipped=skipped)
+        try:
+            if poison:
+                self._dead_letter(poison)
+                self._count(poison=len(poison))
+            for job_name, events in groups.items():
+                latest = latest_run(events)
+                if len(latest) < len(events):
+                    self._count(superseded=len(events) - len(latest))
+                self._sync_job(job_name, latest, origin)
+        except _Rewind:
+            self._rewind(messages)
+            return False
+        self._consecutive_failures = 0
+        self._commit(messages)
+        return True
+
+    def _sync_job(self, job: str, events: list[dict[str, Any]], origin: Mapping[int, Any]) -> None:
+        try:
+            graph = events_to_graph(events, namespace_map=self.config.namespace_map, validate=False)
+            self.sync(graph, job)
+        except InputError as exc:
+            self._dead_letter([(origin[id(e)], f"input error: {exc}") for e in events])
+            return
+        except Exception as exc:  # noqa: BLE001 - Atlas down, timeouts, 5xx...: rewound and retried
+            msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
+            with self._lock:
+                self.counters.failed += 1
+                self.counters.last_error = f"{job}: {msg}"
+            if isinstance(exc, AtlasSyncError) and not isinstance(exc, AtlasError):
+                # a refusal of the sync core (e.g. the delete fail-safe) is the same every time
+                self._dead_letter([(origin[id(e)], f"refused: {exc}") for e in events])
+                return
+            log.warning("sync of job %s failed: %s", job, msg)
+            raise _Rewind from exc
+        self._count(synced=len(events), job_syncs=1)
+
+    def _rewind(self, messages: Sequence[Any]) -> None:
+        """Seek every partition of the batch back to its first offset, then back off."""
+        kafka = _kafka()
+        first: dict[tuple[str, int], int] = {}
+        for m in messages:
+            key = (m.topic(), m.partition())
+            first[key] = min(first.get(key, m.offset()), m.offset())
+        for (topic, partition), offset in first.items():
+            try:
+                self.consumer.seek(kafka.TopicPartition(topic, partition, offset))
+            except Exception as exc:  # noqa: BLE001 - revoked meanwhile: the new owner re-reads it
+                log.info("cannot rewind %s[%d]: %s", topic, partition, exc)
+        self._consecutive_failures += 1
+        self._count(rewinds=1)
+        delay = min(self.config.retry_max, self.config.retry_base * 2 ** (self._consecutive_failures - 1))
+        delay *= 0.5 + random.random() / 2  # jitter: the workers of a group must not retry in step
+        self._stop.wait(delay)
+
+    def _commit(self, messages: Sequence[Any]) -> None:
+        kafka = _kafka()
+        last: dict[tuple[str, int], int] = {}
+        for m in messages:
+            key = (m.topic(), m.partition())
+            last[key] = max(last.get(key, -1), m.offset())
+        offsets = [kafka.TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+        except kafka.KafkaException as exc:
+            # the partitions moved meanwhile: the new owner re-reads the batch (the sync writes nothing)
+            with self._lock:
+                self.counters.commit_errors += 1
+                self.counters.last_error = f"commit: {exc}"
+            log.warning("offset commit failed (the batch will be read again): %s", exc)
+            return
+        self._count(batches=1, committed=len(messages))
+
+    def _dead_letter(self, items: Sequence[tuple[Any, str]]) -> None:
+        """Keep messages aside with their reason, durably, before their offsets can be committed."""
+        records = [dead_letter_record(m, reason) for m, reason in items]
+        if self.config.dead_letter_path is not None:
+            write_spool(self.config.dead_letter_path, records)
+        if self.producer is not None and self.config.dead_letter_topic:
+            for (m, reason), rec in zip(items, records, strict=True):
+                headers = [
+                    ("atlas-sync-reason", reason.encode()),
+                    ("atlas-sync-source", f"{rec['topic']}[{rec['partition']}]@{rec['offset']}".encode()),
+                ]
+                self.producer.produce(
+                    self.config.dead_letter_topic, value=m.value(), key=m.key(), headers=headers
+                )
+            left = self.producer.flush(30)
+            if left:
+                raise _Rewind(f"{left} dead letters not acknowledged by the dead-letter topic")
+        with self._lock:
+            self.counters.dead_lettered += len(items)
+            self.counters.last_error = items[-1][1]
+        for m, reason in items:
+            log.error("dead letter %s[%d]@%d: %s", m.topic(), m.partition(), m.offset(), reason)
+
+
+# ---------------------------------------------------------------------------------------- /metrics
+class _MetricsHandler(BaseHTTPRequestHandler):
+    server: _MetricsServer
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        path = self.path.split("?", 1)[0]
+        if path in ("/metrics", "/health", "/healthz"):
+            body = json.dumps(self.server.worker.metrics()).encode()
+            status = 503 if path != "/metrics" and self.server.worker.stopping else 200
+        else:
+            body, status = json.dumps({"error": f"no such endpoint: GET {path}"}).encode(), 404
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server signature
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+class _MetricsServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], worker: KafkaLineageConsumer) -> None:
+        self.worker = worker
+        super().__init__(address, _MetricsHandler)
+
+
+def serve_metrics(
+    worker: KafkaLineageConsumer, host: str = "127.0.0.1", port: int = 0
+) -> ThreadingHTTPServer:
+    """Serve ``GET /metrics`` and ``GET /health`` (JSON counters) in a background thread."""
+    server = _MetricsServer((host, port), worker)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+    return server
+
+
+def load_client_properties(path: str | Path) -> dict[str, str]:
+    """librdkafka settings from a ``key=value`` file (Kafka's ``client.properties`` style; ``#`` comments).
+
+    Security settings (``security.protocol``, ``sasl.*``, ``ssl.*``) belong here, not on the command line:
+    a password in argv is visible to every user of the machine.
+    """
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read Kafka client properties {p}: {exc.strerror}") from None
+    out: dict[str, str] = {}
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            # the line itself is not shown: it may hold a password written another way
+            raise ConfigError(f"{p}:{n}: expected key=value (no '=' on this line)")
+        out[key.strip()] = value.strip()
+    return out
