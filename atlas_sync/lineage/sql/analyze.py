@@ -271,7 +271,7 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         result.type = type(expr).__name__.upper()
     for flow in flows:
         _run_flow(flow, ctx, result)
-    if isinstance(expr, exp.Delete) and not _reads_besides_target(result):
+    if isinstance(expr, exp.Delete) and not _depends_on_others(result):
         # DELETE FROM t WHERE <t's own columns>: no data comes from anywhere else.
         result.reads, result.writes, result.edges = [], [], []
     _drop_self_reads(result)
@@ -287,9 +287,10 @@ def _drop_self_reads(result: StatementLineage) -> None:
         result.reads = [r for r in result.reads if r.id not in written]
 
 
-def _reads_besides_target(result: StatementLineage) -> bool:
+def _depends_on_others(result: StatementLineage) -> bool:
+    """Whether some target depends on a table other than itself."""
     written = {w.id for w in result.writes}
-    return any(r.id not in written for r in result.reads)
+    return any(r.id not in written for r in result.reads) or any(e.source != e.target for e in result.edges)
 
 
 def _select_into(expr: exp.Expr) -> exp.Into | None:
@@ -692,12 +693,16 @@ def _delete(expr: exp.Delete, result: StatementLineage) -> list[Flow]:
     if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
         raise StatementRejected("DELETE without a target table")
     sel = exp.Select(expressions=[exp.alias_(exp.Literal.number(1), "_rows")])
-    sel = sel.from_(source.copy(), copy=False)
+    first = source.copy()
+    joins = _pop_joins(first)  # MySQL/T-SQL: DELETE t FROM t JOIN s ON ...
+    sel = sel.from_(first, copy=False)
+    for j in joins:
+        sel.append("joins", j)
     for item in expr.args.get("using") or []:
         if isinstance(item, exp.Expr):
-            first = item.copy()
-            more = _pop_joins(first)
-            sel.append("joins", exp.Join(this=first))
+            used = item.copy()
+            more = _pop_joins(used)
+            sel.append("joins", exp.Join(this=used))
             for j in more:
                 sel.append("joins", j)
     where = expr.args.get("where")
@@ -708,7 +713,7 @@ def _delete(expr: exp.Delete, result: StatementLineage) -> list[Flow]:
     named = [t for t in expr.args.get("tables") or [] if isinstance(t, exp.Table)] or [source]
     flows: list[Flow] = []
     for t in named:
-        # MySQL multi-table DELETE names targets by alias: find the table behind it.
+        # MySQL/T-SQL DELETE alias FROM t alias ...: find the table behind the alias.
         real = next(
             (s for s in in_from if isinstance(s, exp.Table) and s.alias_or_name == t.name and not t.db),
             t,

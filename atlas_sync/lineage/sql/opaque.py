@@ -142,11 +142,13 @@ def reduce_create(text: str, dialect: str) -> exp.Expr | None:
                 to_end = _name_end(tokens, j + 1)
                 if to_end > j + 1:
                     to_table = " TO " + _span(text, tokens, j + 1, to_end)
-            if tok.token_type == TokenType.ALIAS and j + 1 < len(tokens):
-                if tokens[j + 1].token_type in _QUERY_START:
-                    query_end = _strip_data_clause(tokens, j + 1)
-                    query = _span(text, tokens, j + 1, query_end)
-                    return _parse(f"{head}{to_table} AS {query}", d)
+            if (
+                tok.token_type == TokenType.ALIAS
+                and j + 1 < len(tokens)
+                and tokens[j + 1].token_type in _QUERY_START
+            ):
+                query = _span(text, tokens, j + 1, _without_data_clause(tokens))
+                return _parse(f"{head}{to_table} AS {query}", d)
         j += 1
     return None
 
@@ -158,7 +160,7 @@ def _has_query_after(tokens: list[Token], i: int) -> bool:
     )
 
 
-def _strip_data_clause(tokens: list[Token], start: int) -> int:
+def _without_data_clause(tokens: list[Token]) -> int:
     """End of the query, without a trailing ``WITH [NO] DATA`` (Postgres, Teradata)."""
     words = [_upper(t) for t in tokens[-3:]]
     if words[-2:] == ["WITH", "DATA"]:
@@ -195,7 +197,9 @@ def command_kind(command: exp.Command, dialect: str) -> str | None:
         return None
     words = [_upper(t) for t in tokens[1:8]]
     kind = next((w for w in words if w in ("TABLE", "VIEW")), None)
-    if kind is None or any(w not in _MODIFIERS | _TEMPORARY | {"MATERIALIZED", kind} for w in words[: words.index(kind)]):
+    if kind is None or any(
+        w not in _MODIFIERS | _TEMPORARY | {"MATERIALIZED", kind} for w in words[: words.index(kind)]
+    ):
         return None
     depth = 0
     for k, tok in enumerate(tokens):
