@@ -155,4 +155,4 @@ def test_the_error_names_the_statement_index_and_line_in_a_script(tmp_path: Path
     graph = READER.read([str(path)], dialect="spark")
     [err] = [p for p in graph.problems if p.severity == "error"]
     assert err.statement == 2 and err.line == 4 and err.file == str(path)
-    assert [p.id for p in graph.processes] == ["etl:1", "etl:3"]
+    assert [p.outputs for p in graph.processes] == [["t1"], ["t3"]]
