@@ -278,13 +278,44 @@ _DANGLING = {
 _DATA_MOVING = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.MultitableInserts)
 
 
+# Clause keywords that need an operand, and the clause starts that cannot be one: ``JOIN b ON WHERE``,
+# ``GROUP BY ORDER BY`` lost their operand (sqlglot reads an empty ON as TRUE, an empty GROUP BY as none).
+_NEEDS_OPERAND = {
+    TokenType.ON,
+    TokenType.WHERE,
+    TokenType.GROUP_BY,
+    TokenType.ORDER_BY,
+    TokenType.HAVING,
+    TokenType.QUALIFY,
+    TokenType.AND,
+    TokenType.OR,
+    TokenType.SORT_BY,
+    TokenType.CLUSTER_BY,
+    TokenType.DISTRIBUTE_BY,
+}
+_CLAUSE_START = {
+    TokenType.WHERE,
+    TokenType.GROUP_BY,
+    TokenType.ORDER_BY,
+    TokenType.HAVING,
+    TokenType.QUALIFY,
+    TokenType.LIMIT,
+    TokenType.UNION,
+    TokenType.EXCEPT,
+    TokenType.INTERSECT,
+    TokenType.JOIN,
+    TokenType.WINDOW,
+    TokenType.ON,
+    TokenType.R_PAREN,
+}
+
 # Dialects whose documentation allows a trailing comma at the end of the SELECT list.
 _TRAILING_COMMA_DIALECTS = {"bigquery", "duckdb", "snowflake"}
 
 
 def incomplete(expr: exp.Expr, tokens: list[Token], dialect: str) -> tuple[Token, str] | None:
-    """(token, reason) when a data-moving statement is cut short or has an empty list item,
-    which sqlglot's parser silently accepts (it drops empty items of every comma list)."""
+    """(token, reason) when a data-moving statement is cut short, has an empty clause or an empty
+    list item, which sqlglot's parser silently accepts (it drops empty items of every comma list)."""
     if not isinstance(expr, _DATA_MOVING) or not tokens:
         return None
     if isinstance(expr, exp.Create) and expr.args.get("expression") is None:
@@ -292,6 +323,8 @@ def incomplete(expr: exp.Expr, tokens: list[Token], dialect: str) -> tuple[Token
     if tokens[-1].token_type in _DANGLING:
         return tokens[-1], f"the statement ends after {tokens[-1].text!r} (it is incomplete)"
     for prev, tok in zip(tokens, tokens[1:], strict=False):
+        if prev.token_type in _NEEDS_OPERAND and tok.token_type in _CLAUSE_START:
+            return tok, f"nothing between {prev.text!r} and {tok.text!r} (a condition or list is missing)"
         if prev.token_type != TokenType.COMMA:
             continue
         if tok.token_type == TokenType.COMMA or (

@@ -53,6 +53,23 @@ def test_a_join_without_its_condition_is_not_read_as_a_cross_join(dialect: str) 
 
 
 @pytest.mark.parametrize(
+    ("dialect", "sql", "between"),
+    [
+        ("spark", "INSERT INTO t SELECT a.x FROM a JOIN b ON WHERE a.y = 1", ("ON", "WHERE")),
+        ("hive", "INSERT INTO t SELECT a.x FROM a JOIN b ON GROUP BY a.x", ("ON", "GROUP BY")),
+        ("postgres", "INSERT INTO t SELECT x FROM s GROUP BY ORDER BY x", ("GROUP BY", "ORDER BY")),
+        ("snowflake", "CREATE TABLE t AS SELECT a.x FROM a JOIN b ON JOIN c ON a.id = c.id", ("ON", "JOIN")),
+    ],
+)
+def test_a_clause_left_empty_mid_statement_is_an_error(
+    dialect: str, sql: str, between: tuple[str, str]
+) -> None:
+    problem = _error(sql, dialect)
+    assert problem["code"] == "sql-parse"
+    assert f"nothing between {between[0]!r} and {between[1]!r}" in str(problem["message"])
+
+
+@pytest.mark.parametrize(
     ("dialect", "sql"),
     [
         ("postgres", "INSERT INTO t SELECT a.x FROM a JOIN b ON a.id ="),
