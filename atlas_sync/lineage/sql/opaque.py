@@ -129,7 +129,8 @@ def reduce_create(text: str, dialect: str) -> exp.Expr | None:
             depth -= 1
         elif depth == 0:
             word = _upper(tok)
-            if word in ("CLONE", "COPY") and kind == "TABLE":
+            copy_grants = word == "COPY" and j + 1 < len(tokens) and _upper(tokens[j + 1]) == "GRANTS"
+            if word in ("CLONE", "COPY") and kind == "TABLE" and not copy_grants:
                 src_end = _name_end(tokens, j + 1)
                 if src_end > j + 1:
                     return _parse(f"{head} CLONE {_span(text, tokens, j + 1, src_end)}", d)

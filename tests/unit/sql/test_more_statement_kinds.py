@@ -327,3 +327,11 @@ def test_a_target_is_never_one_of_its_own_table_level_inputs(
 def test_merge_keeps_its_source_as_the_only_table_input() -> None:
     st = one("MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN UPDATE SET v = s.v", "snowflake")
     assert [r.id for r in st.reads] == ["s"]
+
+
+def test_snowflake_copy_grants_is_an_option_not_a_copy_source() -> None:
+    from atlas_sync.lineage.sql.opaque import reduce_create
+
+    reduced = reduce_create("CREATE OR REPLACE TABLE t COPY GRANTS NOLOGGING AS SELECT x FROM s", "snowflake")
+    assert reduced is not None and reduced.args.get("clone") is None
+    assert reduced.expression is not None and reduced.expression.sql() == "SELECT x FROM s"
