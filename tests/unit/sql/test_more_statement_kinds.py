@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from atlas_sync.lineage.sql.opaque import reduce_create
 from atlas_sync.lineage.sql.script import analyze_sql
 
 from .conftest import DIRECT, one, triples
@@ -330,8 +331,6 @@ def test_merge_keeps_its_source_as_the_only_table_input() -> None:
 
 
 def test_snowflake_copy_grants_is_an_option_not_a_copy_source() -> None:
-    from atlas_sync.lineage.sql.opaque import reduce_create
-
     reduced = reduce_create("CREATE OR REPLACE TABLE t COPY GRANTS NOLOGGING AS SELECT x FROM s", "snowflake")
     assert reduced is not None and reduced.args.get("clone") is None
     assert reduced.expression is not None and reduced.expression.sql() == "SELECT x FROM s"
