@@ -13,3 +13,4 @@ INSERT INTO mart.dates SELECT d, EXTRACT(DAYOFWEEK FROM d) AS dow FROM UNNEST(GE
 UPDATE mart.inventory SET qty = 0 WHERE sku IN (SELECT sku FROM raw.discontinued);
 INSERT INTO mart.if_null SELECT id, IFNULL(nickname, name) AS display, IF(age >= 18, 'adult', 'minor') AS grp FROM raw.users;
 INSERT INTO mart.ws SELECT user_id, event_ts, LEAD(event_ts) OVER (PARTITION BY user_id ORDER BY event_ts) AS next_ts FROM raw.events;
+CREATE SNAPSHOT TABLE mart.users_snap CLONE raw.users FOR SYSTEM_TIME AS OF TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL 1 HOUR);

@@ -7,3 +7,4 @@ CREATE MATERIALIZED VIEW gold.mv_sales AS SELECT region, sum(amount) AS total FR
 INSERT OVERWRITE gold.snapshot SELECT * FROM silver.orders VERSION AS OF 12;
 INSERT INTO gold.replace_where REPLACE WHERE dt = '2024-01-01' SELECT * FROM silver.orders WHERE dt = '2024-01-01';
 CREATE TABLE gold.ctas_cols (id BIGINT, total DOUBLE) AS SELECT customer_id, sum(amount) FROM silver.orders GROUP BY customer_id;
+CREATE OR REPLACE TABLE gold.orders_backup DEEP CLONE silver.orders VERSION AS OF 12;

@@ -11,3 +11,4 @@ INSERT INTO report.values_only (id, name) VALUES (1, 'a'), (2, 'b');
 INSERT INTO report.case_json SELECT id, JSON_UNQUOTE(JSON_EXTRACT(attrs, '$.color')) AS color, CASE WHEN price > 100 THEN 'hi' ELSE 'lo' END AS tier FROM shop.products;
 CREATE VIEW report.v_orders AS SELECT o.id, o.amount, c.email FROM shop.orders o JOIN shop.customers c ON c.id = o.customer_id WHERE o.status = 'paid';
 INSERT INTO report.ranked SELECT id, amount, RANK() OVER (ORDER BY amount DESC) AS rk FROM shop.orders;
+CREATE TABLE report.orders_copy LIKE shop.orders;

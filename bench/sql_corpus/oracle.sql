@@ -9,3 +9,4 @@ CREATE VIEW dw.v_dept AS SELECT d.department_name, e.last_name FROM hr.departmen
 INSERT INTO dw.ranked SELECT employee_id, salary, DENSE_RANK() OVER (PARTITION BY department_id ORDER BY salary DESC) AS rnk FROM hr.employees;
 INSERT INTO dw.listagg SELECT department_id, LISTAGG(last_name, ',') WITHIN GROUP (ORDER BY last_name) AS names FROM hr.employees GROUP BY department_id;
 UPDATE dw.emp_summary s SET payroll = (SELECT SUM(salary) FROM hr.employees e WHERE e.department_id = s.dept_id);
+CREATE MATERIALIZED VIEW dw.mv_dept BUILD IMMEDIATE REFRESH FAST ON COMMIT AS SELECT department_id, SUM(salary) AS payroll FROM hr.employees GROUP BY department_id;

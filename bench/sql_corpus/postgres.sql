@@ -22,3 +22,9 @@ SELECT c.name, count(o.id) FROM app.customers c JOIN app.orders o ON o.customer_
 DELETE FROM app.sessions WHERE expires_at < now();
 CREATE TABLE app.audit (id bigint, action text, at timestamptz);
 INSERT INTO app.audit SELECT id, 'refresh', now() FROM app.sessions;
+CREATE MATERIALIZED VIEW IF NOT EXISTS mart.mv_region WITH (fillfactor = 70) TABLESPACE pg_default AS SELECT c.region, sum(o.amount) AS total FROM app.orders o JOIN app.customers c ON c.id = o.customer_id GROUP BY c.region WITH NO DATA;
+INSERT INTO app.audit (id, action, at) VALUES ((SELECT max(id) + 1 FROM app.sessions), 'snapshot', (SELECT max(created_at) FROM app.orders));
+WITH paid AS (SELECT customer_id, sum(amount) AS total FROM app.payments WHERE processed GROUP BY customer_id) UPDATE app.customers c SET lifetime = paid.total FROM paid WHERE c.id = paid.customer_id;
+WITH gone AS (SELECT id FROM app.closed_accounts) DELETE FROM app.sessions USING gone WHERE app.sessions.account_id = gone.id;
+CREATE TABLE app.orders_shadow (LIKE app.orders INCLUDING ALL);
+SELECT id, amount INTO TEMP recent FROM app.orders WHERE created_at > now() - interval '1 day' UNION SELECT id, amount FROM app.refunds;

@@ -23,3 +23,6 @@ CREATE TABLE analytics.clone_like LIKE raw.orders;
 INSERT INTO analytics.conditional_sum SELECT customer_id, SUM(CASE WHEN status = 'paid' THEN total ELSE 0 END) AS paid, COUNT_IF(status = 'refunded') AS refunds FROM raw.orders GROUP BY customer_id;
 INSERT INTO analytics.asof SELECT t.id, t.ts, q.price FROM raw.trades t ASOF JOIN raw.quotes q MATCH_CONDITION (t.ts >= q.ts) ON t.sym = q.sym;
 INSERT INTO analytics.time_travel SELECT id, total FROM raw.orders AT (OFFSET => -3600);
+CREATE OR REPLACE TABLE analytics.orders_dev CLONE raw.orders AT (OFFSET => -3600);
+CREATE TABLE analytics.orders_empty LIKE raw.orders;
+WITH s AS (SELECT id, total FROM raw.orders WHERE total > 0) MERGE INTO analytics.order_totals t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET total = s.total WHEN NOT MATCHED THEN INSERT (id, total) VALUES (s.id, s.total);

@@ -16,3 +16,5 @@ INSERT INTO rpt.Strings SELECT CustomerID, STRING_AGG(Email, ';') AS Emails FROM
 UPDATE dbo.Orders SET Total = Total * 0.9 WHERE CustomerID IN (SELECT CustomerID FROM dbo.VIP);
 DELETE FROM dbo.Orders WHERE OrderDate < '2000-01-01';
 TRUNCATE TABLE stage.Products;
+SELECT CustomerID, CompanyName INTO dbo.AllParties FROM dbo.Customers UNION ALL SELECT SupplierID, CompanyName FROM dbo.Suppliers;
+DELETE o FROM dbo.Orders o JOIN dbo.Cancelled c ON c.OrderID = o.OrderID;

@@ -271,7 +271,9 @@ class HiveLineageReader:
                 for t in e["targets"]:
                     outputs.append(dotted(*by_id[t][0]))
         outputs = list(dict.fromkeys(outputs))
-        inputs = [i for i in dict.fromkeys(inputs)]
+        # A written table is not also an input (INSERT OVERWRITE t ... FROM t): in Atlas the process
+        # would be its own upstream; its columns' edges keep what t gives itself.
+        inputs = [i for i in dict.fromkeys(inputs) if i not in outputs]
         attrs: dict[str, Any] = {}
         query = doc.get("queryText")
         if isinstance(query, str):

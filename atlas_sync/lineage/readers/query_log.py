@@ -56,7 +56,8 @@ DEFAULT_CHUNK_STATEMENTS = 5000
 PROGRESS_MIN_STATEMENTS = 1000
 # Cheap text test before parsing: statements that may write somewhere (as OpenMetadata's filters).
 _CANDIDATE = re.compile(
-    r"\b(insert|merge|update|copy|replace\s+into|create\b.*\b(table|view)\b.*\b(as|select)\b|select\b.*\binto\b)\b",
+    r"\b(insert|merge|update|delete|copy|replace\s+into|create\b.*\b(table|view)\b.*\b(as|select|like|clone)\b"
+    r"|select\b.*\binto\b)\b",
     re.IGNORECASE | re.DOTALL,
 )
 

@@ -19,7 +19,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from atlas_sync.lineage.model import dotted
-from atlas_sync.lineage.sql.columns import Problems, QueryAnalyzer, ScopeResult
+from atlas_sync.lineage.sql.columns import Deps, Problems, QueryAnalyzer, ScopeResult
 from atlas_sync.lineage.sql.schema import SchemaStore
 
 _GENERATED = re.compile(r"^_col_\d+$")
@@ -109,6 +109,8 @@ class Flow:
     by_name: bool = False  # map outputs to target columns by name (CTAS, BY NAME, MERGE)
     creates: bool = False  # the statement creates the target (its columns become known)
     static: list[str] = field(default_factory=list)  # PARTITION (dt='x'): filled by value, not by the query
+    rows_only: bool = False  # DELETE: which rows remain, no column values
+    values: bool = False  # INSERT ... VALUES: positions holding only literals need no name
 
 
 # ---------------------------------------------------------------------- naming
@@ -223,16 +225,15 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         flows += _merge(expr, result)
     elif isinstance(expr, exp.Update):
         flows += _update(expr, result)
-    elif (
-        isinstance(expr, exp.Select)
-        and isinstance(expr.args.get("into"), exp.Into)
-        and not _is_variable(expr.args["into"].this)
-    ):
-        into = expr.args["into"]
+    elif isinstance(expr, exp.Delete):
+        flows += _delete(expr, result)
+    elif _select_into(expr) is not None:
+        query = expr.copy()
+        into = _select_into(query)
+        assert into is not None
+        into.pop()
         if not isinstance(into.this, exp.Table):
             raise StatementRejected("SELECT INTO without a target table")
-        query = expr.copy()
-        query.set("into", None)
         result.type = "SELECT INTO"
         if into.args.get("temporary") or into.args.get("unlogged"):
             _mark_temporary(into.this, ctx)
@@ -270,7 +271,42 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         result.type = type(expr).__name__.upper()
     for flow in flows:
         _run_flow(flow, ctx, result)
+    if isinstance(expr, exp.Delete) and not _depends_on_others(result):
+        # DELETE FROM t WHERE <t's own columns>: no data comes from anywhere else.
+        result.reads, result.writes, result.edges = [], [], []
+    _drop_self_reads(result)
     return result
+
+
+def _drop_self_reads(result: StatementLineage) -> None:
+    """A table the statement writes is not also one of its table-level inputs: in Atlas that makes
+    the process its own upstream (a loop on every lineage picture). What the target's own columns
+    contribute stays in the column edges (``t.x <- t.x``)."""
+    written = {w.id for w in result.writes}
+    if written:
+        result.reads = [r for r in result.reads if r.id not in written]
+
+
+def _depends_on_others(result: StatementLineage) -> bool:
+    """Whether some target depends on a table other than itself."""
+    written = {w.id for w in result.writes}
+    return any(r.id not in written for r in result.reads) or any(e.source != e.target for e in result.edges)
+
+
+def _select_into(expr: exp.Expr) -> exp.Into | None:
+    """The ``INTO table`` of ``SELECT ... INTO t``, also over a set operation (``SELECT ... INTO t
+    FROM a UNION SELECT ... FROM b``: the INTO sits in the leftmost SELECT)."""
+    node: exp.Expr | None = expr
+    while isinstance(node, (exp.SetOperation, exp.Subquery)):
+        node = node.this
+    if node is not expr and not isinstance(expr, exp.SetOperation):
+        return None
+    if not isinstance(node, exp.Select):
+        return None
+    into = node.args.get("into")
+    if isinstance(into, exp.Into) and not _is_variable(into.this):
+        return into
+    return None
 
 
 def _is_variable(node: exp.Expr | None) -> bool:
@@ -282,7 +318,11 @@ def _is_variable(node: exp.Expr | None) -> bool:
 
 def _target_of(this: exp.Expr | None, what: str) -> tuple[exp.Table, list[str] | None]:
     if isinstance(this, exp.Schema) and isinstance(this.this, exp.Table):
-        cols = [ident_name(c.this if isinstance(c, exp.ColumnDef) else c) for c in this.expressions]
+        cols = [
+            ident_name(c.this if isinstance(c, exp.ColumnDef) else c)
+            for c in this.expressions
+            if isinstance(c, (exp.ColumnDef, exp.Identifier, exp.Column))  # not LIKE s, constraints
+        ]
         return this.this, cols or None
     if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
         return this, None
@@ -322,6 +362,11 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
     ):
         # INSERT INTO t TABLE s: every column of s, in order.
         query = exp.Select(expressions=[exp.Star()]).from_(table_source.copy(), copy=False)
+    values_query = _values_query(source)
+    if query is None and values_query is not None:
+        # VALUES rows with scalar subqueries: the subqueries' tables are read, column by column.
+        result.type += " VALUES"
+        return [Flow(target, values_query, cols, values=True)]
     if query is None:
         if source is None or isinstance(source, (exp.Values, exp.Tuple)) or source.find(exp.Values):
             ref = table_ref(target, ctx)
@@ -339,6 +384,23 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
         and isinstance(e.this.this, exp.Identifier)
     ]
     return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")), static=static)]
+
+
+def _values_query(source: exp.Expr | None) -> exp.Query | None:
+    """``VALUES (1, (SELECT max(x) FROM s)), (...)`` as ``SELECT 1, (SELECT ...) UNION ALL SELECT
+    ...`` (positions line up with the target columns) when a row holds a subquery; else None."""
+    if not isinstance(source, exp.Values) or not source.find(exp.Query):
+        return None
+    selects: list[exp.Select] = []
+    for row in source.expressions:
+        items = row.expressions if isinstance(row, exp.Tuple) else [row]
+        selects.append(exp.Select(expressions=[i.copy() for i in items]))
+    if not selects or not all(sel.expressions for sel in selects):
+        return None
+    query: exp.Query = selects[0]
+    for sel in selects[1:]:
+        query = exp.union(query, sel, distinct=False, copy=False)
+    return query
 
 
 def _multi_insert(expr: exp.MultitableInserts, ctx: Context, result: StatementLineage) -> list[Flow]:
@@ -402,13 +464,34 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     if kind not in ("TABLE", "VIEW") or not isinstance(expr.this, (exp.Table, exp.Schema)):
         result.type = f"CREATE {kind}".strip()
         return []
+    like = _like_source(expr)
     target, cols = _target_of(expr.this, f"CREATE {kind}")
     clone = expr.args.get("clone")
     if isinstance(clone, exp.Clone) and isinstance(clone.this, exp.Table) and query is None:
         # CREATE TABLE t CLONE s / COPY s: a copy of s's data, column for column.
         result.type = "CREATE TABLE CLONE"
+        if ctx.schema.columns(_table_parts(clone.this, ctx) or ()) is None:
+            _table_level(clone.this, target, ctx, result, [])
+            result.problem(
+                f"columns of {dotted(*(_table_parts(clone.this, ctx) or ('?',)))} unknown: "
+                "table-level lineage only (give them with --schema)",
+                code="unknown-columns",
+            )
+            return []
         star = exp.Select(expressions=[exp.Star()]).from_(clone.this.copy(), copy=False)
         return [Flow(target, star, None, by_name=True, creates=True)]
+    if like is not None:
+        if temporary:
+            _mark_temporary(target, ctx)
+        if query is None:
+            # CREATE TABLE t LIKE s: t gets s's column definitions, not its rows.
+            result.type = "CREATE TABLE LIKE"
+            own = [c for c in cols or [] if c]
+            _table_level(like, target, ctx, result, own)
+            return []
+        ref = table_ref(like, ctx)
+        if ref is not None:  # BigQuery LIKE s AS SELECT: s gives the schema, the query the rows
+            result.reads.append(ref)
     if temporary:
         _mark_temporary(target, ctx)
     to_table = next(
@@ -432,6 +515,45 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
             ctx.schema.add(parts, cols)
         return []
     return [Flow(target, query, cols, by_name=cols is None, creates=True)]
+
+
+def _with_statement_ctes(stmt: exp.Expr, query: exp.Select) -> exp.Select:
+    """``WITH c AS (...) UPDATE/MERGE/DELETE ...``: the CTEs belong to the statement, so the query
+    built for it must carry them (else ``c`` reads as a table named c)."""
+    with_ = stmt.args.get("with_") or stmt.args.get("with")
+    if isinstance(with_, exp.With):
+        query.set("with_" if "with_" in query.arg_types else "with", with_.copy())
+    return query
+
+
+def _like_source(expr: exp.Create) -> exp.Table | None:
+    """The ``s`` of ``CREATE TABLE t LIKE s`` (Snowflake, BigQuery, Databricks, MySQL, Hive) and
+    ``CREATE TABLE t (LIKE s ...)`` (Postgres, MySQL)."""
+    props = expr.args.get("properties")
+    items = list(props.expressions) if isinstance(props, exp.Properties) else []
+    if isinstance(expr.this, exp.Schema):
+        items += expr.this.expressions
+    like = next((p for p in items if isinstance(p, exp.LikeProperty)), None)
+    if like is not None and isinstance(like.this, exp.Table) and isinstance(like.this.this, exp.Identifier):
+        return like.this
+    return None
+
+
+def _table_level(
+    source: exp.Table, target: exp.Table, ctx: Context, result: StatementLineage, own: list[str]
+) -> None:
+    """Table-level lineage source -> target; the target learns the source's known columns (plus
+    ``own`` columns defined next to them)."""
+    src, tgt = table_ref(source, ctx), table_ref(target, ctx)
+    if src is None or tgt is None:
+        raise StatementRejected("the source or target is not a table")
+    known = ctx.schema.columns(_table_parts(source, ctx) or ())
+    src.columns = [c.lower() for c in known or []]
+    tgt.columns = [*src.columns, *[c for c in own if c not in src.columns]]
+    result.reads.append(src)
+    result.writes.append(tgt)
+    if known is not None and ctx.learn:
+        ctx.schema.add(_table_parts(target, ctx) or (), tgt.columns)
 
 
 def _pop_joins(table: exp.Expr) -> list[exp.Expr]:
@@ -485,7 +607,7 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
             continue  # DELETE / DO NOTHING: no column flows
         if cond is not None:
             sel = sel.where(cond.copy(), copy=False)
-        flows.append(Flow(target, sel, cols, by_name=cols is None))
+        flows.append(Flow(target, _with_statement_ctes(expr, sel), cols, by_name=cols is None))
     return flows
 
 
@@ -559,7 +681,47 @@ def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
     real = real_target.copy()
     real.set("alias", None)
     real.set("joins", None)
-    return [Flow(real, sel, cols)]
+    return [Flow(real, _with_statement_ctes(expr, sel), cols)]
+
+
+def _delete(expr: exp.Delete, result: StatementLineage) -> list[Flow]:
+    """``DELETE FROM t USING s WHERE ...`` / ``DELETE FROM t WHERE x IN (SELECT ... FROM s)`` /
+    MySQL ``DELETE t FROM t JOIN s ON ...``: which rows of t remain depends on s (row-level
+    dependencies on the whole of t, no column values). A DELETE reading nothing but t gives none."""
+    result.type = "DELETE"
+    source = expr.this
+    if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
+        raise StatementRejected("DELETE without a target table")
+    sel = exp.Select(expressions=[exp.alias_(exp.Literal.number(1), "_rows")])
+    first = source.copy()
+    joins = _pop_joins(first)  # MySQL/T-SQL: DELETE t FROM t JOIN s ON ...
+    sel = sel.from_(first, copy=False)
+    for j in joins:
+        sel.append("joins", j)
+    for item in expr.args.get("using") or []:
+        if isinstance(item, exp.Expr):
+            used = item.copy()
+            more = _pop_joins(used)
+            sel.append("joins", exp.Join(this=used))
+            for j in more:
+                sel.append("joins", j)
+    where = expr.args.get("where")
+    if where is not None:
+        sel.set("where", where.copy())
+    sel = _with_statement_ctes(expr, sel)
+    in_from = [source, *[j.this for j in source.args.get("joins") or []]]
+    named = [t for t in expr.args.get("tables") or [] if isinstance(t, exp.Table)] or [source]
+    flows: list[Flow] = []
+    for t in named:
+        # MySQL/T-SQL DELETE alias FROM t alias ...: find the table behind the alias.
+        real = next(
+            (s for s in in_from if isinstance(s, exp.Table) and s.alias_or_name == t.name and not t.db),
+            t,
+        ).copy()
+        real.set("alias", None)
+        real.set("joins", None)
+        flows.append(Flow(real, sel, rows_only=True))
+    return flows
 
 
 def _copy(expr: exp.Copy, ctx: Context, result: StatementLineage) -> None:
@@ -689,6 +851,10 @@ def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage) -> None
     _add_reads(qa, ctx, result)
 
 
+def _has_deps(deps: Deps | None) -> bool:
+    return deps is not None and bool(deps.direct or deps.indirect)
+
+
 def _check_query(query: exp.Expr) -> None:
     for sel in query.find_all(exp.Select):
         if not sel.expressions:
@@ -716,7 +882,12 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     cut = res.names.index(None) if None in res.names else len(res.names)
     mapping: list[tuple[int, str]] = []  # (output position, target column)
     outputs = [(i, n) for i, n in enumerate(res.names) if n is not None]
-    if flow.columns is not None and not flow.by_name:
+    if flow.values:
+        # Literal-only positions of VALUES rows move no data: nothing to name or map.
+        outputs = [(i, n) for i, n in outputs if _has_deps(res.at(i))]
+    if flow.rows_only:
+        pass
+    elif flow.columns is not None and not flow.by_name:
         if len(flow.columns) != len(res.names) and res.complete:
             result.problem(
                 f"{target.id}: {len(flow.columns)} target columns but the query gives {len(res.names)}",
@@ -737,6 +908,8 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     else:
         # No column list and no schema: positions carry the query's output names (Hive/Spark insert).
         mapping = [(i, n) for i, n in outputs if i < cut]
+    if flow.values:
+        mapping = [(i, c) for i, c in mapping if _has_deps(res.at(i))]
     named: list[tuple[int, str]] = []
     for out, col in mapping:
         if _GENERATED.match(col):
@@ -747,7 +920,9 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
             )
             continue
         named.append((out, col))
-    if flow.columns is not None and not flow.by_name:
+    if flow.rows_only:
+        target.columns = list(known) if known is not None else []
+    elif flow.columns is not None and not flow.by_name:
         target.columns = list(flow.columns)
     elif known is not None and not flow.by_name:
         target.columns = list(known)

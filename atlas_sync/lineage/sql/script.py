@@ -14,6 +14,7 @@ from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
+from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.schema import SchemaStore
 
 # sqlglot logs a warning for every statement it falls back to parsing as an opaque command; we
@@ -156,6 +157,35 @@ def analyze_text(
         as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
         if as_insert is not None and not isinstance(as_insert, exp.Command):
             expr = as_insert
+    if isinstance(expr, exp.Command) and str(expr.this).upper() == "CREATE":
+        expr = reduce_create(text, ctx.dialect) or expr
+    if isinstance(expr, exp.Command):
+        kind = command_kind(expr, ctx.dialect)
+        if kind is not None:
+            return _failed(
+                result,
+                f"not valid {_dialect_name(ctx.dialect)} SQL as far as sqlglot can tell: this {kind} "
+                "statement parses only as an opaque command, so no lineage can be given",
+                "sql-unsupported",
+                line,
+                col,
+            )
+    relative = tokens is None  # lines of our own tokens count from the statement's start
+    if tokens is None:
+        try:
+            tokens = Dialect.get_or_raise(ctx.dialect or None).tokenize(text)
+        except SqlglotError:
+            tokens = []
+    flaw = incomplete(expr, tokens, ctx.dialect)
+    if flaw is not None:
+        tok, reason = flaw
+        return _failed(
+            result,
+            f"cannot parse: {reason}",
+            "sql-parse",
+            _shift(tok.line, line) if relative else tok.line,
+            tok.col,
+        )
     try:
         analyze_statement(expr, ctx, result)
     except StatementRejected as exc:
@@ -180,6 +210,19 @@ def analyze_text(
             line=line,
             column=col,
         )
+    return result
+
+
+def _dialect_name(dialect: str) -> str:
+    return dialect or "generic"
+
+
+def _failed(
+    result: StatementLineage, message: str, code: str, line: int | None, col: int | None
+) -> StatementLineage:
+    result.error = True
+    result.type = "ERROR"
+    result.problem(message, code=code, severity="error", line=line, column=col)
     return result
 
 

@@ -141,3 +141,21 @@ def test_sql_lineage_round_trips_through_hive_lineage_json(tmp_path: Path) -> No
     assert {str(e.source) for e in back.edges if not e.is_direct} == {
         str(e.source) for e in graph.edges if not e.is_direct
     }
+
+
+def test_a_table_the_query_overwrites_from_itself_is_not_its_own_input(tmp_path: Path) -> None:
+    doc = _doc(
+        "INSERT OVERWRITE TABLE db.t SELECT DISTINCT t.id, s.name FROM db.t t JOIN db.s s ON t.id = s.id",
+        [
+            {"sources": [0], "targets": [0], "expression": None, "edgeType": "PROJECTION"},
+            {"sources": [2], "targets": [1], "expression": None, "edgeType": "PROJECTION"},
+            {"sources": [0, 3], "targets": [0, 1], "expression": "(t.id = s.id)", "edgeType": "PREDICATE"},
+        ],
+        [("COLUMN", "db.t.id"), ("COLUMN", "db.t.name"), ("COLUMN", "db.s.name"), ("COLUMN", "db.s.id")],
+    )
+    path = tmp_path / "lineage.log"
+    path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
+    graph = READER.read([str(path)])
+    [proc] = graph.processes
+    assert proc.inputs == ["db.s"] and proc.outputs == ["db.t"]
+    assert ("db.t.id", "db.t.id", "IDENTITY") in edges(graph)
