@@ -4,6 +4,10 @@
     .venv/bin/python bench/openlineage_endpoint.py --sync stub     # endpoint alone (no Atlas work)
     .venv/bin/python bench/openlineage_endpoint.py --events 2000 --jobs 50 --threads 4
 
+Each run is made twice in one process, on the same events: ``memory`` (no journal: what is
+accepted is lost on a crash) and ``journal`` (the crash-safe SQLite journal, fsync'd before each
+201), and the ratio journal / memory is printed: the cost of durability (``--modes`` to choose).
+
 Each event is a COMPLETE RunEvent of one of ``--jobs`` jobs (job i reads src_i, writes dst_i with
 one column edge). With ``--sync emulator`` the endpoint syncs into an in-memory Atlas emulator
 through the real sync core, and the final Atlas state is checked: exactly one process per job and
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import threading
 import time
@@ -62,15 +67,8 @@ def event(job: int, run: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--events", type=int, default=10_000)
-    ap.add_argument("--threads", type=int, default=8)
-    ap.add_argument("--jobs", type=int, default=100)
-    ap.add_argument("--queue-size", type=int, default=10_000)
-    ap.add_argument("--sync", choices=("emulator", "stub"), default="emulator")
-    args = ap.parse_args()
-
+def run(args: argparse.Namespace, mode: str, bodies: list[bytes]) -> dict[str, Any]:
+    """One load run against a fresh endpoint (and a fresh in-memory Atlas); its figures."""
     client: Any = None
     if args.sync == "emulator":
         from atlas_sync.api import Publisher
@@ -86,13 +84,14 @@ def main() -> None:
         def sync(graph: Any, job: str) -> Any:
             return None
 
-    tmp = Path(tempfile.mkdtemp(prefix="ol-bench-"))
+    tmp = Path(tempfile.mkdtemp(prefix="ol-bench-", dir=args.journal_dir))
     config = EndpointConfig(
-        queue_size=args.queue_size, spool_path=tmp / "spool.jsonl", dead_letter_path=tmp / "dead.jsonl"
+        queue_size=args.queue_size,
+        journal_path=tmp / "journal.sqlite" if mode == "journal" else None,
+        dead_letter_path=tmp / "dead.jsonl",
     )
     server = serve(LineageEndpoint(sync, config), port=0)
     url = server.url + "/api/v1/lineage"
-    bodies = [json.dumps(event(i % args.jobs, i)).encode() for i in range(args.events)]
     retries_503 = [0] * args.threads
 
     def send(t: int) -> None:
@@ -114,38 +113,76 @@ def main() -> None:
     for th in threads:
         th.join()
     accepted_s = time.perf_counter() - start
-
-    def settled() -> int:
-        m = server.endpoint.metrics()
-        return int(m["synced"] + m["superseded"] + m["dead_lettered"])
-
-    while settled() < args.events:
+    while server.endpoint.metrics()["journal_depth"]:
         time.sleep(0.01)
     synced_s = time.perf_counter() - start
     m = server.endpoint.metrics()
     server.shutdown()
 
-    print(f"events {args.events}, threads {args.threads}, jobs {args.jobs}, sync {args.sync}")
-    print(f"accepted: {m['accepted']} in {accepted_s:.2f} s = {m['accepted'] / accepted_s:,.0f} events/s")
     done = m["synced"] + m["superseded"]
+    print(f"[{mode}] events {args.events}, threads {args.threads}, jobs {args.jobs}, sync {args.sync}")
+    print(f"  accepted: {m['accepted']} in {accepted_s:.2f} s = {m['accepted'] / accepted_s:,.0f} events/s")
     print(
-        f"synced:   {done} in {synced_s:.2f} s = {done / synced_s:,.0f} events/s "
+        f"  synced:   {done} in {synced_s:.2f} s = {done / synced_s:,.0f} events/s "
         f"({m['synced']} published, {m['superseded']} superseded by a later run of their job in the same batch)"
     )
     print(
-        f"job syncs {m['batches']}, 503 answers {sum(retries_503)}, failed attempts {m['failed']}, "
+        f"  job syncs {m['batches']}, 503 answers {sum(retries_503)}, failed attempts {m['failed']}, "
         f"dead-lettered {m['dead_lettered']}"
+        + (
+            f", journal commits {m['journal_commits']} ({m['accepted'] / max(1, m['journal_commits']):.1f} "
+            "events per commit, with the settles)"
+            if mode == "journal"
+            else ""
+        )
     )
     lost = args.events - done
-    print(f"lost: {lost}")
+    print(f"  lost: {lost}")
     if client is not None:
         procs = list(client.search_basic("lineage_process", attributes=["qualifiedName"]))
         expected = min(args.jobs, args.events)
-        print(f"Atlas: {len(procs)} lineage_process entities (expected {expected})")
+        print(f"  Atlas: {len(procs)} lineage_process entities (expected {expected})")
         if len(procs) != expected:
             raise SystemExit("final Atlas state is not exact")
     if lost:
         raise SystemExit("events were lost")
+    return {"accepted_per_s": m["accepted"] / accepted_s, "synced_per_s": done / synced_s}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--events", type=int, default=10_000)
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--queue-size", type=int, default=10_000)
+    ap.add_argument("--sync", choices=("emulator", "stub"), default="emulator")
+    ap.add_argument(
+        "--modes",
+        default="memory,journal",
+        help="comma-separated: memory (no journal), journal (SQLite, fsync'd); run in this order",
+    )
+    ap.add_argument("--journal-dir", help="folder for the journal (default: the temp folder)")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of all modes (medians are compared)")
+    args = ap.parse_args()
+    bodies = [json.dumps(event(i % args.jobs, i)).encode() for i in range(args.events)]
+    modes = args.modes.split(",")
+    results: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
+    for _ in range(args.repeat):
+        for mode in modes:
+            results[mode].append(run(args, mode, bodies))
+
+    def median(mode: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[mode])
+
+    for mode in modes:
+        print(
+            f"{mode:8s} median of {args.repeat}: accepted {median(mode, 'accepted_per_s'):,.0f} events/s, "
+            f"synced {median(mode, 'synced_per_s'):,.0f} events/s"
+        )
+    if "memory" in results and "journal" in results:
+        a = median("journal", "accepted_per_s") / median("memory", "accepted_per_s")
+        s = median("journal", "synced_per_s") / median("memory", "synced_per_s")
+        print(f"journal / memory: accepted {a:.2f}x, synced {s:.2f}x")
 
 
 if __name__ == "__main__":

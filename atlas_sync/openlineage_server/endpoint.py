@@ -171,6 +171,7 @@ class LineageEndpoint:
         m["journal_depth"] = j.depth if j is not None else 0
         m["journal_bytes"] = j.bytes if j is not None else 0
         m["journal_file_bytes"] = j.file_bytes() if j is not None else 0
+        m["journal_commits"] = j.commits if j is not None else 0
         return m
 
     def health(self) -> dict[str, Any]:

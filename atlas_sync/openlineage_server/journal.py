@@ -119,6 +119,7 @@ class Journal:
     path: Path | None = None
     max_events: int
     max_bytes: int
+    commits: int = 0  # transactions committed (each one fsync): appends per commit = grouping
 
     def pending(self) -> list[Entry]:
         """Events held, oldest first (what a new process replays)."""
@@ -131,11 +132,14 @@ class Journal:
 
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         """Drop entries whose job's sync committed (or that were dead-lettered) and record the
-        jobs' newest synced runs."""
+        jobs' newest synced runs. May return before the deletes are on disk (see :meth:`flush`)."""
         raise NotImplementedError
 
     def watermark(self, job: str) -> Watermark | None:
         raise NotImplementedError
+
+    def flush(self) -> None:
+        """Wait until the settles so far are written (no-op without a file)."""
 
     @property
     def depth(self) -> int:
@@ -325,11 +329,18 @@ class SqliteJournal(Journal):
         return op.result
 
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
+        # Does not wait for the commit: a delete that is lost (crash, failed write) only means the
+        # events are synced once more. The watermarks count at once (the sync did commit).
         op = _Op(settle=list(entries), marks=dict(watermarks or {}))
+        with self._cond:
+            self._marks.update(op.marks or {})
+        self._submit(op)
+
+    def flush(self) -> None:
+        """Wait until every settle so far is committed (or failed and kept for a retry)."""
+        op = _Op(settle=[])
         self._submit(op)
         op.done.wait()
-        # A failed delete is retried with the next commit; until then (or after a crash) the
-        # events stay in the journal and may be synced once more, which is harmless.
 
     def _submit(self, op: _Op) -> None:
         with self._cond:
@@ -354,7 +365,8 @@ class SqliteJournal(Journal):
                 figures = self._commit(retry + ops)
             with self._cond:
                 if figures is not None:
-                    self._depth, self._bytes, self._marks = figures
+                    self._depth, self._bytes = figures
+                    self.commits += 1
                 else:
                     self._retry_settles = [
                         _Op(settle=o.settle, marks=o.marks) for o in retry + ops if o.rows is None
@@ -362,12 +374,11 @@ class SqliteJournal(Journal):
             for op in ops:
                 op.done.set()
 
-    def _commit(self, ops: list[_Op]) -> tuple[int, int, dict[str, Watermark]] | None:
-        """One transaction for every waiting op (on the writer thread). Returns the new depth,
-        bytes and watermarks, or None when the transaction failed."""
+    def _commit(self, ops: list[_Op]) -> tuple[int, int] | None:
+        """One transaction for every waiting op (on the writer thread). Returns the new depth and
+        bytes, or None when the transaction failed."""
         with self._cond:
             depth, nbytes = self._depth, self._bytes
-            marks = dict(self._marks)
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -405,7 +416,6 @@ class SqliteJournal(Journal):
                             "DO UPDATE SET time = excluded.time, run_id = excluded.run_id",
                             (job, m.time, m.run_id),
                         )
-                        marks[job] = m
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
@@ -416,7 +426,7 @@ class SqliteJournal(Journal):
                     op.result = None
                     op.error = JournalError(f"journal {self.path} cannot be written: {exc}")
             return None
-        return depth, nbytes, marks
+        return depth, nbytes
 
     def close(self) -> None:
         with self._cond:

@@ -82,6 +82,8 @@ def test_settled_events_leave_the_journal_and_the_job_watermark_stays(tmp_path):
     j = SqliteJournal(tmp_path / "j.sqlite", 100)
     kept = j.append([run_event("a", 1), run_event("b", 2)]).entries
     j.settle(kept[:1], {"ns/a": Watermark(12.5, "run-1")})
+    assert j.watermark("ns/a") == Watermark(12.5, "run-1")  # at once, before the delete is written
+    j.flush()
     assert j.depth == 1
     j.close()
     again = SqliteJournal(tmp_path / "j.sqlite", 100)
@@ -130,6 +132,7 @@ def test_a_request_beyond_the_byte_limit_keeps_none_of_its_events(make_journal):
         j.append([run_event("b", 1), run_event("c", 1)])
     assert j.depth == 1
     j.settle(j.pending())
+    j.flush()
     assert j.depth == 0 and j.bytes == 0
     assert len(j.append([run_event("b", 1), run_event("c", 1)]).entries) == 2
 
