@@ -107,12 +107,14 @@ def run(args: argparse.Namespace, mode: str, bodies: list[bytes]) -> dict[str, A
                 time.sleep(float(r.headers.get("Retry-After", "1")) / 10)
 
     start = time.perf_counter()
+    cpu0 = time.process_time()  # clients and endpoint share this process: the same in every mode
     threads = [threading.Thread(target=send, args=(t,)) for t in range(args.threads)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
     accepted_s = time.perf_counter() - start
+    cpu_ms = (time.process_time() - cpu0) * 1000 / args.events
     while server.endpoint.metrics()["journal_depth"]:
         time.sleep(0.01)
     synced_s = time.perf_counter() - start
@@ -121,7 +123,10 @@ def run(args: argparse.Namespace, mode: str, bodies: list[bytes]) -> dict[str, A
 
     done = m["synced"] + m["superseded"]
     print(f"[{mode}] events {args.events}, threads {args.threads}, jobs {args.jobs}, sync {args.sync}")
-    print(f"  accepted: {m['accepted']} in {accepted_s:.2f} s = {m['accepted'] / accepted_s:,.0f} events/s")
+    print(
+        f"  accepted: {m['accepted']} in {accepted_s:.2f} s = {m['accepted'] / accepted_s:,.0f} events/s "
+        f"({cpu_ms:.2f} ms CPU per event, clients included)"
+    )
     print(
         f"  synced:   {done} in {synced_s:.2f} s = {done / synced_s:,.0f} events/s "
         f"({m['synced']} published, {m['superseded']} superseded by a later run of their job in the same batch)"
@@ -146,7 +151,7 @@ def run(args: argparse.Namespace, mode: str, bodies: list[bytes]) -> dict[str, A
             raise SystemExit("final Atlas state is not exact")
     if lost:
         raise SystemExit("events were lost")
-    return {"accepted_per_s": m["accepted"] / accepted_s, "synced_per_s": done / synced_s}
+    return {"accepted_per_s": m["accepted"] / accepted_s, "synced_per_s": done / synced_s, "cpu_ms": cpu_ms}
 
 
 def main() -> None:
@@ -177,12 +182,13 @@ def main() -> None:
     for mode in modes:
         print(
             f"{mode:8s} median of {args.repeat}: accepted {median(mode, 'accepted_per_s'):,.0f} events/s, "
-            f"synced {median(mode, 'synced_per_s'):,.0f} events/s"
+            f"synced {median(mode, 'synced_per_s'):,.0f} events/s, {median(mode, 'cpu_ms'):.2f} ms CPU per event"
         )
     if "memory" in results and "journal" in results:
         a = median("journal", "accepted_per_s") / median("memory", "accepted_per_s")
         s = median("journal", "synced_per_s") / median("memory", "synced_per_s")
-        print(f"journal / memory: accepted {a:.2f}x, synced {s:.2f}x")
+        c = median("journal", "cpu_ms") / median("memory", "cpu_ms")
+        print(f"journal / memory: accepted {a:.2f}x, synced {s:.2f}x, CPU per accepted event {c:.2f}x")
 
 
 if __name__ == "__main__":
