@@ -268,6 +268,8 @@ class SqliteJournal(Journal):
             if str(mode).lower() != "wal":
                 raise JournalError(f"journal {self.path}: SQLite refused WAL mode ({mode})")
             self._conn.execute("PRAGMA synchronous=FULL")
+            # the WAL is reused after each checkpoint; cap what it keeps on disk once a burst is over
+            self._conn.execute("PRAGMA journal_size_limit=67108864")
             self._conn.executescript(_SCHEMA)
             _fsync_dir(self.path.parent)
             self._depth, self._bytes = self._conn.execute(
