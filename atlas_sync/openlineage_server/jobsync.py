@@ -17,9 +17,7 @@ owed: the caller keeps them for the next start.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import random
 import threading
 from collections.abc import Callable, Sequence
@@ -32,6 +30,7 @@ from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key
 from atlas_sync.openlineage_server.counters import Counters
 from atlas_sync.openlineage_server.journal import Entry, Watermark, event_time
+from atlas_sync.openlineage_server.queue import write_spool
 
 log = logging.getLogger("atlas_sync.openlineage_server")
 
@@ -174,7 +173,7 @@ class JobSyncer:
 
     def _dead_letter(self, job: str, events: Sequence[Entry | dict[str, Any]], reason: str) -> None:
         evs = [e.event if isinstance(e, Entry) else e for e in events]
-        append_jsonl(self.dead_letter_path, evs)
+        write_spool(self.dead_letter_path, evs)
         self.counters.error(f"{job}: {reason}", dead_lettered=len(evs))
         log.error(
             "gave up on %d events of job %s (%s); they are in %s",
@@ -223,14 +222,3 @@ def latest_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if run_id is None:
         return events
     return [e for e in events if not isinstance(e.get("run"), dict) or e["run"].get("runId") == run_id]
-
-
-def append_jsonl(path: Path, events: Sequence[dict[str, Any]]) -> int:
-    """Append events to a JSON-lines file (fsync'd); returns how many were written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        for e in events:
-            fh.write(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    return len(events)

@@ -1,12 +1,16 @@
-"""The FIFO between request threads and the sync worker (bounded by the journal, not here)."""
+"""The FIFO between request threads and the sync worker (bounded by the journal, not here), and
+the JSON-lines file writer of the dead-letter file."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -47,3 +51,16 @@ class EventQueue(Generic[T]):
     def wake(self) -> None:
         with self._cond:
             self._cond.notify_all()
+
+
+def write_spool(path: Path, events: Iterable[dict[str, Any]]) -> int:
+    """Append events to a JSON-lines file, fsync'd (the dead-letter file); returns how many."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with open(path, "a", encoding="utf-8") as fh:
+        for e in events:
+            fh.write(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n")
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    return n
