@@ -311,6 +311,11 @@ def test_every_accepted_event_survives_repeated_sigkills_exactly_once(tmp_path, 
         time.sleep(0.1)
     assert ep.terminate() == 0
 
+    print(  # shown with -s: how much this run exercised
+        f"kills {len(depth_at_kill)}, journal depth at kill {depth_at_kill}, replayed {replayed}, "
+        f"outcomes {dict(ledger.outcomes)}, jobs accepted {len(ledger.last_run)}, given up "
+        f"{len(ledger.given_up)}, invalid {len(ledger.invalid)}, older runs re-sent {ledger.resent_older}"
+    )
     atlas = AtlasClient(emulator_url, auth=("admin", "admin"))
     procs = list(atlas.search_basic("lineage_process", attributes=["qualifiedName", "atlasSyncJob"]))
     per_job = Counter(p["attributes"]["atlasSyncJob"] for p in procs)
