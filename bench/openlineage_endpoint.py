@@ -7,6 +7,8 @@
 Each run is made twice in one process, on the same events: ``memory`` (no journal: what is
 accepted is lost on a crash) and ``journal`` (the crash-safe SQLite journal, fsync'd before each
 201), and the ratio journal / memory is printed: the cost of durability (``--modes`` to choose).
+First the journals alone are compared (appends per second, 1 thread and ``--threads``, no HTTP):
+one thread waits for one fsync per event; concurrent appends share commits.
 
 Each event is a COMPLETE RunEvent of one of ``--jobs`` jobs (job i reads src_i, writes dst_i with
 one column edge). With ``--sync emulator`` the endpoint syncs into an in-memory Atlas emulator
@@ -154,6 +156,40 @@ def run(args: argparse.Namespace, mode: str, bodies: list[bytes]) -> dict[str, A
     return {"accepted_per_s": m["accepted"] / accepted_s, "synced_per_s": done / synced_s, "cpu_ms": cpu_ms}
 
 
+def journal_alone(args: argparse.Namespace, bodies: list[bytes]) -> None:
+    """Appends per second into each journal, without HTTP or validation: 1 thread, then --threads."""
+    from atlas_sync.openlineage_server import MemoryJournal, SqliteJournal
+
+    events = [json.loads(b) for b in bodies]
+    for threads in sorted({1, args.threads}):
+        rates = {}
+        for mode in ("memory", "journal"):
+            tmp = Path(tempfile.mkdtemp(prefix="ol-bench-j-", dir=args.journal_dir))
+            j = (
+                SqliteJournal(tmp / "journal.sqlite", len(events) + 1)
+                if mode == "journal"
+                else MemoryJournal(len(events) + 1)
+            )
+
+            def append(t: int, j: Any = j, threads: int = threads) -> None:
+                for ev in events[t::threads]:
+                    j.append([ev])
+
+            start = time.perf_counter()
+            ts = [threading.Thread(target=append, args=(t,)) for t in range(threads)]
+            for th in ts:
+                th.start()
+            for th in ts:
+                th.join()
+            rates[mode] = len(events) / (time.perf_counter() - start)
+            commits = f", {len(events) / max(1, j.commits):.1f} events per commit" if j.commits else ""
+            j.close()
+            print(f"journal alone [{mode}] {threads} thread(s): {rates[mode]:,.0f} appends/s{commits}")
+        print(
+            f"journal alone, {threads} thread(s): journal / memory {rates['journal'] / rates['memory']:.3f}x"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--events", type=int, default=10_000)
@@ -170,6 +206,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="rounds of all modes (medians are compared)")
     args = ap.parse_args()
     bodies = [json.dumps(event(i % args.jobs, i)).encode() for i in range(args.events)]
+    journal_alone(args, bodies)
     modes = args.modes.split(",")
     results: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
     for _ in range(args.repeat):

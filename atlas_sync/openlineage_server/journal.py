@@ -419,7 +419,7 @@ class SqliteJournal(Journal):
                             (job, m.time, m.run_id),
                         )
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except Exception as exc:  # noqa: BLE001 - sqlite3 or I/O errors; the writer must live on
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             log.error("journal %s: write failed: %s", self.path, exc)
