@@ -35,11 +35,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 log = logging.getLogger("atlas_sync.openlineage_server")
 
 DEFAULT_MAX_BYTES = 1024**3
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,12 @@ class SqliteJournal(Journal):
                 job: Watermark(t, run)
                 for job, t, run in self._conn.execute("SELECT job, time, run_id FROM jobs")
             }
+            # ids keep growing across restarts (AUTOINCREMENT's counter survives deletes)
+            (last,) = self._conn.execute(
+                "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), "
+                "COALESCE((SELECT MAX(id) FROM events), 0))"
+            ).fetchone()
+            self._next_id = int(last) + 1
         except sqlite3.Error as exc:
             self._release_lock()
             raise JournalError(f"cannot open journal {self.path}: {exc}") from None
@@ -378,46 +385,75 @@ class SqliteJournal(Journal):
 
     def _commit(self, ops: list[_Op]) -> tuple[int, int] | None:
         """One transaction for every waiting op (on the writer thread). Returns the new depth and
-        bytes, or None when the transaction failed."""
+        bytes, or None when the transaction failed.
+
+        A handful of statements per transaction whatever the number of ops: each statement gives
+        the GIL away and waits to get it back while the sync worker computes.
+        """
         with self._cond:
             depth, nbytes = self._depth, self._bytes
         conn = self._conn
+        next_id = self._next_id
         try:
             conn.execute("BEGIN IMMEDIATE")
+            settled = [e for op in ops if op.rows is None for e in op.settle or []]
+            for chunk in _chunks(settled, 10_000):
+                cur = conn.execute(
+                    f"DELETE FROM events WHERE id IN ({','.join('?' * len(chunk))})", [e.id for e in chunk]
+                )
+                if cur.rowcount == len(chunk):
+                    depth -= len(chunk)
+                    nbytes -= sum(e.size for e in chunk)
+                else:  # some were gone already: count again
+                    depth, nbytes = conn.execute(
+                        "SELECT COUNT(*), COALESCE(SUM(LENGTH(body)), 0) FROM events"
+                    ).fetchone()
+            marks: dict[str, Watermark] = {}
             for op in ops:
-                if op.rows is not None:
-                    conn.execute("SAVEPOINT req")
-                    new: list[Entry] = []
-                    size = 0
-                    for key, body, ev in op.rows:
-                        cur = conn.execute(
-                            "INSERT OR IGNORE INTO events(key, body) VALUES (?, ?)", (key, body)
-                        )
-                        if cur.rowcount == 1:
-                            new.append(Entry(int(cur.lastrowid or 0), ev, len(body)))
-                            size += len(body)
-                    if depth + len(new) > self.max_events or nbytes + size > self.max_bytes:
-                        conn.execute("ROLLBACK TO req")
-                        op.error = JournalFull(_full_message(self.max_events, self.max_bytes))
-                    else:
-                        depth += len(new)
-                        nbytes += size
-                        op.result = Appended(new, len(op.rows) - len(new))
-                    conn.execute("RELEASE req")
-                else:
-                    for e in op.settle or []:
-                        row = conn.execute(
-                            "DELETE FROM events WHERE id = ? RETURNING LENGTH(body)", (e.id,)
-                        ).fetchone()
-                        if row is not None:
-                            depth -= 1
-                            nbytes -= int(row[0])
-                    for job, m in (op.marks or {}).items():
-                        conn.execute(
-                            "INSERT INTO jobs(job, time, run_id) VALUES (?, ?, ?) ON CONFLICT(job) "
-                            "DO UPDATE SET time = excluded.time, run_id = excluded.run_id",
-                            (job, m.time, m.run_id),
-                        )
+                marks.update(op.marks or {})
+            for chunk_m in _chunks(list(marks.items()), 5_000):
+                conn.execute(
+                    "INSERT INTO jobs(job, time, run_id) VALUES "
+                    + ",".join("(?, ?, ?)" for _ in chunk_m)
+                    + " ON CONFLICT(job) DO UPDATE SET time = excluded.time, run_id = excluded.run_id",
+                    [v for job, m in chunk_m for v in (job, m.time, m.run_id)],
+                )
+            appends = [op for op in ops if op.rows is not None]
+            keys = [key for op in appends for key, _, _ in op.rows or []]
+            held: set[str] = set()
+            for chunk_k in _chunks(keys, 10_000):
+                held.update(
+                    k
+                    for (k,) in conn.execute(
+                        f"SELECT key FROM events WHERE key IN ({','.join('?' * len(chunk_k))})", chunk_k
+                    )
+                )
+            rows: list[tuple[int, str, bytes]] = []
+            for op in appends:
+                new: list[Entry] = []
+                fresh: list[tuple[int, str, bytes]] = []
+                seen: set[str] = set()
+                for key, body, ev in op.rows or []:
+                    if key in held or key in seen:
+                        continue
+                    seen.add(key)
+                    fresh.append((next_id + len(fresh), key, body))
+                    new.append(Entry(next_id + len(new), ev, len(body)))
+                size = sum(e.size for e in new)
+                if depth + len(new) > self.max_events or nbytes + size > self.max_bytes:
+                    op.error = JournalFull(_full_message(self.max_events, self.max_bytes))
+                    continue
+                held.update(seen)
+                rows.extend(fresh)
+                next_id += len(fresh)
+                depth += len(new)
+                nbytes += size
+                op.result = Appended(new, len(op.rows or []) - len(new))
+            for chunk_r in _chunks(rows, 5_000):
+                conn.execute(
+                    "INSERT INTO events(id, key, body) VALUES " + ",".join("(?, ?, ?)" for _ in chunk_r),
+                    [v for row in chunk_r for v in row],
+                )
             conn.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - sqlite3 or I/O errors; the writer must live on
             with contextlib.suppress(sqlite3.Error):
@@ -428,6 +464,7 @@ class SqliteJournal(Journal):
                     op.result = None
                     op.error = JournalError(f"journal {self.path} cannot be written: {exc}")
             return None
+        self._next_id = next_id
         return depth, nbytes
 
     def close(self) -> None:
@@ -443,6 +480,11 @@ class SqliteJournal(Journal):
         if self._lockfile is not None:
             self._lockfile.close()  # closing releases the flock
             self._lockfile = None
+
+
+def _chunks(items: list[_T], size: int) -> list[list[_T]]:
+    # SQLite takes at most 32,766 bound values per statement
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _full_message(max_events: int, max_bytes: int) -> str:

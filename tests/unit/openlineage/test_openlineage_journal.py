@@ -313,3 +313,17 @@ def test_events_accepted_but_not_synced_are_replayed_first_on_the_next_start(tmp
         server.shutdown(timeout=2)
     assert [job for job, _ in rec2.calls][:3] == ["spark-prod/j0", "spark-prod/j1", "spark-prod/j2"]
     assert [job for job, _ in rec2.calls][3:] == ["spark-prod/new"]
+
+
+def test_ids_keep_growing_after_everything_was_settled_and_the_journal_reopened(tmp_path):
+    j = SqliteJournal(tmp_path / "j.sqlite", 10)
+    first = j.append([run_event("a", 1), run_event("b", 1)]).entries
+    j.settle(first)
+    j.close()
+    j = SqliteJournal(tmp_path / "j.sqlite", 10)
+    try:
+        assert j.depth == 0
+        [later] = j.append([run_event("c", 1)]).entries
+        assert later.id > max(e.id for e in first)
+    finally:
+        j.close()
