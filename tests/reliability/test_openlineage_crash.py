@@ -57,9 +57,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture()
 def emulator_url(tmp_path: Path) -> Iterator[str]:
-    # 4 ms per request and 0.2 ms per entity: a job's sync takes tens of milliseconds
+    # 2 ms per request and 0.2 ms per entity: a job's sync takes tens of milliseconds
     proc = subprocess.Popen(
-        [EXE, "emulator", "serve", "--memory", "--port", "0", "--latency-ms", "4"]
+        [EXE, "emulator", "serve", "--memory", "--port", "0", "--latency-ms", "2"]
         + ["--latency-per-entity-ms", "0.2"],
         env=_env(tmp_path),
         stderr=subprocess.PIPE,
@@ -177,7 +177,7 @@ def producer(t: int, port: int, stop: threading.Event, ledger: Ledger) -> None:
             unknown = unknown or outcome == "unknown"
             if give_up and not unknown:
                 return False  # refused or 503: certainly not accepted
-            time.sleep(0.1 if outcome == "refused" else 0.05)
+            time.sleep(0.2 if outcome == "503" else 0.1)  # 503: Retry-After, shortened
 
     while not stop.is_set():
         n += 1
@@ -226,7 +226,7 @@ class Endpoint:
         self.tmp_path, self.port = tmp_path, port
         self.cmd = [EXE, "openlineage", "serve", "--port", str(port), "--url", emulator_url]
         self.cmd += ["--domain", DOMAIN, "--journal", str(tmp_path / "journal.sqlite")]
-        self.cmd += ["--queue-size", "20", "--dead-letter", str(tmp_path / "dead.jsonl")]
+        self.cmd += ["--queue-size", "10", "--dead-letter", str(tmp_path / "dead.jsonl")]
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
 
@@ -344,6 +344,6 @@ def test_every_accepted_event_survives_repeated_sigkills_exactly_once(tmp_path, 
     assert len(depth_at_kill) >= 20
     assert sum(1 for d in depth_at_kill if d > 0) >= 5, depth_at_kill
     assert sum(1 for r in replayed if r > 0) >= 5, replayed
-    assert ledger.outcomes["201"] > 100 and ledger.outcomes["refused"] > 0, ledger.outcomes
+    assert ledger.outcomes["201"] >= 50 and ledger.outcomes["refused"] > 0, ledger.outcomes
     assert ledger.given_up and ledger.invalid and ledger.resent_older, ledger
     assert not (tmp_path / "dead.jsonl").exists(), (tmp_path / "dead.jsonl").read_text()
