@@ -47,7 +47,11 @@ def _read_key(path: str | None) -> str | None:
     "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
 )
 @click.option(
-    "--queue-size", default=10_000, show_default=True, type=click.IntRange(1), help="events held before 503"
+    "--queue-size",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="events accepted and not yet synced before 503",
 )
 @click.option(
     "--api-key-file",
@@ -66,9 +70,16 @@ def _read_key(path: str | None) -> str | None:
     help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
 )
 @click.option(
-    "--spool",
+    "--journal",
     type=click.Path(dir_okay=False),
-    help="queue file on shutdown [DATA_DIR/openlineage-spool.jsonl]",
+    help="crash-safe journal of accepted, not yet synced events [DATA_DIR/openlineage-journal.sqlite]",
+)
+@click.option(
+    "--journal-max-mb",
+    default=1024,
+    show_default=True,
+    type=click.IntRange(1),
+    help="bytes of events the journal holds before 503 (with --queue-size events)",
 )
 @click.option(
     "--dead-letter",
@@ -105,7 +116,8 @@ def serve_cmd(
     api_key_file: str | None,
     namespace_map: str | None,
     event_types: str,
-    spool: str | None,
+    journal: str | None,
+    journal_max_mb: int,
     dead_letter: str | None,
     max_attempts: int,
     drain_timeout: float,
@@ -114,10 +126,12 @@ def serve_cmd(
 ) -> None:
     """Serve POST /api/v1/lineage (openlineage-python HTTP transport / Marquez compatible).
 
-    Events are validated and queued at once; a worker batches them per OpenLineage job and syncs
-    each job (one Atlas process per job, updated on every completed run). GET /health and
-    GET /metrics report the counters. SIGTERM stops accepting, drains the queue for up to
-    --drain-timeout seconds and writes what is left to the spool file, loaded again on next start.
+    Events are validated and written to a crash-safe journal before the answer (201); a worker
+    batches them per OpenLineage job and syncs each job (one Atlas process per job, updated on
+    every completed run); an event leaves the journal once its job's sync committed. A start
+    (after a crash too) first queues what the journal holds. GET /health and GET /metrics report
+    the counters. SIGTERM stops accepting and drains the queue for up to --drain-timeout seconds;
+    what is left stays in the journal.
     A sync that fails is retried with backoff; one the sync core refuses (e.g. more deletes than
     --max-delete-percent) goes to the dead-letter file at once.
 
@@ -127,7 +141,7 @@ def serve_cmd(
     """
     from atlas_sync.api import Publisher
     from atlas_sync.lineage.openlineage import load_namespace_map
-    from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, serve
+    from atlas_sync.openlineage_server import EndpointConfig, JournalError, LineageEndpoint, serve
 
     settings = settings_from_options(domain=domain, profile=profile, max_delete_percent=max_delete_percent)
     if not settings.domain:
@@ -151,7 +165,8 @@ def serve_cmd(
         namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
         max_attempts=max_attempts,
         drain_timeout=drain_timeout,
-        spool_path=Path(spool) if spool else data_dir / "openlineage-spool.jsonl",
+        journal_path=Path(journal) if journal else data_dir / "openlineage-journal.sqlite",
+        journal_max_bytes=journal_max_mb * 1024 * 1024,
         dead_letter_path=Path(dead_letter) if dead_letter else data_dir / "openlineage-dead-letter.jsonl",
     )
     client = client_from_options(settings=settings)
@@ -165,6 +180,8 @@ def serve_cmd(
     endpoint = LineageEndpoint(sync, config)
     try:
         server = serve(endpoint, host=host, port=port)
+    except JournalError as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror}", hint="pick another --port"
@@ -178,20 +195,21 @@ def serve_cmd(
     signal.signal(signal.SIGINT, on_signal)
     stderr(
         f"OpenLineage endpoint on {server.url}/api/v1/lineage -> {client.target}, domain {settings.domain} "
-        f"(queue {queue_size}, events {','.join(types)}; health: {server.url}/health)"
+        f"(queue {queue_size}, events {','.join(types)}, journal {config.journal_path}; "
+        f"health: {server.url}/health)"
     )
     m = endpoint.metrics()
-    if m["restored"]:
-        stderr(f"restored {m['restored']} events from {config.spool_path}")
+    if m["replayed"]:
+        stderr(f"replaying {m['replayed']} accepted events from the journal {config.journal_path}")
     while not stop.wait(0.5):
         pass
     stderr("stopping: draining the queue...")
-    spooled = server.shutdown(drain=True)
+    left = server.shutdown(drain=True)
     m = endpoint.metrics()
     stderr(
         f"stopped: accepted {m['accepted']}, synced {m['synced']}, skipped {m['skipped']}, "
         f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
-        + (f", {spooled} events spooled to {config.spool_path}" if spooled else "")
+        + (f", {left} events kept in the journal {config.journal_path}" if left else "")
     )
 
 

@@ -1,22 +1,24 @@
-"""The OpenLineage endpoint: validate, queue, batch per job, sync, retry, drain or spool on stop.
+"""The OpenLineage endpoint: validate, journal, batch per job, sync, retry, settle.
 
 Life of an event:
 
 1. ``POST /api/v1/lineage`` with one event (or a JSON array of events, gzip allowed) and, when an
    API key is configured, ``Authorization: Bearer <key>``;
 2. each event is checked against the spec subset atlas-sync reads; a bad one rejects the request
-   (400, nothing queued); a full queue answers 503 with ``Retry-After`` (the openlineage-python
-   transport retries 503 by default) - nothing is ever dropped silently;
-3. the worker takes up to ``batch_max`` events (all that are queued, by default), keeps the event
-   types configured (COMPLETE by default; FAIL/ABORT never delete anything, they are skipped),
-   groups them per job and syncs each job once, with the lineage of its latest run in the batch
-   (all events of that run; earlier runs' events are *superseded*: a job's lineage is what its
-   last completed run did) through the sync callable (``Publisher.sync``);
-4. a failed sync is retried with exponential backoff and jitter; after ``max_attempts`` the events
-   go to a dead-letter file (JSON lines) and the failure is counted and logged;
-5. on stop (SIGTERM in the CLI) the endpoint stops accepting, drains the queue for up to
-   ``drain_timeout`` seconds, and writes whatever is left (including a batch still being synced) to
-   the spool file, which the next start loads first.
+   (400, nothing kept);
+3. the request's events are committed to the journal (:mod:`.journal`: SQLite, WAL,
+   ``synchronous=FULL``) - all or none - and only then is the answer 201; a full journal (more than
+   ``queue_size`` events or ``journal_max_bytes`` held) or one that cannot be written (disk full,
+   I/O error) answers 503 with ``Retry-After`` (the openlineage-python transport retries 503 by
+   default): an event is never answered 2xx unless it is on disk; an event already held (a producer
+   re-sending after a timeout) is answered 201 again and kept once;
+4. the worker takes up to ``batch_max`` events, and :class:`~.jobsync.JobSyncer` syncs them per
+   job (latest run per job, retries with backoff, dead-letter file);
+5. an event leaves the journal once its job's sync committed (or it was skipped or dead-lettered);
+   after a crash, the next start queues what the journal holds before it accepts requests.
+
+On stop (SIGTERM in the CLI) the endpoint stops accepting and drains for up to ``drain_timeout``
+seconds; whatever is left simply stays in the journal.
 """
 
 from __future__ import annotations
@@ -24,34 +26,45 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import random
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.atlas import AtlasError
-from atlas_sync.errors import AtlasSyncError, InputError
-from atlas_sync.lineage.model import LineageGraph
-from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key, validate_event
-from atlas_sync.openlineage_server.queue import EventQueue, read_spool, write_spool
+from atlas_sync.errors import InputError
+from atlas_sync.lineage.openlineage import NamespaceMap, validate_event
+from atlas_sync.openlineage_server.counters import Counters
+from atlas_sync.openlineage_server.jobsync import JobSyncer, SyncFn, latest_run
+from atlas_sync.openlineage_server.journal import (
+    DEFAULT_MAX_BYTES,
+    Entry,
+    Journal,
+    JournalError,
+    JournalFull,
+    open_journal,
+)
+from atlas_sync.openlineage_server.queue import EventQueue
 
 log = logging.getLogger("atlas_sync.openlineage_server")
 
-SyncFn = Callable[[LineageGraph, str], Any]
+__all__ = ["Counters", "EndpointConfig", "LineageEndpoint", "SyncFn", "latest_run", "serve"]
+
 LINEAGE_PATHS = ("/api/v1/lineage", "/api/v1/lineage/")
 HEALTH_PATHS = ("/health", "/healthz", "/api/v1/health")
 
 
 @dataclass
 class EndpointConfig:
-    """Tuning of the endpoint. ``api_key`` is never shown in ``repr``."""
+    """Tuning of the endpoint. ``api_key`` is never shown in ``repr``.
 
-    queue_size: int = 10_000
+    ``journal_path=None`` keeps accepted events in memory only (nothing survives the process).
+    """
+
+    queue_size: int = 10_000  # events accepted and not yet synced (memory and journal)
     api_key: str | None = field(default=None, repr=False)
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
@@ -60,36 +73,12 @@ class EndpointConfig:
     retry_base: float = 0.5
     retry_max: float = 30.0
     max_attempts: int = 8  # then the events go to the dead-letter file
-    spool_path: Path = Path(".atlas-sync/openlineage-spool.jsonl")
+    journal_path: Path | None = Path(".atlas-sync/openlineage-journal.sqlite")
+    journal_max_bytes: int = DEFAULT_MAX_BYTES
     dead_letter_path: Path = Path(".atlas-sync/openlineage-dead-letter.jsonl")
     drain_timeout: float = 30.0
     max_body_bytes: int = 16 * 1024 * 1024
     retry_after: int = 1  # seconds, in 503 answers
-
-
-@dataclass
-class Counters:
-    """What the endpoint did since it started (``GET /metrics``, ``GET /health``)."""
-
-    accepted: int = 0  # events queued
-    rejected: int = 0  # events (or requests, when unparsable) refused: auth, invalid, queue full
-    rejected_full: int = 0  # of those, refused because the queue was full
-    synced: int = 0  # events whose job was synced
-    skipped: int = 0  # accepted events not synced by design (event type not selected, DatasetEvents)
-    superseded: int = 0  # events of an older run of a job synced in the same batch as a newer run
-    failed: int = 0  # failed sync attempts (each retry counts)
-    dead_lettered: int = 0  # events given up on after max_attempts (in the dead-letter file)
-    spooled: int = 0  # events written to the spool file at stop
-    restored: int = 0  # events loaded from the spool file at start
-    batches: int = 0  # job syncs that succeeded
-    last_error: str | None = None
-    started_at: float = field(default_factory=time.time)
-
-    def to_json(self, queue_depth: int) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k != "started_at"}
-        d["queue_depth"] = queue_depth
-        d["uptime_seconds"] = round(time.time() - self.started_at, 3)
-        return d
 
 
 class LineageEndpoint:
@@ -102,50 +91,70 @@ class LineageEndpoint:
     def __init__(self, sync: SyncFn, config: EndpointConfig | None = None) -> None:
         self.sync = sync
         self.config = config or EndpointConfig()
-        self.queue = EventQueue(self.config.queue_size)
+        self.queue: EventQueue[Entry] = EventQueue()
         self.counters = Counters()
-        self._lock = threading.Lock()
+        self.journal: Journal | None = None
         self._accepting = False
         self._stop = threading.Event()  # stop requested
         self._worker: threading.Thread | None = None
-        self._inflight: list[dict[str, Any]] = []
-        self._wanted = {t.upper() for t in self.config.event_types}
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Load events spooled by an earlier run, start the worker, accept requests."""
-        spooled = read_spool(self.config.spool_path)
-        if spooled:
-            self.queue.put_front(spooled)
-            self.config.spool_path.unlink()
-            self._count(restored=len(spooled))
-            log.info("restored %d events from %s", len(spooled), self.config.spool_path)
+        """Open the journal, queue what it holds (events an earlier process accepted and did not
+        sync), start the worker, then accept requests. Raises :class:`JournalError` when the
+        journal cannot be opened (e.g. another process uses it)."""
+        c = self.config
+        journal = open_journal(c.journal_path, c.queue_size, c.journal_max_bytes)
+        self.journal = journal
+        held = journal.pending()
+        if held:
+            self.queue.put(held)
+            self.counters.add(replayed=len(held))
+            log.info("replaying %d events from the journal %s", len(held), c.journal_path)
         self._stop.clear()
-        self._worker = threading.Thread(target=self._run, name="openlineage-sync", daemon=True)
+        syncer = JobSyncer(
+            self.sync,
+            dead_letter_path=c.dead_letter_path,
+            counters=self.counters,
+            stop=self._stop,
+            watermark=journal.watermark,
+            event_types=c.event_types,
+            namespace_map=c.namespace_map,
+            retry_base=c.retry_base,
+            retry_max=c.retry_max,
+            max_attempts=c.max_attempts,
+        )
+        self._worker = threading.Thread(
+            target=self._run, args=(syncer, journal), name="openlineage-sync", daemon=True
+        )
         self._worker.start()
         self._accepting = True
 
     def stop(self, *, drain: bool = True, timeout: float | None = None) -> int:
-        """Stop accepting; drain the queue (up to ``timeout``, default ``drain_timeout``); spool the
-        rest. Returns the number of events written to the spool file."""
+        """Stop accepting; wait until every accepted event is synced (up to ``timeout``, default
+        ``drain_timeout``). Returns the number of events left in the journal for the next start
+        (with no journal file: lost)."""
         self._accepting = False
         deadline = time.monotonic() + (self.config.drain_timeout if timeout is None else timeout)
-        if drain:
-            while len(self.queue) and time.monotonic() < deadline and self._worker_alive():
+        journal = self.journal
+        if drain and journal is not None:
+            while journal.depth and time.monotonic() < deadline and self._worker_alive():
                 time.sleep(0.02)
         self._stop.set()
         self.queue.wake()
         if self._worker is not None:
             self._worker.join(max(0.0, deadline - time.monotonic()) + 0.5)
-        leftover = self.queue.drain_all()
-        if self._worker_alive():
-            # still inside a sync call: keep its batch too (a repeated sync is harmless)
-            leftover = list(self._inflight) + leftover
-        written = write_spool(self.config.spool_path, leftover) if leftover else 0
-        if written:
-            self._count(spooled=written)
-            log.warning("spooled %d unsynced events to %s", written, self.config.spool_path)
-        return written
+        left = 0
+        if journal is not None:
+            left = journal.depth
+            journal.close()
+            if left and journal.path is not None:
+                log.warning(
+                    "%d unsynced events stay in the journal %s for the next start", left, journal.path
+                )
+            elif left:
+                log.warning("%d unsynced events lost (no journal file)", left)
+        return left
 
     def _worker_alive(self) -> bool:
         return self._worker is not None and self._worker.is_alive()
@@ -154,14 +163,16 @@ class LineageEndpoint:
     def accepting(self) -> bool:
         return self._accepting
 
-    def _count(self, **deltas: int) -> None:
-        with self._lock:
-            for k, v in deltas.items():
-                setattr(self.counters, k, getattr(self.counters, k) + v)
-
     def metrics(self) -> dict[str, Any]:
-        with self._lock:
-            return self.counters.to_json(len(self.queue))
+        m = self.counters.to_json()
+        m["queue_depth"] = len(self.queue)
+        j = self.journal
+        m["journal"] = str(j.path) if j is not None and j.path is not None else None
+        m["journal_depth"] = j.depth if j is not None else 0
+        m["journal_bytes"] = j.bytes if j is not None else 0
+        m["journal_file_bytes"] = j.file_bytes() if j is not None else 0
+        m["journal_commits"] = j.commits if j is not None else 0
+        return m
 
     def health(self) -> dict[str, Any]:
         m = self.metrics()
@@ -170,7 +181,7 @@ class LineageEndpoint:
             status = "stopping"
         elif not self._worker_alive():
             status = "worker-down"
-        elif m["queue_depth"] >= self.config.queue_size:
+        elif m["journal_depth"] >= self.config.queue_size:
             status = "full"
         return {"status": status, **m}
 
@@ -184,11 +195,13 @@ class LineageEndpoint:
             if scheme.lower() != "bearer" or not hmac.compare_digest(
                 token.strip().encode(), self.config.api_key.encode()
             ):
-                self._count(rejected=1)
+                self.counters.add(rejected=1)
                 return 401, {"WWW-Authenticate": "Bearer"}, {"error": "missing or wrong API key"}
-        if not self._accepting:
-            self._count(rejected=1)
-            return 503, {"Retry-After": str(self.config.retry_after)}, {"error": "shutting down"}
+        retry = {"Retry-After": str(self.config.retry_after)}
+        journal = self.journal
+        if not self._accepting or journal is None:
+            self.counters.add(rejected=1)
+            return 503, retry, {"error": "shutting down"}
         encoding = h.get("content-encoding", "identity").lower().strip()
         try:
             if encoding == "gzip":
@@ -196,21 +209,21 @@ class LineageEndpoint:
             elif encoding == "deflate":
                 body = _bounded_decompress(body, self.config.max_body_bytes, gzip_=False)
             elif encoding not in ("", "identity"):
-                self._count(rejected=1)
+                self.counters.add(rejected=1)
                 return 415, {}, {"error": f"unsupported Content-Encoding {encoding!r} (gzip, deflate)"}
         except _TooLarge:
-            self._count(rejected=1)
+            self.counters.add(rejected=1)
             return 413, {}, {"error": f"body larger than {self.config.max_body_bytes} bytes"}
         except (OSError, EOFError, zlib.error):
-            self._count(rejected=1)
+            self.counters.add(rejected=1)
             return 400, {}, {"error": "body is not valid compressed data"}
         try:
             data = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            self._count(rejected=1)
+            self.counters.add(rejected=1)
             return 400, {}, {"error": f"invalid JSON: {getattr(exc, 'msg', str(exc))}"}
         except RecursionError:
-            self._count(rejected=1)
+            self.counters.add(rejected=1)
             return 400, {}, {"error": "JSON nested too deeply"}
         events = data if isinstance(data, list) else [data]
         if not events:
@@ -219,145 +232,29 @@ class LineageEndpoint:
             try:
                 validate_event(ev, path=f"$[{i}]" if isinstance(data, list) else "$")
             except InputError as exc:
-                self._count(rejected=len(events))
+                self.counters.add(rejected=len(events))
                 return 400, {}, {"error": str(exc), "path": exc.path}
-        if not self.queue.offer(events):
-            self._count(rejected=len(events), rejected_full=len(events))
-            return (
-                503,
-                {"Retry-After": str(self.config.retry_after)},
-                {"error": "queue full, retry later", "queue_size": self.config.queue_size},
-            )
-        self._count(accepted=len(events))
-        return 201, {}, {"accepted": len(events)}
+        try:
+            kept = journal.append(events)
+        except JournalFull as exc:
+            self.counters.add(rejected=len(events), rejected_full=len(events))
+            return 503, retry, {"error": f"{exc}, retry later", "queue_size": self.config.queue_size}
+        except JournalError as exc:
+            self.counters.error(str(exc), rejected=len(events), journal_errors=1)
+            return 503, retry, {"error": "the journal cannot be written, retry later"}
+        self.queue.put(kept.entries)
+        self.counters.add(accepted=len(kept.entries), duplicates=kept.duplicates)
+        answer: dict[str, Any] = {"accepted": len(events)}
+        if kept.duplicates:
+            answer["duplicates"] = kept.duplicates
+        return 201, {}, answer
 
     # ------------------------------------------------------------------ worker
-    def _run(self) -> None:
+    def _run(self, syncer: JobSyncer, journal: Journal) -> None:
         while not self._stop.is_set():
             batch = self.queue.take(self.config.batch_max, timeout=0.2, linger=self.config.linger)
-            if not batch:
-                continue
-            try:
-                if not self._process(batch):
-                    return
-            except Exception as exc:  # noqa: BLE001 - the worker must outlive a bug; keep the events
-                log.exception("unexpected error in the sync worker")
-                self._dead_letter("(worker)", list(self._inflight), f"{type(exc).__name__}: {exc}")
-            finally:
-                self._inflight = []
-
-    def _process(self, batch: list[dict[str, Any]]) -> bool:
-        """Sync a batch job by job; False when stopping with events given back to the queue."""
-        groups: dict[str, list[dict[str, Any]]] = {}
-        skipped = 0
-        for ev in batch:
-            job = ev.get("job")
-            if not isinstance(job, dict):
-                skipped += 1  # DatasetEvent: no job to sync it under
-                continue
-            if "run" in ev and str(ev.get("eventType") or "").upper() not in self._wanted:
-                skipped += 1
-                continue
-            groups.setdefault(job_key(job["namespace"], job["name"]), []).append(ev)
-        if skipped:
-            self._count(skipped=skipped)
-        items = list(groups.items())
-        self._inflight = [e for _, evs in items for e in evs]
-        for i, (job_name, events) in enumerate(items):
-            latest = latest_run(events)
-            if len(latest) < len(events):
-                self._count(superseded=len(events) - len(latest))
-            # what stop() must spool (or a worker error dead-letter) if this sync does not finish
-            self._inflight = latest + [e for _, evs in items[i + 1 :] for e in evs]
-            if not self._sync_job(job_name, latest):
-                self.queue.put_front(self._inflight)  # stopping while this job keeps failing
-                return False
-        return True
-
-    def _sync_job(self, job: str, events: list[dict[str, Any]]) -> bool:
-        attempt = 0
-        while True:
-            try:
-                graph = events_to_graph(events, namespace_map=self.config.namespace_map, validate=False)
-                self.sync(graph, job)
-            except InputError as exc:
-                # retrying cannot fix the input: keep it aside for a human
-                self._dead_letter(job, events, f"input error: {exc}")
-                return True
-            except Exception as exc:  # noqa: BLE001 - Atlas down, timeouts, 5xx...: retried
-                if isinstance(exc, AtlasSyncError) and not isinstance(exc, AtlasError):
-                    # a refusal of the sync core (e.g. the delete fail-safe) gives the same answer
-                    # every time: no retry; the events wait in the dead-letter file for a human
-                    self._count(failed=1)
-                    self._dead_letter(job, events, f"refused: {exc}")
-                    return True
-                attempt = self._failed(job, exc, attempt)
-                if attempt < 0:
-                    self._dead_letter(job, events, str(exc))
-                    return True
-                if attempt == 0:
-                    return False
-                continue
-            self._count(synced=len(events), batches=1)
-            return True
-
-    def _failed(self, job: str, exc: Exception, attempt: int) -> int:
-        """Count a failed attempt and back off. Returns the next attempt number, -1 when attempts
-        are used up, 0 when stopping."""
-        attempt += 1
-        msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
-        with self._lock:
-            self.counters.failed += 1
-            self.counters.last_error = f"{job}: {msg}"
-        log.warning("sync of job %s failed (attempt %d): %s", job, attempt, msg)
-        if attempt >= self.config.max_attempts:
-            return -1
-        delay = min(self.config.retry_max, self.config.retry_base * 2 ** (attempt - 1))
-        delay *= 0.5 + random.random() / 2  # jitter: many endpoints must not retry in step
-        if self._stop.wait(delay):
-            return 0
-        return attempt
-
-    def _dead_letter(self, job: str, events: list[dict[str, Any]], reason: str) -> None:
-        write_spool(self.config.dead_letter_path, events)
-        with self._lock:
-            self.counters.dead_lettered += len(events)
-            self.counters.last_error = f"{job}: {reason}"
-        log.error(
-            "gave up on %d events of job %s (%s); they are in %s",
-            len(events),
-            job,
-            reason,
-            self.config.dead_letter_path,
-        )
-
-
-def latest_run(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The events of the job's latest run (by ``eventTime``, then arrival); JobEvents always stay."""
-    best: tuple[Any, int] | None = None
-    run_id: str | None = None
-    for i, ev in enumerate(events):
-        run = ev.get("run")
-        if not isinstance(run, dict):
-            continue
-        key = (_sortable_time(ev.get("eventTime")), i)
-        if best is None or key >= best:
-            best, run_id = key, run.get("runId")
-    if run_id is None:
-        return events
-    return [e for e in events if not isinstance(e.get("run"), dict) or e["run"].get("runId") == run_id]
-
-
-def _sortable_time(value: Any) -> float:
-    from datetime import UTC, datetime
-
-    if isinstance(value, str):
-        try:
-            t = datetime.fromisoformat(value)
-        except ValueError:
-            return float("-inf")
-        return (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-    return float("-inf")
+            if batch and not syncer.process(batch, journal.settle):
+                return  # stopping: what was not synced stays in the journal
 
 
 class _TooLarge(Exception):
@@ -458,16 +355,21 @@ class EndpointServer:
         return f"http://{host if isinstance(host, str) else host.decode()}:{self.port}"
 
     def shutdown(self, *, drain: bool = True, timeout: float | None = None) -> int:
-        """Stop accepting (503 to late requests), drain or spool the queue, then close the socket."""
-        spooled = self.endpoint.stop(drain=drain, timeout=timeout)
+        """Stop accepting (503 to late requests), drain, close the socket. Returns the number of
+        events left in the journal for the next start."""
+        left = self.endpoint.stop(drain=drain, timeout=timeout)
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
-        return spooled
+        return left
 
 
 def serve(endpoint: LineageEndpoint, host: str = "127.0.0.1", port: int = 5000) -> EndpointServer:
     """Start ``endpoint`` and serve it over HTTP in a background thread (``port=0``: a free port)."""
     server = _Server((host, port), endpoint)
-    endpoint.start()
+    try:
+        endpoint.start()
+    except BaseException:
+        server.server_close()
+        raise
     return EndpointServer(endpoint, server)

@@ -1,48 +1,38 @@
-"""A bounded FIFO of events that takes a whole request or none of it, and can be spooled to disk."""
+"""The FIFO between request threads and the sync worker (bounded by the journal, not here), and
+the JSON-lines file writer of the dead-letter file."""
 
 from __future__ import annotations
 
 import json
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
 
 
-class EventQueue:
-    """Thread-safe bounded queue. ``offer`` adds all of a request's events, or none when full."""
+class EventQueue(Generic[T]):
+    """Thread-safe FIFO; ``take`` waits for a first item, then briefly for more to fill a batch."""
 
-    def __init__(self, maxsize: int) -> None:
-        if maxsize < 1:
-            raise ValueError("queue size must be at least 1")
-        self.maxsize = maxsize
-        self._items: deque[dict[str, Any]] = deque()
+    def __init__(self) -> None:
+        self._items: deque[T] = deque()
         self._cond = threading.Condition()
 
     def __len__(self) -> int:
         with self._cond:
             return len(self._items)
 
-    def offer(self, events: list[dict[str, Any]]) -> bool:
+    def put(self, items: Iterable[T]) -> None:
         with self._cond:
-            if len(self._items) + len(events) > self.maxsize:
-                return False
-            self._items.extend(events)
-            self._cond.notify()
-            return True
-
-    def put_front(self, events: list[dict[str, Any]]) -> None:
-        """Give back events taken but not synced (ignores the bound: they were already accepted)."""
-        with self._cond:
-            self._items.extendleft(reversed(events))
+            self._items.extend(items)
             self._cond.notify()
 
-    def take(self, max_items: int, timeout: float, linger: float) -> list[dict[str, Any]]:
-        """Wait up to ``timeout`` for an event, then up to ``linger`` more to fill a batch."""
-        import time
-
+    def take(self, max_items: int, timeout: float, linger: float) -> list[T]:
+        """Wait up to ``timeout`` for an item, then up to ``linger`` more to fill a batch."""
         with self._cond:
             if not self._items:
                 self._cond.wait(timeout)
@@ -62,15 +52,9 @@ class EventQueue:
         with self._cond:
             self._cond.notify_all()
 
-    def drain_all(self) -> list[dict[str, Any]]:
-        with self._cond:
-            items = list(self._items)
-            self._items.clear()
-            return items
-
 
 def write_spool(path: Path, events: Iterable[dict[str, Any]]) -> int:
-    """Append events to a JSON-lines spool file (fsync'd); returns how many were written."""
+    """Append events to a JSON-lines file, fsync'd (the dead-letter file); returns how many."""
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
     with open(path, "a", encoding="utf-8") as fh:
@@ -80,19 +64,3 @@ def write_spool(path: Path, events: Iterable[dict[str, Any]]) -> int:
         fh.flush()
         os.fsync(fh.fileno())
     return n
-
-
-def read_spool(path: Path) -> list[dict[str, Any]]:
-    """Events left by an earlier run (bad lines are skipped: they were validated when accepted)."""
-    if not path.exists():
-        return []
-    out: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(item, dict):
-                out.append(item)
-    return out

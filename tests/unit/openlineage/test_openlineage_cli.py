@@ -1,5 +1,6 @@
 """``atlas-sync openlineage serve`` as a user runs it: a process, events in, SIGTERM out."""
 
+import json
 import re
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import requests
 SPARK = Path(__file__).parents[2] / "data" / "openlineage" / "spark_complete.json"
 
 
-def start(tmp_path, *args):
+def start(tmp_path, *args, env=None):
     env_cmd = [sys.executable, "-m", "atlas_sync.cli.main", "openlineage", "serve", "--port", "0", *args]
     proc = subprocess.Popen(
         env_cmd,
@@ -20,7 +21,7 @@ def start(tmp_path, *args):
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "ATLAS_SYNC_DATA_DIR": str(tmp_path / "data")},
+        env=env or {"PATH": "/usr/bin:/bin", "ATLAS_SYNC_DATA_DIR": str(tmp_path / "data")},
     )
     line = proc.stderr.readline()
     m = re.search(r"(http://127\.0\.0\.1:\d+)/api/v1/lineage", line)
@@ -88,3 +89,71 @@ def test_unknown_event_type_is_rejected(tmp_path):
         env={"PATH": "/usr/bin:/bin"},
     )
     assert r.returncode != 0 and "DONE" in r.stderr
+
+
+def test_events_answered_201_survive_a_sigkill_and_reach_atlas_after_the_restart(tmp_path):
+    # the report of issue 16: five events accepted in front of a slow Atlas, then kill -9
+    from atlas_sync.atlas import AtlasClient
+    from atlas_sync.emulator import Emulator, serve
+
+    emu = Emulator(None)
+    atlas = serve(emu)
+    emu.set_latency(400, 0)  # every Atlas request takes 0.4 s: nothing is synced before the kill
+    env = {"PATH": "/usr/bin:/bin", "ATLAS_SYNC_DATA_DIR": str(tmp_path / "data"), "ATLAS_PASSWORD": "admin"}
+    args = ("--domain", "demo", "--url", atlas.url)
+    try:
+        proc, url = start(tmp_path, *args, env=env)
+        ev = json.loads(SPARK.read_text())
+        for i in range(5):
+            ev["job"]["name"] = f"job{i}"
+            assert requests.post(url + "/api/v1/lineage", json=ev).status_code == 201
+        proc.kill()
+        proc.communicate(timeout=30)
+        written = "SELECT count(*) FROM entities WHERE type_name = 'lineage_process'"
+        assert emu.store.conn.execute(written).fetchone()[0] == 0  # killed before any sync
+        emu.set_latency(0, 0)
+        proc, url = start(tmp_path, *args, env=env)
+        assert "replaying 5 accepted events from the journal" in proc.stderr.readline()
+        try:
+            deadline = time.monotonic() + 60
+            while (m := requests.get(url + "/metrics").json())["journal_depth"]:
+                assert time.monotonic() < deadline, m
+                time.sleep(0.05)
+            assert m["replayed"] == 5 and m["synced"] == 5
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.communicate(timeout=30)
+        assert (tmp_path / "data" / "openlineage-journal.sqlite").exists()
+        client = AtlasClient(atlas.url, auth=("admin", "admin"))
+        jobs = sorted(h["attributes"]["qualifiedName"] for h in client.search_basic("lineage_process"))
+        assert jobs == [f"spark-prod/job{i}@demo" for i in range(5)]
+    finally:
+        atlas.shutdown()
+        emu.close()
+
+
+def test_a_second_endpoint_on_the_same_journal_is_refused(tmp_path):
+    proc, _ = start(tmp_path, "--domain", "demo")
+    try:
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "atlas_sync.cli.main",
+                "openlineage",
+                "serve",
+                "--port",
+                "0",
+                "-d",
+                "demo",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env={"PATH": "/usr/bin:/bin", "ATLAS_SYNC_DATA_DIR": str(tmp_path / "data")},
+            timeout=60,
+        )
+        assert r.returncode != 0 and "in use by another process" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)

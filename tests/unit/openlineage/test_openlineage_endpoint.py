@@ -44,7 +44,7 @@ class Recorder:
 
 
 def config(tmp_path, **kw):
-    kw.setdefault("spool_path", tmp_path / "spool.jsonl")
+    kw.setdefault("journal_path", tmp_path / "journal.sqlite")
     kw.setdefault("dead_letter_path", tmp_path / "dead.jsonl")
     kw.setdefault("linger", 0.01)
     kw.setdefault("retry_base", 0.01)
@@ -163,12 +163,21 @@ def test_gzip_body_and_array_of_events_are_accepted(running):
     rec = Recorder()
     server = running(rec)
     ev = json.loads(SPARK.read_text())
-    body = gzip.compress(json.dumps([ev, ev]).encode())
+    ev2 = {**ev, "eventTime": "2026-11-30T10:00:00Z"}  # same run, another moment
+    body = gzip.compress(json.dumps([ev, ev2]).encode())
     r = requests.post(server.url + "/api/v1/lineage", data=body, headers={"Content-Encoding": "gzip"})
     assert r.status_code == 201 and r.json() == {"accepted": 2}
     assert wait_for(lambda: server.endpoint.metrics()["synced"] == 2)
     # two events of one job in one batch: a single sync of that job
     assert rec.jobs() == ["spark-prod/daily_revenue.execute_insert_into_hive_table"]
+
+
+def run_of(ev, n):
+    """``ev`` as the n-th run of its job (another runId, a later eventTime)."""
+    e = json.loads(json.dumps(ev))
+    e["run"]["runId"] = f"00000000-0000-4000-8000-{n:012d}"
+    e["eventTime"] = f"2026-11-30T10:{n // 60 % 60:02d}:{n % 60:02d}Z"
+    return e
 
 
 def test_full_queue_answers_503_with_retry_after_and_loses_nothing(running):
@@ -177,28 +186,35 @@ def test_full_queue_answers_503_with_retry_after_and_loses_nothing(running):
     server = running(rec, queue_size=3, batch_max=1)
     ev = json.loads(SPARK.read_text())
     url = server.url + "/api/v1/lineage"
-    codes = [requests.post(url, json=ev).status_code for _ in range(6)]
-    # one event is taken by the blocked worker, three fill the queue, the rest are refused
-    assert codes[:4] == [201, 201, 201, 201]
-    full = requests.post(url, json=ev)
+    assert requests.post(url, json=run_of(ev, 0)).status_code == 201
+    assert wait_for(lambda: server.endpoint.metrics()["queue_depth"] == 0)  # taken by the worker
+    codes = [requests.post(url, json=run_of(ev, n)).status_code for n in range(1, 6)]
+    # the event in the blocked worker's hands and two queued fill the 3 places; the rest are refused
+    assert codes == [201, 201, 503, 503, 503]
+    full = requests.post(url, json=run_of(ev, 9))
     assert full.status_code == 503 and full.headers["Retry-After"] == "1"
     m = server.endpoint.metrics()
-    assert m["rejected_full"] == 3 and m["queue_depth"] == 3
+    assert m["rejected_full"] == 4 and m["queue_depth"] == 2 and m["journal_depth"] == 3
+    # an event already held is no new work: accepted again even when full
+    assert requests.post(url, json=run_of(ev, 1)).json() == {"accepted": 1, "duplicates": 1}
     rec.gate.set()
-    assert wait_for(lambda: server.endpoint.metrics()["synced"] == 4)
+    assert wait_for(lambda: server.endpoint.metrics()["journal_depth"] == 0)
+    m = server.endpoint.metrics()
+    assert m["synced"] + m["superseded"] == 3 and m["accepted"] == 3
 
 
 def test_openlineage_client_retries_503_until_accepted(running):
     rec = Recorder()
     rec.gate.clear()
-    server = running(rec, queue_size=1, batch_max=1)
+    server = running(rec, queue_size=2, batch_max=1)
     client = client_for(server.url)
     client.emit(ol_event("j", 0))
-    client.emit(ol_event("j", 1))  # fills the queue while the worker is blocked on the first
+    client.emit(ol_event("j", 1))  # fills the journal while the worker is blocked on the first
     threading.Timer(0.3, rec.gate.set).start()
     client.emit(ol_event("j", 2))  # 503 first, then accepted on a retry
-    assert wait_for(lambda: server.endpoint.metrics()["synced"] == 3)
-    assert server.endpoint.metrics()["rejected_full"] >= 1
+    assert wait_for(lambda: server.endpoint.metrics()["journal_depth"] == 0)
+    m = server.endpoint.metrics()
+    assert m["accepted"] == 3 and m["synced"] + m["superseded"] == 3 and m["rejected_full"] >= 1
 
 
 def test_event_types_other_than_complete_are_skipped_not_synced(running):
@@ -242,7 +258,7 @@ def test_a_refusal_of_the_sync_core_is_dead_lettered_without_retries(running, tm
     assert m["failed"] == 1 and "refused" in m["last_error"]
 
 
-def test_stop_spools_unsynced_events_and_next_start_syncs_them(tmp_path):
+def test_stop_leaves_unsynced_events_in_the_journal_and_next_start_syncs_them(tmp_path):
     rec = Recorder()
     rec.gate.clear()  # Atlas hangs: nothing can be synced before the drain timeout
     server = serve(LineageEndpoint(rec, config(tmp_path)), port=0)
@@ -250,16 +266,15 @@ def test_stop_spools_unsynced_events_and_next_start_syncs_them(tmp_path):
     for i in range(5):
         ev["job"]["name"] = f"job{i}"
         assert requests.post(server.url + "/api/v1/lineage", json=ev).status_code == 201
-    spooled = server.shutdown(timeout=0.3)
-    assert spooled == 5  # the batch in flight and the queued events
-    assert len((tmp_path / "spool.jsonl").read_text().splitlines()) == 5
+    left = server.shutdown(timeout=0.3)
+    assert left == 5  # the batch in flight and the queued events
     rec2 = Recorder()
     server2 = serve(LineageEndpoint(rec2, config(tmp_path)), port=0)
     try:
-        assert server2.endpoint.metrics()["restored"] == 5
+        assert server2.endpoint.metrics()["replayed"] == 5
         assert wait_for(lambda: server2.endpoint.metrics()["synced"] == 5)
         assert sorted(rec2.jobs()) == [f"spark-prod/job{i}" for i in range(5)]
-        assert not (tmp_path / "spool.jsonl").exists()
+        assert wait_for(lambda: server2.endpoint.metrics()["journal_depth"] == 0)
     finally:
         rec.gate.set()
         server2.shutdown(timeout=2)
@@ -294,8 +309,8 @@ def test_many_threads_nothing_lost(running):
 
     def send(t):
         s = requests.Session()
-        e = json.loads(json.dumps(ev))
         for i in range(per_thread):
+            e = run_of(ev, t * per_thread + i)
             e["job"]["name"] = f"job{t}_{i % 5}"
             while True:
                 r = s.post(url, json=e)
@@ -310,7 +325,9 @@ def test_many_threads_nothing_lost(running):
     for t in ts:
         t.join()
     total = per_thread * threads
-    assert wait_for(lambda: server.endpoint.metrics()["synced"] == total)
+    assert wait_for(lambda: server.endpoint.metrics()["journal_depth"] == 0)
+    m = server.endpoint.metrics()
+    assert m["accepted"] == total and m["synced"] + m["superseded"] == total
     assert set(rec.jobs()) == {f"spark-prod/job{t}_{i}" for t in range(threads) for i in range(5)}
 
 

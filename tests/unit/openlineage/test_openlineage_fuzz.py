@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph
-from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint
+from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, MemoryJournal
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -37,8 +37,9 @@ events = st.fixed_dictionaries(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=json_values)
 def test_submit_answers_201_or_4xx_for_any_json(body, tmp_path_factory):
-    ep = LineageEndpoint(lambda g, j: None, EndpointConfig(spool_path=tmp_path_factory.mktemp("s") / "q"))
-    ep._accepting = True  # no worker needed: only the request path is under test
+    ep = LineageEndpoint(lambda g, j: None, EndpointConfig(journal_path=None))
+    ep.journal = MemoryJournal(10_000)  # no worker needed: only the request path is under test
+    ep._accepting = True
     status, _, payload = ep.submit(json.dumps(body).encode(), {})
     assert status in (200, 201, 400)
     assert isinstance(payload, dict)

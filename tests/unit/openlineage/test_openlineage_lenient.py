@@ -265,7 +265,7 @@ def test_endpoint_accepts_an_event_with_a_bad_facet_and_syncs_its_datasets(tmp_p
 
     synced = []
     cfg = EndpointConfig(
-        spool_path=tmp_path / "spool.jsonl", dead_letter_path=tmp_path / "dead.jsonl", linger=0.01
+        journal_path=tmp_path / "journal.sqlite", dead_letter_path=tmp_path / "dead.jsonl", linger=0.01
     )
     server = serve(LineageEndpoint(lambda graph, job: synced.append((job, graph)), cfg), port=0)
     try:
