@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,89 @@ from atlas_sync.cli.common import (
 )
 from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
+
+
+@dataclass
+class Publishing:
+    """The flags every OpenLineage command shares: where and how each job is published (one
+    definition, so a flag added here is on `serve` and `consume` alike)."""
+
+    domain: str | None
+    profile: str | None
+    namespace_map: str | None
+    event_types: str
+    max_delete_percent: float | None
+    force: bool
+
+    def settings(self) -> Any:
+        settings = settings_from_options(
+            domain=self.domain, profile=self.profile, max_delete_percent=self.max_delete_percent
+        )
+        if not settings.domain:
+            raise click.UsageError(
+                "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
+            )
+        return settings
+
+    def types(self) -> tuple[str, ...]:
+        types = tuple(t.strip().upper() for t in self.event_types.split(",") if t.strip())
+        unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
+        if unknown or not types:
+            raise click.BadParameter(
+                f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
+            )
+        return types
+
+    def namespaces(self) -> Any:
+        from atlas_sync.lineage.openlineage import load_namespace_map
+
+        return load_namespace_map(self.namespace_map) if self.namespace_map else None
+
+
+_PUBLISHING_FIELDS = ("domain", "profile", "namespace_map", "event_types", "max_delete_percent", "force")
+
+
+def _publishing_options(func: Any) -> Any:
+    """The shared flags (and the connection flags), collected into ``publishing: Publishing``."""
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        publishing = Publishing(**{k: kwargs.pop(k) for k in _PUBLISHING_FIELDS})
+        return func(publishing=publishing, **kwargs)
+
+    opts = [
+        click.option(
+            "--domain", "-d", metavar="DOMAIN", help="domain of every entity [env ATLAS_SYNC_DOMAIN]"
+        ),
+        click.option(
+            "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
+        ),
+        click.option(
+            "--namespace-map",
+            type=click.Path(dir_okay=False),
+            help="TOML/JSON map of OpenLineage dataset namespaces to metadata namespaces",
+        ),
+        click.option(
+            "--event-types",
+            default="COMPLETE",
+            show_default=True,
+            help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
+        ),
+        click.option(
+            "--max-delete-percent",
+            type=click.FloatRange(0, 100),
+            help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="let every run replace what the job's previous run published, beyond --max-delete-percent",
+        ),
+    ]
+    out: Any = wrapper
+    for o in reversed(opts):
+        out = o(out)
+    return connection_options(out)
 
 
 @click.group("openlineage")
@@ -42,10 +127,6 @@ def _read_key(path: str | None) -> str | None:
 @click.option(
     "--port", default=5000, show_default=True, type=click.IntRange(0, 65535), help="port (0: any free)"
 )
-@click.option("--domain", "-d", metavar="DOMAIN", help="domain of every entity [env ATLAS_SYNC_DOMAIN]")
-@click.option(
-    "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
-)
 @click.option(
     "--queue-size",
     default=10_000,
@@ -57,17 +138,6 @@ def _read_key(path: str | None) -> str | None:
     "--api-key-file",
     type=click.Path(dir_okay=False),
     help="file holding the API key clients must send as 'Authorization: Bearer KEY'",
-)
-@click.option(
-    "--namespace-map",
-    type=click.Path(dir_okay=False),
-    help="TOML/JSON map of OpenLineage dataset namespaces to metadata namespaces",
-)
-@click.option(
-    "--event-types",
-    default="COMPLETE",
-    show_default=True,
-    help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
 )
 @click.option(
     "--journal",
@@ -96,33 +166,18 @@ def _read_key(path: str | None) -> str | None:
     type=float,
     help="seconds to drain the queue on SIGTERM",
 )
-@click.option(
-    "--max-delete-percent",
-    type=click.FloatRange(0, 100),
-    help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="let every run replace what the job's previous run published, beyond --max-delete-percent",
-)
-@connection_options
+@_publishing_options
 def serve_cmd(
     host: str,
     port: int,
-    domain: str | None,
-    profile: str | None,
+    publishing: Publishing,
     queue_size: int,
     api_key_file: str | None,
-    namespace_map: str | None,
-    event_types: str,
     journal: str | None,
     journal_max_mb: int,
     dead_letter: str | None,
     max_attempts: int,
     drain_timeout: float,
-    max_delete_percent: float | None,
-    force: bool,
 ) -> None:
     """Serve POST /api/v1/lineage (openlineage-python HTTP transport / Marquez compatible).
 
@@ -140,29 +195,20 @@ def serve_cmd(
       OPENLINEAGE_URL=http://127.0.0.1:5000  (and OPENLINEAGE_API_KEY=... with --api-key-file)
     """
     from atlas_sync.api import Publisher
-    from atlas_sync.lineage.openlineage import load_namespace_map
     from atlas_sync.openlineage_server import EndpointConfig, JournalError, LineageEndpoint, serve
 
-    settings = settings_from_options(domain=domain, profile=profile, max_delete_percent=max_delete_percent)
-    if not settings.domain:
-        raise click.UsageError(
-            "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
-        )
+    settings = publishing.settings()
     api_key = _read_key(api_key_file)
     if not is_loopback(host) and api_key is None:
         stderr(f"warning: listening on {host} without --api-key-file: anyone who can reach it can publish")
-    types = tuple(t.strip().upper() for t in event_types.split(",") if t.strip())
-    unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
-    if unknown or not types:
-        raise click.BadParameter(
-            f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
-        )
+    types = publishing.types()
+    force = publishing.force
     data_dir = Path(settings.data_dir)
     config = EndpointConfig(
         queue_size=queue_size,
         api_key=api_key,
         event_types=types,
-        namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
+        namespace_map=publishing.namespaces(),
         max_attempts=max_attempts,
         drain_timeout=drain_timeout,
         journal_path=Path(journal) if journal else data_dir / "openlineage-journal.sqlite",
@@ -231,21 +277,6 @@ def serve_cmd(
     type=click.Path(dir_okay=False),
     help="key=value file of extra librdkafka settings (security.protocol, sasl.*, ssl.*)",
 )
-@click.option("--domain", "-d", metavar="DOMAIN", help="domain of every entity [env ATLAS_SYNC_DOMAIN]")
-@click.option(
-    "--profile", "-p", metavar="NAME|DIR", help="profile (default lineage) [env ATLAS_SYNC_PROFILE]"
-)
-@click.option(
-    "--namespace-map",
-    type=click.Path(dir_okay=False),
-    help="TOML/JSON map of OpenLineage dataset namespaces to metadata namespaces",
-)
-@click.option(
-    "--event-types",
-    default="COMPLETE",
-    show_default=True,
-    help="comma-separated run event types to publish (e.g. COMPLETE,RUNNING); FAIL/ABORT never delete",
-)
 @click.option(
     "--batch-size",
     default=500,
@@ -278,35 +309,20 @@ def serve_cmd(
     type=click.FloatRange(0.5),
     help="seconds between progress lines (consumed, synced, lag, throughput)",
 )
-@click.option(
-    "--max-delete-percent",
-    type=click.FloatRange(0, 100),
-    help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
-)
-@click.option(
-    "--force",
-    is_flag=True,
-    help="let every run replace what the job's previous run published, beyond --max-delete-percent",
-)
-@connection_options
+@_publishing_options
 @write_path_options(wait=False)
 def consume_cmd(
     bootstrap_servers: str,
     topics: tuple[str, ...],
     group: str,
     kafka_config: str | None,
-    domain: str | None,
-    profile: str | None,
-    namespace_map: str | None,
-    event_types: str,
+    publishing: Publishing,
     batch_size: int,
     batch_wait: float,
     dead_letter: str | None,
     dead_letter_topic: str | None,
     metrics_port: int | None,
     stats_interval: float,
-    max_delete_percent: float | None,
-    force: bool,
 ) -> None:
     """Read OpenLineage events from Kafka (OpenLineage's Kafka transport) and sync each job to Atlas.
 
@@ -322,7 +338,6 @@ def consume_cmd(
       transport: {type: kafka, topic: openlineage, config: {bootstrap.servers: HOST:9092}}
     """
     from atlas_sync.api import Publisher
-    from atlas_sync.lineage.openlineage import load_namespace_map
     from atlas_sync.openlineage_server.consumer import (
         ConsumerConfig,
         KafkaLineageConsumer,
@@ -330,19 +345,16 @@ def consume_cmd(
         serve_metrics,
     )
 
-    settings = settings_from_options(domain=domain, profile=profile, max_delete_percent=max_delete_percent)
-    if not settings.domain:
-        raise click.UsageError(
-            "--domain is required (or set ATLAS_SYNC_DOMAIN, or domain in atlas-sync.toml)"
-        )
-    types = _event_types(event_types)
+    settings = publishing.settings()
+    types = publishing.types()
+    force = publishing.force
     config = ConsumerConfig(
         bootstrap_servers=bootstrap_servers,
         topics=topics,
         group_id=group,
         kafka_config=load_client_properties(kafka_config) if kafka_config else {},
         event_types=types,
-        namespace_map=load_namespace_map(namespace_map) if namespace_map else None,
+        namespace_map=publishing.namespaces(),
         batch_max=batch_size,
         poll_timeout=batch_wait,
         dead_letter_path=Path(dead_letter)
@@ -397,16 +409,6 @@ def consume_cmd(
         f"stopped: consumed {m['consumed']}, synced {m['synced']}, skipped {m['skipped']}, "
         f"committed {m['committed']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
     )
-
-
-def _event_types(value: str) -> tuple[str, ...]:
-    types = tuple(t.strip().upper() for t in value.split(",") if t.strip())
-    unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
-    if unknown or not types:
-        raise click.BadParameter(
-            f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
-        )
-    return types
 
 
 COMMANDS = [openlineage_group]
