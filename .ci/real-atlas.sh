@@ -76,6 +76,8 @@ if [ $rc -ne 0 ]; then banner "REAL ATLAS: installation failed (exit $rc)"; exit
 echo "install: $(( $(date +%s) - t0 )) s"
 
 echo "== real Atlas: start"
+# Atlas 2.1.0's complete model set (hive, hdfs, kafka, s3, rdbms, ...), as an installed Atlas has it
+export ATLAS_REAL_MODELS="${ATLAS_REAL_MODELS:-$PWD/tests/data/atlas-models/atlas-2.1.0-all}"
 t0=$(date +%s)
 "${launcher[@]}" start --home "$home" --timeout "${REAL_ATLAS_TIMEOUT:-900}"
 rc=$?

@@ -15,6 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
 from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, dump_json
+from atlas_sync.emulator.tags import (
+    attach,
+    classification_names,
+    labels_of,
+    parse_classifications,
+    rendered_classifications,
+    validate_labels,
+)
 from atlas_sync.emulator.types import Attr, EntityType, RelEnd
 from atlas_sync.emulator.values import InvalidValue, default_for, normalize_value, null_value, values_equal
 
@@ -62,14 +70,14 @@ def header(
         "guid": row.guid,
         "status": row.status,
         "displayText": display_text(et, row),
-        "classificationNames": [],
+        "classificationNames": classification_names(row),
         "meaningNames": [],
         "meanings": [],
         "isIncomplete": False,
-        "labels": [],
+        "labels": labels_of(row),
     }
     if classifications:
-        out["classifications"] = []
+        out["classifications"] = rendered_classifications(row)
     if out["displayText"] is None:
         del out["displayText"]
     return out
@@ -178,8 +186,10 @@ def render_entity(
         "updateTime": row.update_time,
         "version": row.version,
         "proxy": False,
-        "labels": list(row.extra.get("labels") or []),
+        "labels": labels_of(row),
     }
+    if row.extra.get("classifications"):
+        entity["classifications"] = rendered_classifications(row)
     if not ignore_relationships:
         entity["relationshipAttributes"] = rel_attrs
     if row.extra.get("customAttributes"):
@@ -302,6 +312,8 @@ class Incoming:
     attrs: dict[str, Any]
     rel_attrs: dict[str, Any]
     custom: Any = None
+    labels: list[str] | None = None
+    classifications: list[dict[str, Any]] | None = None
     real_guid: str = ""
     existing: bool = False
 
@@ -385,6 +397,11 @@ def create_or_update(
             guid = partial_guid
         attrs, rel_attrs = _compact(et, entity)
         inc = Incoming(guid, et, attrs, rel_attrs, entity.get("customAttributes"))
+        # AtlasEntityGraphDiscoveryV2 validates labels on every write; they and classifications are
+        # applied when the entity is created (EntityGraphMapper), an update leaves both as they are
+        inc.labels = validate_labels(entity.get("labels"))
+        if entity.get("classifications"):
+            inc.classifications = parse_classifications(state, entity["classifications"])
         incoming.append(inc)
         by_sent[guid] = inc
         return inc
@@ -560,6 +577,10 @@ def _apply(
         if _apply_rel(repo, row, et, name, refs.get(name, []), muts, now, creating=creating):
             changed = True
     if creating:
+        if inc.labels:
+            row.extra["labels"] = inc.labels
+        if inc.classifications:
+            attach(row, inc.classifications)
         muts.note_create(row.guid)
     elif changed:
         row.updated_by = state.user

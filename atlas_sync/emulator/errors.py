@@ -23,6 +23,10 @@ CODES: dict[str, str] = {
     "ATLAS-400-00-019": "{0}: invalid name for {1}.  Names must consist of a letter followed by a sequence of "
     "letter, number, space, or _ characters",
     "ATLAS-400-00-01A": "invalid parameters: {0}",
+    "ATLAS-400-00-01B": "instance {0} already is associated with classification {1}",
+    "ATLAS-400-00-06D": "Classification {0} is not associated with entity",
+    "ATLAS-400-00-08F": "Invalid label: {0}, label size should not be greater than {1}",
+    "ATLAS-400-00-090": "Invalid label: {0}, label should contain alphanumeric characters, '_' or '-'",
     "ATLAS-400-00-021": "ObjectId is not valid {0}",
     "ATLAS-400-00-023": "Attribute {0} not found for type {1}",
     "ATLAS-400-00-024": "{0} is a System-type",
@@ -55,6 +59,7 @@ CODES: dict[str, str] = {
     "ATLAS-404-00-001": "Given typename {0} was invalid",
     "ATLAS-404-00-002": "Given type guid {0} was invalid",
     "ATLAS-404-00-005": "Given instance guid {0} is invalid/not found",
+    "ATLAS-404-00-008": "Given classification {0} was invalid",
     "ATLAS-404-00-007": "Invalid instance creation/updation parameters passed : {0}",
     "ATLAS-404-00-009": "Instance {0} with unique attribute {1} does not exist",
     "ATLAS-409-00-004": "relationship {0} already exists between entities {1} and {2}",

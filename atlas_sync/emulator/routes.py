@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from atlas_sync.emulator import entities as ent
 from atlas_sync.emulator import lineage as lin
 from atlas_sync.emulator import search as srch
+from atlas_sync.emulator import tags
 from atlas_sync.emulator import typedefs as tdefs
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
 from atlas_sync.emulator.types import Registry, parse_type
@@ -402,6 +403,24 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("GET", f"/v2/entity/guid/{seg}/header", _entity_header),
         ("PUT", f"/v2/entity/guid/{seg}", _entity_put_attr),
         ("DELETE", f"/v2/entity/guid/{seg}", _entity_delete),
+        ("POST", f"/v2/entity/guid/{seg}/labels", _no_content(lambda r: _labels(r, "set"))),
+        ("PUT", f"/v2/entity/guid/{seg}/labels", _no_content(lambda r: _labels(r, "add"))),
+        ("DELETE", f"/v2/entity/guid/{seg}/labels", _no_content(lambda r: _labels(r, "remove"))),
+        (
+            "POST",
+            f"/v2/entity/guid/{seg}/classifications",
+            _no_content(lambda r: tags.add_classifications(r.state, r.params[0], r.json())),
+        ),
+        (
+            "GET",
+            f"/v2/entity/guid/{seg}/classifications",
+            lambda r: tags.get_classifications(r.state, r.params[0]),
+        ),
+        (
+            "DELETE",
+            f"/v2/entity/guid/{seg}/classification/{seg}",
+            _no_content(lambda r: tags.delete_classification(r.state, r.params[0], r.params[1])),
+        ),
         ("GET", f"/v2/entity/uniqueAttribute/type/{seg}", _entity_by_unique),
         ("GET", f"/v2/entity/uniqueAttribute/type/{seg}/header", _entity_header_by_unique),
         ("PUT", f"/v2/entity/uniqueAttribute/type/{seg}", _entity_put_unique),
@@ -421,6 +440,12 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ("POST", "/v2/relationship/?", _relationship_create),
     ]
     return [(m, re.compile("^" + p + "$"), h) for m, p, h in table]
+
+
+def _labels(r: Request, how: str) -> None:
+    # Jackson reads an empty body as a null Set: POST clears the labels, PUT adds nothing
+    body = r.json() if r.body.strip() else None
+    tags.change_labels(r.state, r.params[0], body, how)
 
 
 def _lineage_on_demand(r: Request) -> Any:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
 from atlas_sync.emulator.repo import Repo, Row
+from atlas_sync.emulator.tags import classification_names, classification_text, label_text
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.state import State
@@ -66,7 +67,7 @@ SYMBOL = {
     "NOT_EMPTY": "notEmpty",
 }
 SYSTEM_ATTRS = {"__guid", "__typeName", "__state", "__createdBy", "__modifiedBy", "__timestamp",
-                "__modificationTimestamp"}  # fmt: skip
+                "__modificationTimestamp", "__labels", "__classificationNames"}  # fmt: skip
 
 Predicate = Callable[[Row], bool]
 
@@ -121,8 +122,10 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
             if not known:
                 raise AtlasApiError("ATLAS-400-00-00A", type_param)
             type_names = known
-    elif params.get("classification") or params.get("termName"):
-        type_names = []  # the emulator stores no classifications or glossary terms
+    elif params.get("classification"):
+        type_names = sorted(reg.entities)
+    elif params.get("termName"):
+        type_names = []  # the emulator stores no glossary terms
     else:
         type_names = sorted(reg.entities)
     include_subs = params.get("includeSubTypes", True) is not False
@@ -143,6 +146,16 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
         if et is not None:
             all_types |= et.subs if include_subs else {t}
     predicate, sql_hint = _criteria(params.get("entityFilters"), check_attr)
+    tag = params.get("classification")
+    if tag:
+        if tag != "*" and reg.defs.get(tag, {}).get("category") != "CLASSIFICATION":
+            raise AtlasApiError("ATLAS-400-00-00A", tag)
+        by_filters = predicate
+
+        def predicate(r: Row) -> bool:
+            names = classification_names(r)
+            return (bool(names) if tag == "*" else tag in names) and by_filters(r)
+
     exclude_deleted = bool(params.get("excludeDeletedEntities", False))
     norm_limit = normalize_limit(limit)
     start = offset or 0
@@ -150,7 +163,7 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     attr_types = (
         {n: a.type_name for n, a in first.attrs.items() if a.kind in ("primitive", "enum")} if first else {}
     )
-    sql_filter = _sql_criteria(params.get("entityFilters"), attr_types)
+    sql_filter = None if tag else _sql_criteria(params.get("entityFilters"), attr_types)
     sort_by = params.get("sortBy")
     sortable = not sort_by or _column(str(sort_by), attr_types) is not None
     if sql_filter is not None and sortable and not (text and text != "*"):
@@ -286,6 +299,10 @@ def _attr_value(r: Row, name: str) -> Any:
               "__modificationTimestamp": r.update_time}  # fmt: skip
     if name in system:
         return system[name]
+    if name == "__labels":
+        return label_text(r)
+    if name == "__classificationNames":
+        return classification_text(r)
     return r.attrs.get(name)
 
 
