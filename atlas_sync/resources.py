@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
+from typing import Any
 
 _PKG = Path(__file__).resolve().parent
 
@@ -19,4 +22,13 @@ def builtin_dir(kind: str) -> Path:
 
 
 def builtin_profiles() -> list[str]:
-    return sorted(p.name for p in builtin_dir("typedefs").iterdir() if p.is_dir())
+    return sorted(p.name for p in builtin_dir("templates").iterdir() if (p / "profile.toml").is_file())
+
+
+@functools.lru_cache(maxsize=1)
+def atlas_models() -> dict[str, Any]:
+    """Atlas 2.4.0's complete model set (the types every installed Atlas has) as one typedefs document:
+    the data file the emulator starts with, read here as data."""
+    text = (_PKG / "emulator" / "data" / "builtin_types.json").read_text(encoding="utf-8")
+    doc: dict[str, Any] = json.loads(text)
+    return doc

@@ -30,7 +30,12 @@ class Profile:
     description: str = ""
     # Attributes written only when an entity is created (ownership of shared datasets).
     create_only_attributes: list[str] = field(default_factory=list)
+    # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
+    native_types: bool = False
+    # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
+    mapping_file: Path | None = None
     _schema: EntitySchema | None = None
+    _mapping: Any = None
     _env: Any = None
 
     def environment(self, build: Any) -> Any:
@@ -45,20 +50,41 @@ class Profile:
         if self._schema is None:
             from atlas_sync.typedefs import load_bundle
 
-            bundle = load_bundle(*self.typedef_sources)
             doc: dict[str, list[dict[str, Any]]] = {"entityDefs": [], "relationshipDefs": []}
-            for entry in bundle.entries.values():
+            entries = load_bundle(*self.typedef_sources).entries.values() if self.typedef_sources else []
+            for entry in entries:
                 if entry.category == "ENTITY":
                     doc["entityDefs"].append(entry.atlas())
                 elif entry.category == "RELATIONSHIP":
                     doc["relationshipDefs"].append(entry.atlas())
             schema = EntitySchema.with_builtins()
+            if self.native_types:
+                from atlas_sync.resources import atlas_models
+
+                schema.add_typedefs(atlas_models())
             schema.add_typedefs(doc)
             self._schema = schema
         return self._schema
 
+    def mapping(self, env: Any) -> Any:
+        """The compiled mapping table (``None`` for a profile without one), compiled once in ``env``."""
+        if self.mapping_file is None:
+            return None
+        if self._mapping is None:
+            from atlas_sync.render.native import load_mapping
+
+            self._mapping = load_mapping(self.mapping_file, env)
+        return self._mapping
+
     def entity_types(self) -> list[str]:
-        """Every entity type this profile's bundles declare (the scope of reconcile and teardown)."""
+        """Every entity type this profile's bundles declare (the scope of reconcile and teardown); for a
+        native profile, the types its mapping table produces."""
+        if self.mapping_file is not None:
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+            from atlas_sync.render.native import load_mapping
+
+            return sorted(load_mapping(self.mapping_file, ImmutableSandboxedEnvironment()).types())
         return [
             t
             for t in self.schema.own_attributes
@@ -113,6 +139,14 @@ def _load_profile(name_or_path: str | Path) -> Profile:
     for s in cfg.get("typedefs", []) or []:
         rel = folder / s
         sources.append(rel if rel.exists() else s)
+    native_types = bool(cfg.get("native_types", False))
+    if native_types and "typedefs" in cfg:
+        default_typedefs = []  # registers only what it lists (the atlas profile: nothing)
+    mapping_file = None
+    if cfg.get("mapping"):
+        mapping_file = folder / str(cfg["mapping"])
+        if not mapping_file.is_file():
+            raise ConfigError(f"{cfg_file}: mapping {cfg['mapping']!r} not found in {folder}")
     templates = dict(cfg.get("templates") or {})
     for kind in TEMPLATE_KINDS:
         if kind not in templates and (folder / f"{kind}.json.j2").is_file():
@@ -135,4 +169,6 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         reader_options=dict(cfg.get("reader_options") or {}),
         description=str(cfg.get("description", "")),
         create_only_attributes=list(cfg.get("create_only_attributes") or []),
+        native_types=native_types,
+        mapping_file=mapping_file,
     )

@@ -18,6 +18,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
+from atlas_sync.render.native import Namespaces, NativeRender
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
 
@@ -46,6 +47,10 @@ class DesiredEntity:
     create_only: dict[str, Any] = field(default_factory=dict)
     tier: int = 0
     origin: str = ""
+    # native profiles: labels written when the entity is created (ownership), and whether it is a dataset
+    # (or a dataset's container or column) that is referenced, not written, when it exists and is not ours
+    labels: list[str] = field(default_factory=list)
+    shared: bool = False
 
     @property
     def key(self) -> Key:
@@ -119,10 +124,11 @@ class _Renderer:
         self.env = profile.environment(_env)
         self.state = DesiredState(domain=domain, job=job)
         self.owner: dict[Key, str] = {}
+        self.extra_context: dict[str, Any] = {}
 
-    def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> DesiredEntity:
+    def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> list[DesiredEntity]:
         name = self.profile.templates[kind]
-        ctx = {"domain": self.domain, "job": self.job, **context}
+        ctx = {"domain": self.domain, "job": self.job, **self.extra_context, **context}
         try:
             text = self.env.get_template(name).render(**ctx)
         except jinja2.TemplateSyntaxError as exc:
@@ -149,7 +155,22 @@ class _Renderer:
                 f"template {name} ({origin}) produced invalid JSON at line {exc.lineno}: {exc.msg}",
                 hint="pass every value through `| tojson`",
             ) from None
-        return self._to_entity(doc, name, origin)
+        if isinstance(doc, list) and doc:
+            # a native profile's entity plus the containers it needs (hive_db of a hive_table, ...)
+            return [self._to_entity(d, name, origin) for d in doc]
+        if doc is None and kind in ("column", "column_lineage"):
+            return []  # the type has no columns / no column lineage in the profile's model
+        return [self._to_entity(doc, name, origin)]
+
+    def render_main(self, kind: str, origin: str, context: dict[str, Any]) -> DesiredEntity | None:
+        """Render and add one entity (and a native profile's containers, shared by every entity needing
+        them); the entity itself, or ``None`` when the template renders nothing."""
+        ents = self.render_one(kind, origin, context)
+        if not ents:
+            return None
+        for extra in ents[1:]:
+            self.add(extra, f"container {extra.type_name} {extra.qualified_name!r}", shared_ok=True)
+        return self.add(ents[0], origin)
 
     def _to_entity(self, doc: Any, template: str, origin: str) -> DesiredEntity:
         where = f"template {template} ({origin})"
@@ -202,14 +223,30 @@ class _Renderer:
         qn = attributes.get("qualifiedName")
         if not isinstance(qn, str) or not qn:
             raise RenderError(f"{where}: qualifiedName must be a non-empty string")
-        if not qn.endswith("@" + self.domain):
+        if self.profile.mapping_file is None and not qn.endswith("@" + self.domain):
             raise RenderError(f"{where}: qualifiedName {qn!r} must end with @{self.domain} (the domain)")
         create_only = {k: attributes.pop(k) for k in self.profile.create_only_attributes if k in attributes}
-        return DesiredEntity(type_name, qn, attributes, refs, rel_attrs, create_only, 0, origin)
+        labels = doc.get("labels") or []
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise RenderError(f"{where}: labels must be a list of strings")
+        return DesiredEntity(
+            type_name,
+            qn,
+            attributes,
+            refs,
+            rel_attrs,
+            create_only,
+            0,
+            origin,
+            list(labels),
+            doc.get("shared") is True,
+        )
 
-    def add(self, entity: DesiredEntity, owner: str) -> DesiredEntity:
+    def add(self, entity: DesiredEntity, owner: str, *, shared_ok: bool = False) -> DesiredEntity:
         existing = self.state.entities.get(entity.key)
         if existing is not None:
+            if shared_ok and self.owner[entity.key].startswith("container "):
+                return existing  # one container (a hive_db) serves every table in it
             if self.owner[entity.key] != owner:
                 raise RenderError(
                     f"name collision: {self.owner[entity.key]} and {owner} both render to "
@@ -241,6 +278,7 @@ def render(
     single_process: bool | None = None,
     extra_columns: Mapping[str, Sequence[str]] | None = None,
     rendered: RenderedKeys | None = None,
+    namespaces: Namespaces | None = None,
 ) -> DesiredState:
     """Render ``graph`` into the desired entities of ``profile`` for ``domain`` / ``job``.
 
@@ -249,10 +287,14 @@ def render(
     whole input says, so each entity renders exactly as it would from the whole graph.
     ``rendered``: datasets and columns rendered by an earlier call; processes and edges here refer
     to them by key (they are not in ``graph.datasets`` and not in the returned state).
+    ``namespaces``: the metadata namespaces of a native profile (``--metadata-namespace``, per source).
     """
     if not domain or "@" in domain:
         raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
     r = _Renderer(profile, domain, job)
+    mapping = profile.mapping(r.env)
+    if mapping is not None:
+        r.extra_context["native"] = NativeRender(mapping, namespaces or Namespaces(), domain=domain, job=job)
     ds_keys = r.state.dataset_keys
     col_keys = r.state.column_keys
     # lookups see this graph's datasets first, then the ones rendered earlier
@@ -271,7 +313,9 @@ def render(
     for d in graph.datasets:
         ctx = d.model_dump()
         ctx["columns"] = [{"name": c} for c in columns[d.id]] if not d.columns else ctx["columns"]
-        ent = r.add(r.render_one("dataset", f"dataset {d.id!r}", {"dataset": ctx}), f"dataset {d.id!r}")
+        ent = r.render_main("dataset", f"dataset {d.id!r}", {"dataset": ctx})
+        if ent is None:
+            raise RenderError(f"template {profile.templates['dataset']} (dataset {d.id!r}) rendered nothing")
         ds_keys[d.id] = ent.key
         if "column" in profile.templates:
             cols = {c.name: c for c in d.columns}
@@ -289,8 +333,9 @@ def render(
                     "position": pos,
                 }
                 origin = f"column {d.id}.{cname}"
-                cent = r.add(r.render_one("column", origin, cctx), origin)
-                col_keys[(d.id, cname)] = cent.key
+                cent = r.render_main("column", origin, cctx)
+                if cent is not None:
+                    col_keys[(d.id, cname)] = cent.key
 
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
@@ -299,8 +344,11 @@ def render(
             "inputs": [_ref(ds_refs[i]) for i in p.inputs],
             "outputs": [_ref(ds_refs[o]) for o in p.outputs],
             "single_process": len(graph.processes) == 1 if single_process is None else single_process,
+            "source": graph.source or "",
         }
-        ent = r.add(r.render_one("process", f"process {p.id!r}", ctx), f"process {p.id!r}")
+        ent = r.render_main("process", f"process {p.id!r}", ctx)
+        if ent is None:
+            raise RenderError(f"template {profile.templates['process']} (process {p.id!r}) rendered nothing")
         proc_keys[p.id] = ent.key
 
     if "column_lineage" in profile.templates and graph.edges:
@@ -344,7 +392,7 @@ def render(
                 "expression": "; ".join(exprs) if exprs else None,
             }
             origin = f"column lineage {pid}:{tds}.{tcol or '*'} ({kind})"
-            r.add(r.render_one("column_lineage", origin, ctx), origin)
+            r.render_main("column_lineage", origin, ctx)
 
     _assign_tiers(r.state, rendered.tiers if rendered else {})
     return r.state
@@ -388,6 +436,7 @@ def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:
 __all__ = [
     "DIRECT_KINDS",
     "DesiredEntity",
+    "Namespaces",
     "DesiredState",
     "Key",
     "RenderError",
