@@ -14,7 +14,7 @@ from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
 from atlas_sync.emulator.repo import Repo, Row
 
 if TYPE_CHECKING:
-    from atlas_sync.emulator.app import State
+    from atlas_sync.emulator.state import State
 
 LABEL_MAX_LENGTH = 50  # atlas.entity.label.max.length default (AtlasConfiguration.LABEL_MAX_LENGTH)
 # EntityGraphMapper.LABEL_REGEX: CJK ranges, letters, digits, '_' and '-'
