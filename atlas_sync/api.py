@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.reconcile.actual import list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import Plan, PlanOptions
+from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
 from atlas_sync.render.profile import Profile, load_profile
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
@@ -140,6 +142,8 @@ class Publisher:
         batch_size: int = 500,
         parallel: int = 4,
         max_delete_percent: float = 50.0,
+        metadata_namespace: str | None = None,
+        metadata_namespaces: Mapping[str, str] | None = None,
     ) -> None:
         if not domain or "@" in domain:
             raise AtlasSyncError(
@@ -147,6 +151,10 @@ class Publisher:
             )
         self.client = client
         self.profile = profile if isinstance(profile, Profile) else load_profile(profile)
+        if metadata_namespace or metadata_namespaces:
+            # a native profile's names end with Atlas's metadata namespace (docs/existing-atlas.md)
+            ns = Namespaces(metadata_namespace or DEFAULT_METADATA_NAMESPACE, dict(metadata_namespaces or {}))
+            self.profile = dataclasses.replace(self.profile, namespaces=ns)
         self.domain = domain
         self.batch_size = batch_size
         self.parallel = parallel
@@ -167,6 +175,8 @@ class Publisher:
             batch_size=settings.batch_size,
             parallel=settings.parallel,
             max_delete_percent=settings.max_delete_percent,
+            metadata_namespace=settings.metadata_namespace,
+            metadata_namespaces=settings.metadata_namespaces,
         )
 
     # ------------------------------------------------------------------ reading

@@ -41,6 +41,7 @@ ENV_VARS: dict[str, str] = {
     "max_retry_seconds": "ATLAS_MAX_RETRY_SECONDS",
     "data_dir": "ATLAS_SYNC_DATA_DIR",
     "domain": "ATLAS_SYNC_DOMAIN",
+    "metadata_namespace": "ATLAS_SYNC_METADATA_NAMESPACE",
     "job": "ATLAS_SYNC_JOB",
     "profile": "ATLAS_SYNC_PROFILE",
     "batch_size": "ATLAS_SYNC_BATCH_SIZE",
@@ -100,6 +101,13 @@ class Settings(BaseModel):
     data_dir: Path = Field(Path(".atlas-sync"), description="state of the embedded emulator")
     domain: str | None = Field(None, description="domain: suffix @<domain> of every qualified name")
     job: str | None = Field(None, description="job scope of a sync (default: derived from the input)")
+    metadata_namespace: str | None = Field(
+        None, description="native profiles (atlas): Atlas's metadata namespace in names (default primary)"
+    )
+    metadata_namespaces: dict[str, str] = Field(
+        default_factory=dict,
+        description="native profiles: metadata namespace per source namespace (exact or fnmatch pattern)",
+    )
     profile: str = Field("lineage", description="profile: typedefs + templates + naming")
     batch_size: int = Field(500, ge=1, description="entities per request")
     max_batch_bytes: int = Field(4_000_000, ge=1024, description="JSON bytes per request")

@@ -30,6 +30,9 @@ from atlas_sync.errors import AtlasSyncError, InputError
 def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[Any, Any]:
     from atlas_sync.api import Publisher
 
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        extra.setdefault("metadata_namespace", ctx.meta.get("atlas_sync.metadata_namespace"))
     settings = settings_from_options(domain=domain, profile=profile, **extra)
     if not settings.domain:
         raise click.UsageError(
@@ -107,6 +110,11 @@ def _confirm(command: str, question: str) -> None:
     click.confirm(question, abort=True, err=True)
 
 
+def _remember_metadata_namespace(ctx: click.Context, _param: Any, value: str | None) -> None:
+    if value is not None:
+        ctx.meta["atlas_sync.metadata_namespace"] = value
+
+
 def _common(func: Any) -> Any:
     opts = [
         click.option(
@@ -119,7 +127,16 @@ def _common(func: Any) -> Any:
             "--profile",
             "-p",
             metavar="NAME|DIR",
-            help="profile: lineage (default), pico, or a profile folder [env ATLAS_SYNC_PROFILE]",
+            help="profile: lineage (default), pico, atlas, or a profile folder [env ATLAS_SYNC_PROFILE]",
+        ),
+        click.option(
+            "--metadata-namespace",
+            metavar="NS",
+            expose_value=False,
+            callback=_remember_metadata_namespace,
+            help="atlas profile: Atlas's metadata namespace (atlas.metadata.namespace) that names end with; "
+            "per source: metadata_namespaces in atlas-sync.toml [env ATLAS_SYNC_METADATA_NAMESPACE; "
+            "default: primary]",
         ),
     ]
     for o in reversed(opts):

@@ -34,6 +34,8 @@ class Profile:
     native_types: bool = False
     # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
     mapping_file: Path | None = None
+    # the metadata namespaces a native profile's names use (render.native.Namespaces; set by Publisher)
+    namespaces: Any = None
     _schema: EntitySchema | None = None
     _mapping: Any = None
     _env: Any = None

@@ -294,7 +294,8 @@ def render(
     r = _Renderer(profile, domain, job)
     mapping = profile.mapping(r.env)
     if mapping is not None:
-        r.extra_context["native"] = NativeRender(mapping, namespaces or Namespaces(), domain=domain, job=job)
+        ns = namespaces or profile.namespaces or Namespaces()
+        r.extra_context["native"] = NativeRender(mapping, ns, domain=domain, job=job)
     ds_keys = r.state.dataset_keys
     col_keys = r.state.column_keys
     # lookups see this graph's datasets first, then the ones rendered earlier

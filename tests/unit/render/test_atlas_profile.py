@@ -211,3 +211,28 @@ def test_a_mapping_missing_a_mandatory_attribute_is_a_render_error(tmp_path: Pat
     graph = read("spark-plan", [str(DATA / "spark/fixtures/insert_into_cte/analyzed.txt")])
     with pytest.raises(RenderError, match="mandatory attribute 'type'"):
         render(graph, load_profile(folder), domain="prod", job="j", namespaces=NS)
+
+
+def test_metadata_namespace_comes_from_env_and_the_per_source_map_from_the_config_file(
+    tmp_path: Path,
+) -> None:
+    from atlas_sync.api import Publisher
+    from atlas_sync.config import load_settings
+
+    (tmp_path / "atlas-sync.toml").write_text(
+        'domain = "prod"\nprofile = "atlas"\n[metadata_namespaces]\n"postgres://*" = "pg_prod"\n',
+        encoding="utf-8",
+    )
+    settings = load_settings(env={"ATLAS_SYNC_METADATA_NAMESPACE": "cl1"}, cwd=tmp_path)
+    assert settings.metadata_namespace == "cl1"
+    assert settings.sources["metadata_namespace"] == "env ATLAS_SYNC_METADATA_NAMESPACE"
+    pub = Publisher.from_settings(None, settings)
+    example = Path(__file__).resolve().parents[3] / "examples"
+    state = render(
+        pub.read("sql", [str(example / "sql/etl.sql")], dialect="hive"), pub.profile, domain="prod", job="etl"
+    )
+    assert _names(state, "hive_table") == {"default.tab1@cl1", "default.tabb2@cl1", "default.tab3@cl1"}
+    ol_graph = pub.read("openlineage", [str(example / "openlineage/daily_revenue.ol.json")])
+    ol = render(ol_graph, pub.profile, domain="prod", job="j")
+    assert "shop.sales.orders@pg_prod" in _names(ol, "rdbms_table")
+    assert load_profile("atlas").namespaces is None  # the built-in profile object is not changed
