@@ -53,6 +53,8 @@ CONFIG_ENV_VAR = "ATLAS_SYNC_CONFIG"
 
 # Settings that may not be written in a config file (files get committed and shared).
 _NOT_IN_FILE = {"password": 'use password_file = "..." or the ATLAS_PASSWORD environment variable'}
+# Settings that are TOML tables in a config file.
+_TABLE_FIELDS = {"metadata_namespaces"}
 # Path settings given in a config file are relative to the file's folder.
 _PATH_FIELDS = ("password_file", "ca_bundle", "data_dir")
 
@@ -226,7 +228,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
                 f"{path}: unknown key {key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""),
                 hint="known keys: " + ", ".join(k for k in Settings.model_fields if k not in _NOT_IN_FILE),
             )
-        if isinstance(value, dict):
+        if isinstance(value, dict) and key not in _TABLE_FIELDS:
             raise ConfigError(f"{path}: key {key!r} must be a value, not a table")
     for key in _PATH_FIELDS:
         if isinstance(data.get(key), str):
