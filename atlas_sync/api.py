@@ -24,8 +24,8 @@ from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.reconcile.actual import list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
-from atlas_sync.reconcile.plan import Plan, PlanOptions
-from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
+from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
+from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_LABEL, Namespaces, label_for
 from atlas_sync.render.profile import Profile, load_profile
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
@@ -144,6 +144,7 @@ class Publisher:
         max_delete_percent: float = 50.0,
         metadata_namespace: str | None = None,
         metadata_namespaces: Mapping[str, str] | None = None,
+        missing_datasets: str = "create",
     ) -> None:
         if not domain or "@" in domain:
             raise AtlasSyncError(
@@ -159,6 +160,11 @@ class Publisher:
         self.batch_size = batch_size
         self.parallel = parallel
         self.max_delete_percent = max_delete_percent
+        if missing_datasets not in MISSING_DATASETS:
+            raise AtlasSyncError(
+                f"invalid missing_datasets {missing_datasets!r}", hint="one of " + ", ".join(MISSING_DATASETS)
+            )
+        self.missing_datasets = missing_datasets
         self._typedefs_ensured = False  # set by ensure_typedefs(): the scope types exist then
 
     @classmethod
@@ -177,7 +183,13 @@ class Publisher:
             max_delete_percent=settings.max_delete_percent,
             metadata_namespace=settings.metadata_namespace,
             metadata_namespaces=settings.metadata_namespaces,
+            missing_datasets=settings.missing_datasets,
         )
+
+    @property
+    def native(self) -> bool:
+        """True for a profile on Atlas's own models (ownership by labels, references to what exists)."""
+        return self.profile.mapping_file is not None
 
     # ------------------------------------------------------------------ reading
     def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
@@ -200,6 +212,9 @@ class Publisher:
         """Register the profile's typedefs if needed; returns the number of write requests made."""
         from atlas_sync.typedefs import ensure_typedefs, load_bundle
 
+        if not self.profile.typedef_sources:  # a native profile registers nothing
+            self._typedefs_ensured = True
+            return 0
         bundle = load_bundle(*self.profile.typedef_sources)
         result = ensure_typedefs(self.client, bundle)
         self._typedefs_ensured = True
@@ -246,13 +261,15 @@ class Publisher:
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
-        headers = list_scope(self.client, self.profile.root_types(), plan.domain)
+        headers = list_scope(self.client, self.profile.root_types(), plan.domain, labels=self.native)
         by_guid = {h.guid: k for k, h in headers.items()}
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
         ref_attrs = reference_attributes(e.refs for e in plan.desired.values())
         current = read_entities(self.client, guids, by_guid, ref_attrs)
         stale: list[str] = []
         for i in plan.items:
+            if i.action == "referenced":
+                continue  # not ours: never written, so nothing to protect
             if i.action == "create":
                 if i.key in headers:
                     stale.append(f"{i.type_name} {i.qualified_name} now exists")
@@ -322,6 +339,7 @@ class Publisher:
                     max_delete_percent=self.max_delete_percent,
                     force=options.get("force", False),
                     input_has_errors=any(p.severity == "error" for p in s.problems),
+                    missing_datasets=self.missing_datasets,
                 ),
                 batch_size=self.batch_size,
                 purge=options.get("purge", False),
@@ -344,7 +362,7 @@ class Publisher:
         delete the profile's typedefs when nothing else uses them."""
         result = TeardownResult(domain=self.domain)
         roots = self._existing_root_types()
-        headers = list_scope(self.client, roots, self.domain)
+        headers = list_scope(self.client, roots, self.domain, labels=self.native)
         procs = [h.guid for k, h in headers.items() if k[0] in self.process_types]
         others = [h.guid for k, h in headers.items() if k[0] not in self.process_types]
         total = len(procs) + len(others)
@@ -365,7 +383,7 @@ class Publisher:
                 res = self.client.purge_entities(chunk)
                 result.requests += int(getattr(res, "requests", 1) or 1)
                 result.purged += len(chunk)
-        if typedefs:
+        if typedefs and self.profile.typedef_sources:
             from atlas_sync.typedefs import delete_typedefs, load_bundle
 
             bundle = load_bundle(*self.profile.typedef_sources)
@@ -389,6 +407,23 @@ class Publisher:
         suffix = "@" + self.domain
         if not roots:
             return []
+        if self.native:
+            return [
+                h["guid"]
+                for h in search_roots(
+                    self.client,
+                    roots,
+                    entity_filters={
+                        "attributeName": "__labels",
+                        "operator": "contains",
+                        "attributeValue": label_for(DOMAIN_LABEL, self.domain),
+                    },
+                    exclude_deleted=False,
+                    attributes=["qualifiedName"],
+                )
+                if h.get("status") == "DELETED"
+                and label_for(DOMAIN_LABEL, self.domain) in (h.get("labels") or [])
+            ]
         out = []
         for h in search_roots(
             self.client,

@@ -15,7 +15,7 @@ import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
@@ -42,6 +42,7 @@ ENV_VARS: dict[str, str] = {
     "data_dir": "ATLAS_SYNC_DATA_DIR",
     "domain": "ATLAS_SYNC_DOMAIN",
     "metadata_namespace": "ATLAS_SYNC_METADATA_NAMESPACE",
+    "missing_datasets": "ATLAS_SYNC_MISSING_DATASETS",
     "job": "ATLAS_SYNC_JOB",
     "profile": "ATLAS_SYNC_PROFILE",
     "batch_size": "ATLAS_SYNC_BATCH_SIZE",
@@ -105,6 +106,9 @@ class Settings(BaseModel):
     job: str | None = Field(None, description="job scope of a sync (default: derived from the input)")
     metadata_namespace: str | None = Field(
         None, description="native profiles (atlas): Atlas's metadata namespace in names (default primary)"
+    )
+    missing_datasets: Literal["create", "skip", "fail"] = Field(
+        "create", description="native profiles: a dataset missing from Atlas is created, left out or refused"
     )
     metadata_namespaces: dict[str, str] = Field(
         default_factory=dict,

@@ -33,6 +33,7 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         extra.setdefault("metadata_namespace", ctx.meta.get("atlas_sync.metadata_namespace"))
+        extra.setdefault("missing_datasets", ctx.meta.get("atlas_sync.missing_datasets"))
     settings = settings_from_options(domain=domain, profile=profile, **extra)
     if not settings.domain:
         raise click.UsageError(
@@ -115,6 +116,11 @@ def _remember_metadata_namespace(ctx: click.Context, _param: Any, value: str | N
         ctx.meta["atlas_sync.metadata_namespace"] = value
 
 
+def _remember_missing_datasets(ctx: click.Context, _param: Any, value: str | None) -> None:
+    if value is not None:
+        ctx.meta["atlas_sync.missing_datasets"] = value
+
+
 def _common(func: Any) -> Any:
     opts = [
         click.option(
@@ -137,6 +143,14 @@ def _common(func: Any) -> Any:
             help="atlas profile: Atlas's metadata namespace (atlas.metadata.namespace) that names end with; "
             "per source: metadata_namespaces in atlas-sync.toml [env ATLAS_SYNC_METADATA_NAMESPACE; "
             "default: primary]",
+        ),
+        click.option(
+            "--missing-datasets",
+            type=click.Choice(["create", "skip", "fail"]),
+            expose_value=False,
+            callback=_remember_missing_datasets,
+            help="atlas profile: a dataset missing from Atlas is created (owned by the job), left out, or "
+            "refuses the plan [env ATLAS_SYNC_MISSING_DATASETS; default: create]",
         ),
     ]
     for o in reversed(opts):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 
 Key = tuple[str, str]
 
@@ -62,6 +63,8 @@ class ActualState:
     domain: str
     headers: dict[Key, ActualHeader] = field(default_factory=dict)
     entities: dict[Key, ActualEntity] = field(default_factory=dict)
+    # native profiles: shared entities that exist outside the scope (not ours) -> guid
+    foreign: dict[Key, str] = field(default_factory=dict)
 
     def guid_of(self, key: Key) -> str | None:
         h = self.headers.get(key)
@@ -88,18 +91,24 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
         yield from client.search_basic(t, **search)
 
 
-def list_scope(client: ScopeClient, root_types: list[str], domain: str) -> dict[Key, ActualHeader]:
-    """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``."""
-    return {h.key: h for h in iter_scope(client, root_types, domain)}
+def list_scope(
+    client: ScopeClient, root_types: list[str], domain: str, *, labels: bool = False
+) -> dict[Key, ActualHeader]:
+    """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``;
+    with ``labels`` (native profiles), every one labelled ``atlas-sync-d_<domain>``."""
+    return {h.key: h for h in iter_scope(client, root_types, domain, labels=labels)}
 
 
 def iter_scope(
-    client: ScopeClient, root_types: list[str], domain: str, **search: Any
+    client: ScopeClient, root_types: list[str], domain: str, *, labels: bool = False, **search: Any
 ) -> Iterator[ActualHeader]:
     """:func:`list_scope` one header at a time, as the search pages arrive (``search``: more
     arguments for ``client.search_basic``)."""
     suffix = "@" + domain
     if not root_types:
+        return
+    if labels:
+        yield from _iter_labelled(client, root_types, domain, **search)
         return
     headers = search_roots(
         client,
@@ -118,6 +127,36 @@ def iter_scope(
             continue  # the index may match loosely: re-check the suffix here
         owner = attrs.get(OWNER_ATTRIBUTE) or None
         yield ActualHeader(h["guid"], h["typeName"], qn, owner if isinstance(owner, str) else None)
+
+
+def _iter_labelled(
+    client: ScopeClient, root_types: list[str], domain: str, **search: Any
+) -> Iterator[ActualHeader]:
+    # Atlas keeps labels as the text "|a|b|": `contains` may match a longer label, so the header's
+    # labels are checked here; the owner is the job label
+    mark = label_for(DOMAIN_LABEL, domain)
+    headers = search_roots(
+        client,
+        root_types,
+        entity_filters={"attributeName": "__labels", "operator": "contains", "attributeValue": mark},
+        exclude_deleted=True,
+        attributes=["qualifiedName"],
+        **search,
+    )
+    for h in headers:
+        labels = h.get("labels") or []
+        qn = (h.get("attributes") or {}).get("qualifiedName")
+        if h.get("status", "ACTIVE") != "ACTIVE" or mark not in labels or not isinstance(qn, str):
+            continue
+        yield ActualHeader(h["guid"], h["typeName"], qn, job_label(labels))
+
+
+def job_label(labels: Any) -> str | None:
+    """The ``atlas-sync-j_<job>`` label among an entity's labels (its owner under a native profile)."""
+    for label in labels or []:
+        if isinstance(label, str) and label.startswith(JOB_LABEL):
+            return label
+    return None
 
 
 def _is_active(ref: dict[str, Any]) -> bool:
@@ -164,7 +203,7 @@ def to_actual(entity: dict[str, Any], by_guid: Mapping[str, Key], ref_attrs: set
                 refs[name] = [k for k in (_ref_key(x, by_guid) for x in v if isinstance(x, dict)) if k]
             elif isinstance(v, dict):
                 refs[name] = _ref_key(v, by_guid)
-    owner = attrs.get(OWNER_ATTRIBUTE)
+    owner = attrs.get(OWNER_ATTRIBUTE) or job_label(entity.get("labels"))
     return ActualEntity(
         guid=entity["guid"],
         type_name=entity["typeName"],

@@ -73,6 +73,8 @@ class _Batcher:
                 value = self._ref(v, placeholders) if v else None
             (rels if name in e.rel_attrs else attrs)[name] = value
         body: dict[str, Any] = {"typeName": e.type_name, "guid": guid, "attributes": attrs}
+        if create and e.labels:
+            body["labels"] = e.labels  # ownership under a native profile; Atlas keeps them on updates
         if rels:
             body["relationshipAttributes"] = rels
         return body

@@ -7,8 +7,10 @@ that it owns and no longer produces; a dataset is kept while anything else still
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from atlas_sync.errors import AtlasSyncError
@@ -19,7 +21,9 @@ from atlas_sync.reconcile.actual import (
 )
 from atlas_sync.render.renderer import DesiredEntity
 
-Action = Literal["create", "update", "delete", "unchanged"]
+Action = Literal["create", "update", "delete", "unchanged", "referenced"]
+ACTIONS: tuple[Action, ...] = ("create", "update", "delete", "unchanged", "referenced")
+MISSING_DATASETS = ("create", "skip", "fail")
 PLAN_FORMAT = 1
 
 
@@ -65,7 +69,10 @@ class Plan:
 
     @property
     def counts(self) -> dict[str, int]:
-        return {a: len(self.by_action(a)) for a in ("create", "update", "delete", "unchanged")}
+        out = {a: len(self.by_action(a)) for a in ACTIONS}
+        if not out["referenced"]:
+            del out["referenced"]  # only native profiles reference what others made
+        return out
 
     @property
     def has_changes(self) -> bool:
@@ -74,9 +81,10 @@ class Plan:
 
     def summary(self) -> str:
         c = self.counts
+        referenced = f", {c['referenced']} referenced" if c.get("referenced") else ""
         return (
             f"Plan: {c['create']} to create, {c['update']} to update, {c['delete']} to delete, "
-            f"{c['unchanged']} unchanged."
+            f"{c['unchanged']} unchanged{referenced}."
         )
 
     # ------------------------------------------------------------------ plan files
@@ -157,6 +165,8 @@ def _desired_json(e: DesiredEntity) -> dict[str, Any]:
         "relationshipAttributes": sorted(e.rel_attrs),
         "createOnly": e.create_only,
         "tier": e.tier,
+        **({"labels": e.labels} if e.labels else {}),
+        **({"shared": True} if e.shared else {}),
     }
 
 
@@ -179,6 +189,8 @@ def _desired_from_json(d: dict[str, Any]) -> DesiredEntity:
         rel_attrs=set(d.get("relationshipAttributes", [])),
         create_only=d.get("createOnly", {}),
         tier=d.get("tier", 0),
+        labels=list(d.get("labels") or []),
+        shared=bool(d.get("shared", False)),
     )
 
 
@@ -230,6 +242,8 @@ class PlanOptions:
     max_delete_percent: float = 50.0
     force: bool = False
     input_has_errors: bool = False
+    # native profiles: a dataset missing from Atlas is created (ours), left out, or refuses the plan
+    missing_datasets: str = "create"
 
 
 def plan_item(e: DesiredEntity, a: ActualEntity | None) -> PlanItem:
@@ -280,11 +294,12 @@ def check_deletes(
 def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
     """Terraform-style rendering: ``+`` create, ``~`` update with changes, ``-`` delete, and a summary."""
     lines: list[str] = []
-    sym = {"create": "+", "update": "~", "delete": "-", "unchanged": "="}
+    sym = {"create": "+", "update": "~", "delete": "-", "unchanged": "=", "referenced": "&"}
     for i in plan.items:
         if i.action == "unchanged" and not show_unchanged:
             continue
-        lines.append(f"  {sym[i.action]} {i.type_name} {i.qualified_name}")
+        note = "  (exists, not ours: referenced)" if i.action == "referenced" else ""
+        lines.append(f"  {sym[i.action]} {i.type_name} {i.qualified_name}{note}")
         for c in i.changes:
             lines.append(
                 f"      {c.attribute}: {json.dumps(c.before, ensure_ascii=False)} -> {json.dumps(c.after, ensure_ascii=False)}"
@@ -293,3 +308,51 @@ def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
         lines.append(f"warning: {w}")
     lines.append(plan.summary())
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------- native profiles
+def find_existing(client: Any, keys: Iterable[Key]) -> dict[Key, str]:
+    """guid of each ACTIVE entity among ``keys`` (bulk reads by unique attribute, per type)."""
+    by_type: dict[str, list[str]] = {}
+    for t, qn in keys:
+        by_type.setdefault(t, []).append(qn)
+    out: dict[Key, str] = {}
+    for t, names in by_type.items():
+        for ent in client.get_entities_by_unique(t, names, min_ext_info=True, ignore_relationships=True):
+            found = (ent.get("attributes") or {}).get("qualifiedName")
+            if ent.get("status", "ACTIVE") == "ACTIVE" and isinstance(found, str) and ent.get("typeName") == t:
+                out[(t, found)] = ent["guid"]
+    return out
+
+
+def missing_to_skip(missing: set[Key], outputs: Mapping[Key, list[Key]], policy: str) -> set[Key]:
+    """Under ``--missing-datasets`` ``policy``, what to leave out: nothing for ``create``; for ``skip`` the
+    missing datasets and, repeatedly, what only writes left-out ones (``outputs``: an entity's outputs);
+    ``fail`` refuses the plan."""
+    if policy == "create" or not missing:
+        return set()
+    if policy == "fail":
+        shown = ", ".join(f"{t} {qn}" for t, qn in sorted(missing)[:5])
+        raise PlanRefused(
+            f"{len(missing)} datasets are missing from Atlas (--missing-datasets fail): {shown}",
+            hint="run the hook (or its import script) first, or use --missing-datasets create|skip",
+        )
+    skipped = set(missing)
+    grown = True
+    while grown:
+        grown = False
+        for k, outs in outputs.items():
+            if k not in skipped and outs and all(o in skipped for o in outs):
+                skipped.add(k)
+                grown = True
+    return skipped
+
+
+def without_refs_to(e: DesiredEntity, skipped: set[Key]) -> DesiredEntity:
+    """``e`` without references to left-out entities."""
+    if not skipped:
+        return e
+    refs: dict[str, Key | list[Key] | None] = {}
+    for name, v in e.refs.items():
+        refs[name] = [k for k in v if k not in skipped] if isinstance(v, list) else (None if v in skipped else v)
+    return dataclasses.replace(e, refs=refs) if refs != e.refs else e

@@ -158,6 +158,8 @@ def evaluate(compiled: Any, ctx: Mapping[str, Any]) -> Any:
 _LABEL_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 LABEL_MAX = 50  # Atlas's atlas.entity.label.max.length default
 OWNER_LABEL = "atlas-sync"
+DOMAIN_LABEL = "atlas-sync-d_"
+JOB_LABEL = "atlas-sync-j_"
 
 
 def label_for(prefix: str, value: str) -> str:
@@ -176,7 +178,7 @@ def label_for(prefix: str, value: str) -> str:
 
 def ownership_labels(domain: str, job: str) -> list[str]:
     """The labels atlas-sync writes on what it creates with a native profile (docs/existing-atlas.md)."""
-    return [OWNER_LABEL, label_for("atlas-sync-d_", domain), label_for("atlas-sync-j_", job)]
+    return [OWNER_LABEL, label_for(DOMAIN_LABEL, domain), label_for(JOB_LABEL, job)]
 
 
 @dataclass

@@ -65,6 +65,14 @@ class DesiredState:
     # which dataset / (dataset, column) of the graph rendered to which key (for chunked rendering)
     dataset_keys: dict[str, Key] = field(default_factory=dict)
     column_keys: dict[tuple[str, str], Key] = field(default_factory=dict)
+    # native profiles: ownership is the job's label (``atlas-sync-j_<job>``), the scope the domain's label
+    owner_label: str | None = None
+
+    @property
+    def owner(self) -> str:
+        """What marks this job's entities in Atlas: the job's label (native profiles), else the job name
+        (``atlasSyncJob``)."""
+        return self.owner_label or self.job
 
     def ordered(self) -> list[DesiredEntity]:
         """Entities in dependency order: everything an entity references comes before it."""
@@ -295,7 +303,9 @@ def render(
     mapping = profile.mapping(r.env)
     if mapping is not None:
         ns = namespaces or profile.namespaces or Namespaces()
-        r.extra_context["native"] = NativeRender(mapping, ns, domain=domain, job=job)
+        native = NativeRender(mapping, ns, domain=domain, job=job)
+        r.extra_context["native"] = native
+        r.state.owner_label = native.labels[2]
     ds_keys = r.state.dataset_keys
     col_keys = r.state.column_keys
     # lookups see this graph's datasets first, then the ones rendered earlier
