@@ -69,7 +69,7 @@ class Plan:
 
     @property
     def counts(self) -> dict[str, int]:
-        out = {a: len(self.by_action(a)) for a in ACTIONS}
+        out: dict[str, int] = {a: len(self.by_action(a)) for a in ACTIONS}
         if not out["referenced"]:
             del out["referenced"]  # only native profiles reference what others made
         return out
