@@ -91,9 +91,10 @@ def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> Lin
 
 def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> LineageGraph:
     client = pub.client
-    headers = list_scope(client, pub._existing_root_types(), pub.domain)
+    native = bool(getattr(pub, "native", False))
+    headers = list_scope(client, pub._existing_root_types(), pub.domain, labels=native)
     if qualified_name:
-        if not qualified_name.endswith("@" + pub.domain):
+        if not native and not qualified_name.endswith("@" + pub.domain):
             qualified_name = qualified_name + "@" + pub.domain
         match = [h for k, h in headers.items() if k[1] == qualified_name]
         if not match:
