@@ -262,7 +262,8 @@ class Publisher:
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
         headers = list_scope(self.client, self.profile.root_types(), plan.domain, labels=self.native)
-        by_guid = {h.guid: k for k, h in headers.items()}
+        by_guid = {i.guid: i.key for i in plan.items if i.action == "referenced" and i.guid}
+        by_guid.update({h.guid: k for k, h in headers.items()})
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
         ref_attrs = reference_attributes(e.refs for e in plan.desired.values())
         current = read_entities(self.client, guids, by_guid, ref_attrs)

@@ -23,7 +23,6 @@ CODES: dict[str, str] = {
     "ATLAS-400-00-019": "{0}: invalid name for {1}.  Names must consist of a letter followed by a sequence of "
     "letter, number, space, or _ characters",
     "ATLAS-400-00-01A": "invalid parameters: {0}",
-    "ATLAS-400-00-01B": "instance {0} already is associated with classification {1}",
     "ATLAS-400-00-06D": "Classification {0} is not associated with entity",
     "ATLAS-400-00-08F": "Invalid label: {0}, label size should not be greater than {1}",
     "ATLAS-400-00-090": "Invalid label: {0}, label should contain alphanumeric characters, '_' or '-'",
@@ -59,6 +58,7 @@ CODES: dict[str, str] = {
     "ATLAS-404-00-001": "Given typename {0} was invalid",
     "ATLAS-404-00-002": "Given type guid {0} was invalid",
     "ATLAS-404-00-005": "Given instance guid {0} is invalid/not found",
+    "ATLAS-404-00-003": "No classifications associated with entity: {0}",
     "ATLAS-404-00-008": "Given classification {0} was invalid",
     "ATLAS-404-00-007": "Invalid instance creation/updation parameters passed : {0}",
     "ATLAS-404-00-009": "Instance {0} with unique attribute {1} does not exist",

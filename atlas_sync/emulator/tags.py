@@ -126,11 +126,15 @@ def parse_classifications(state: State, body: Any) -> list[dict[str, Any]]:
 
 
 def attach(row: Row, classifications: list[dict[str, Any]]) -> None:
-    """Add classifications to a row; one already there is ``ATLAS-400-00-01B`` (nothing is added)."""
+    """Add classifications to a row; one already there is refused and nothing is added
+    (``AtlasEntityStoreV2``: ``INVALID_PARAMETERS``, seen on a real 2.1.0)."""
     have = classification_names(row)
     for c in classifications:
         if c["typeName"] in have:
-            raise AtlasApiError("ATLAS-400-00-01B", row.guid, c["typeName"])
+            raise AtlasApiError(
+                "ATLAS-400-00-01A",
+                f"entity: {row.guid}, already associated with classification: {c['typeName']}",
+            )
         have.append(c["typeName"])
     row.extra["classifications"] = list(row.extra.get("classifications") or []) + classifications
 
@@ -163,7 +167,10 @@ def delete_classification(state: State, guid: str, name: str) -> None:
     repo, row = _entity(state, guid)
     if state.registry.defs.get(name, {}).get("category") != "CLASSIFICATION":
         raise AtlasApiError("ATLAS-404-00-008", name)
-    if name not in classification_names(row):
+    names = classification_names(row)
+    if not names:  # EntityGraphMapper.deleteClassification
+        raise AtlasApiError("ATLAS-404-00-003", guid)
+    if name not in names:
         raise AtlasApiError("ATLAS-400-00-06D", name)
     row.extra["classifications"] = [c for c in row.extra["classifications"] if c["typeName"] != name]
     _touch(state, repo, row)
