@@ -390,3 +390,36 @@ def _labelled(client: AtlasClient, *, active_only: bool = True) -> list[dict[str
         )
         if mark in (h.get("labels") or [])
     ]
+
+
+def test_missing_datasets_fail_refuses_and_skip_leaves_them_out(
+    catalog: tuple[AtlasClient, dict[str, str]], tmp_path: Path
+) -> None:
+    from atlas_sync.reconcile import plan_text
+    from atlas_sync.reconcile.plan import PlanRefused
+
+    client, hook = catalog
+    graph = read("sql", [str(_sql(tmp_path, SQL_V1))], dialect="hive")  # CTAS writes default.tab5: missing
+
+    def publisher(policy: str) -> Publisher:
+        return Publisher(
+            client, profile="atlas", domain=DOMAIN, metadata_namespace=NS, missing_datasets=policy
+        )
+
+    client.stats.reset()
+    with pytest.raises(PlanRefused, match=f"default.tab5@{NS}"):
+        publisher("fail").sync(graph)
+    assert client.stats["entity_write"].requests == 0
+
+    skipped = publisher("skip").sync(graph)
+    text = plan_text(skipped.plan)
+    assert f"& hive_table default.tab4@{NS}  (exists, not ours: referenced)" in text
+    assert not [i for i in skipped.plan.items if "tab5" in i.qualified_name]
+    assert any("left out" in w for w in skipped.plan.warnings)
+    assert client.get_entities_by_unique("hive_table", [f"default.tab5@{NS}"]) == []
+    # the CTAS only writes the missing table: its process and column lineage are left out with it
+    assert client.get_entities_by_unique("hive_process", [f"etl2:2@{NS}"]) == []
+    [insert] = client.get_entities_by_unique("hive_process", [f"etl2:1@{NS}"])
+    assert [x["guid"] for x in insert["attributes"]["outputs"]] == [hook[f"default.tab4@{NS}"]]
+    assert not publisher("skip").plan(graph).has_changes
+    publisher("skip").teardown()
