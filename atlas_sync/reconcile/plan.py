@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from atlas_sync.errors import AtlasSyncError
@@ -320,7 +320,11 @@ def find_existing(client: Any, keys: Iterable[Key]) -> dict[Key, str]:
     for t, names in by_type.items():
         for ent in client.get_entities_by_unique(t, names, min_ext_info=True, ignore_relationships=True):
             found = (ent.get("attributes") or {}).get("qualifiedName")
-            if ent.get("status", "ACTIVE") == "ACTIVE" and isinstance(found, str) and ent.get("typeName") == t:
+            if (
+                ent.get("status", "ACTIVE") == "ACTIVE"
+                and isinstance(found, str)
+                and ent.get("typeName") == t
+            ):
                 out[(t, found)] = ent["guid"]
     return out
 
@@ -354,5 +358,7 @@ def without_refs_to(e: DesiredEntity, skipped: set[Key]) -> DesiredEntity:
         return e
     refs: dict[str, Key | list[Key] | None] = {}
     for name, v in e.refs.items():
-        refs[name] = [k for k in v if k not in skipped] if isinstance(v, list) else (None if v in skipped else v)
+        refs[name] = (
+            [k for k in v if k not in skipped] if isinstance(v, list) else (None if v in skipped else v)
+        )
     return dataclasses.replace(e, refs=refs) if refs != e.refs else e

@@ -50,9 +50,13 @@ from atlas_sync.reconcile.plan import (
     _desired_from_json,
     _desired_json,
     check_deletes,
+    find_existing,
     foreign_process,
+    missing_to_skip,
     plan_item,
+    without_refs_to,
 )
+from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys, RenderError, render
 
@@ -85,10 +89,10 @@ class StreamedPlan(Plan):
 
     @property
     def counts(self) -> dict[str, int]:
-        return dict(self.totals)
+        return {a: n for a, n in self.totals.items() if n or a != "referenced"}
 
     def record(self, item: PlanItem, entity: DesiredEntity | None = None) -> None:
-        self.totals[item.action] += 1
+        self.totals[item.action] = self.totals.get(item.action, 0) + 1
         if item.action == "unchanged" and self.limit is not None:
             return
         if self.limit is None or len(self.items) < self.limit:
@@ -132,11 +136,16 @@ class _Spool:
                 tier INTEGER NOT NULL, PRIMARY KEY (ds, col)) WITHOUT ROWID;
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
-                body TEXT NOT NULL, conflict TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
+                body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE TABLE actual (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT,
                 PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE INDEX actual_guid ON actual (guid);
+            CREATE TABLE foreign_ (
+                type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, PRIMARY KEY (type, qn)
+            ) WITHOUT ROWID;
+            CREATE INDEX foreign_guid ON foreign_ (guid);
             """
         )
         # The open connection keeps the file; without a name it cannot outlive a killed sync
@@ -254,10 +263,12 @@ class _Spool:
         ref_names: set[str] = set()
         for e in state.entities.values():
             ref_names.update(e.refs)
-            rows.append((e.type_name, e.qualified_name, e.tier, e.origin, json.dumps(_desired_json(e))))
+            rows.append(
+                (e.type_name, e.qualified_name, e.tier, e.origin, json.dumps(_desired_json(e)), int(e.shared))
+            )
         # Same key from another origin: two nodes render to one name (reported before any write).
         self.db.executemany(
-            "INSERT INTO desired (type, qn, tier, origin, body) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO desired (type, qn, tier, origin, body, shared) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET conflict = COALESCE(conflict, excluded.origin) "
             "WHERE desired.origin != excluded.origin",
             rows,
@@ -311,13 +322,45 @@ class _Spool:
         out: dict[Key, str] = {}
         for k in set(keys):
             row = self.db.execute("SELECT guid FROM actual WHERE type = ? AND qn = ?", k).fetchone()
+            row = row or self.db.execute("SELECT guid FROM foreign_ WHERE type = ? AND qn = ?", k).fetchone()
             if row:
                 out[k] = row[0]
         return out
 
     def key_of_guid(self, guid: str) -> Key | None:
         row = self.db.execute("SELECT type, qn FROM actual WHERE guid = ?", (guid,)).fetchone()
+        row = row or self.db.execute("SELECT type, qn FROM foreign_ WHERE guid = ?", (guid,)).fetchone()
         return None if row is None else (row[0], row[1])
+
+    # ------------------------------------------------------------------ native profiles
+    def shared_outside(self) -> list[Key]:
+        """Desired shared (dataset) entities not in the domain's listing: made by others, or missing."""
+        return [
+            (r[0], r[1])
+            for r in self.db.execute(
+                "SELECT d.type, d.qn FROM desired d WHERE d.shared = 1 AND NOT EXISTS "
+                "(SELECT 1 FROM actual a WHERE a.type = d.type AND a.qn = d.qn) ORDER BY d.type, d.qn"
+            )
+        ]
+
+    def add_foreign(self, found: Mapping[Key, str]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO foreign_ (type, qn, guid) VALUES (?, ?, ?)",
+            [(k[0], k[1], g) for k, g in found.items()],
+        )
+
+    def foreign_guid(self, key: Key) -> str | None:
+        row = self.db.execute("SELECT guid FROM foreign_ WHERE type = ? AND qn = ?", key).fetchone()
+        return None if row is None else str(row[0])
+
+    def desired_outputs(self) -> dict[Key, list[Key]]:
+        """Each desired entity's ``outputs`` references (what --missing-datasets skip follows)."""
+        out: dict[Key, list[Key]] = {}
+        for t, qn, body in self.db.execute("SELECT type, qn, body FROM desired"):
+            v = json.loads(body).get("refs", {}).get("outputs")
+            if isinstance(v, list) and v:
+                out[(t, qn)] = [(x[0], x[1]) for x in v]
+        return out
 
     def foreign_processes(self, process_types: set[str], job: str) -> tuple[str, str, str] | None:
         """A desired process that Atlas holds under another job's ownership."""
@@ -543,17 +586,35 @@ class StreamSync:
         ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
         how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
+        # a native profile's scope is the domain's label and its owner mark the job's label
+        native = self.profile.mapping_file is not None
+        owner = label_for(JOB_LABEL, job) if native else job
         self.spool.add_actual(
             (h.type_name, h.qualified_name, h.guid, h.owner)
             # the spool keeps one row per key, so the client need not remember every guid
-            for h in iter_scope(self.client, root_types, self.domain, dedupe=False)
+            for h in iter_scope(self.client, root_types, self.domain, labels=native, dedupe=False)
         )
-        foreign = self.spool.foreign_processes(process_types, job)
+        foreign = self.spool.foreign_processes(process_types, owner)
         if foreign:
-            raise foreign_process(*foreign, job)
+            raise foreign_process(*foreign, owner)
+        skipped: set[Key] = set()
+        if native:
+            # datasets that exist outside the domain (a hook made them) are referenced, never written
+            outside = self.spool.shared_outside()
+            found = find_existing(self.client, outside)
+            self.spool.add_foreign(found)
+            policy = options.missing_datasets
+            missing = {k for k in outside if k not in found}
+            outputs = self.spool.desired_outputs() if policy == "skip" and missing else {}
+            skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
+            if skipped:
+                plan.warnings.append(
+                    f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
+                    "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
+                )
         by_guid = _GuidKeys(self.spool)
         ref_attrs = reference_attributes([self._ref_names])
-        deletes = self._deletes(job, process_types, plan, options, by_guid, ref_attrs)
+        deletes = self._deletes(owner, process_types, plan, options, by_guid, ref_attrs)
         total = self.spool.desired_count() + len(deletes)
         applied = ApplyResult()
         pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
@@ -581,7 +642,9 @@ class StreamSync:
                 batch_size=max(batch_size, len(pending.items)),
                 parallel=1,
             )
-            self.spool.add_actual((k[0], k[1], g, job) for k, g in res.guids.items() if k in pending.desired)
+            self.spool.add_actual(
+                (k[0], k[1], g, owner) for k, g in res.guids.items() if k in pending.desired
+            )
             _add(applied, res)
             done += len(pending.items)
             if progress:
@@ -593,7 +656,23 @@ class StreamSync:
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
             unchanged = 0
             for e, guid in chunk:
+                if e.key in skipped:
+                    continue
+                e = without_refs_to(e, skipped)
+                if e.shared and guid is None:
+                    theirs = self.spool.foreign_guid(e.key)
+                    if theirs is not None:
+                        plan.record(
+                            PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier)
+                        )
+                        unchanged += 1
+                        continue
                 item = plan_item(e, existing.get(e.key) if guid else None)
+                if e.shared and item.action == "update":
+                    # a shared dataset is written once, minimally: what a hook adds later is not fought over
+                    item = PlanItem(
+                        "unchanged", e.type_name, e.qualified_name, item.guid, [], item.tier, item.fingerprint
+                    )
                 plan.record(item, e)
                 if item.action == "create" and first_created_process is None and e.type_name in process_types:
                     first_created_process = e.qualified_name

@@ -325,12 +325,8 @@ class NativeRender:
         source: str,
     ) -> list[dict[str, Any]]:
         pid, job = str(process.get("id")), self._job
-        if pid == job or pid.startswith(job + ":"):
-            local = pid
-        elif single_process:
-            local = job
-        else:
-            local = f"{job}:{pid}"
+        # as the lineage profile: a process keeps its name whatever else the job holds
+        local = pid if pid == job or pid.startswith(job + ":") else f"{job}:{pid}"
         ctx = {
             **self._base(),
             "process": process,
