@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.lineage.model import dotted, split_dotted
+from atlas_sync.lineage.seatunnel.connectors import NONE, Naming, name_datasets
 
 SOURCE, TRANSFORM, SINK = "SOURCE", "TRANSFORM", "SINK"
 
@@ -57,6 +58,10 @@ class Step:
     fields: list[str] | None = None  # declared fields, in order (None = not declared)
     field_types: dict[str, str] = field(default_factory=dict)
     query: str | None = None  # a source's query, a sink's statement, a Sql transform's query
+    query_scope: list[str] = field(default_factory=list)  # database/keyspace of a source query's tables
+    naming: Naming | None = None  # the connector's naming rule (None: unknown connector, or WhaleTunnel)
+    identities: list[list[str]] = field(default_factory=list)  # table names for sink placeholders
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (code, message) found reading options
 
 
 # -------------------------------------------------------------------------------- connector options
@@ -68,7 +73,7 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
     for key in ("datasource_name", "data_source_name", "dataSourceName", "datasource"):
         if isinstance(opts.get(key), str) and opts[key]:
             return opts[key], True, None
-    url = opts.get("url") or opts.get("base-url") or opts.get("jdbc-url")
+    url = opts.get("url") or opts.get("base-url") or opts.get("jdbc-url") or opts.get("uri")
     if isinstance(url, str) and url:
         m = _JDBC_URL.match(url)
         if m:
@@ -88,6 +93,12 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         ("nodeUrls", "starrocks"),
         ("hosts", "elasticsearch"),
         ("bootstrap.servers", "kafka"),
+        ("warehouse", None),
+        ("client.service-url", None),
+        ("name.srv.addr", "rocketmq"),
+        ("kudu_masters", "kudu"),
+        ("zookeeper_quorum", "hbase"),
+        ("node_urls", "iotdb"),
         ("host", plugin.lower()),
     ):
         v = opts.get(key)
@@ -115,7 +126,7 @@ def tables_from_options(plugin: str, opts: Mapping[str, Any], output_name: str |
     conn, named, url_db = connection_from_options(plugin, opts)
     lower = plugin.lower()
     if lower in ("fakesource", "fake", "console", "assert") or lower.startswith("fake"):
-        return [TableRef(parts=[lower, output_name or lower], kind="local")]
+        return []  # test connectors: no external dataset
     if "file" in lower or lower in ("hdfs", "s3", "oss", "ftp", "sftp", "cosfile"):
         path = opts.get("path") or opts.get("file_path")
         if isinstance(path, str) and path:
@@ -175,3 +186,50 @@ def declared_fields(opts: Mapping[str, Any]) -> tuple[list[str] | None, dict[str
             types = {str(c["name"]): str(c["type"]) for c in v if isinstance(c, Mapping) and "type" in c}
             return names, types
     return None, {}
+
+
+_NO_SCHEMAS = ("mysql", "mariadb", "tidb", "clickhouse", "doris", "starrocks", "hive", "sqlite")
+
+
+def registry_tables(plugin: str, naming: Naming, opts: Mapping[str, Any]) -> tuple[list[TableRef], list[str]]:
+    """Datasets named by a known connector's options (see :mod:`.connectors`), and problems."""
+    conn, named, url_db = connection_from_options(plugin, opts)
+    url = str(opts.get("url") or opts.get("base-url") or "")
+    no_schemas = any(url.startswith(f"jdbc:{d}:") for d in _NO_SCHEMAS)
+    found = name_datasets(naming, opts, url_database=url_db)
+    refs: list[TableRef] = []
+    for parts, kind in found.names:
+        if no_schemas and url_db and len(parts) == 3 and parts[0] == url_db:
+            parts = parts[1:]  # MySQL-style: the URL's database and the table's are one level
+        refs.append(TableRef(parts=parts, kind=kind, connection=conn, named_connection=named))
+    return refs, found.problems
+
+
+def registry_query(naming: Naming, opts: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """A source's SQL query and the database its unqualified tables are in."""
+    if naming.kind == NONE or not naming.query:
+        return None, []
+    _conn, _named, url_db = connection_from_options("", opts)
+    found = name_datasets(naming, opts, url_database=url_db)
+    return (found.queries[0][0], found.queries[0][1]) if found.queries else (None, [])
+
+
+def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
+    """(table parts, column list) of a sink's ``INSERT INTO t (a, b) VALUES (?, ?)``."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(query.replace("?", "NULL"))
+    except Exception:  # noqa: BLE001 - the sink SQL is informative only
+        return None, None
+    if not isinstance(tree, exp.Insert):
+        return None, None
+    target = tree.this
+    cols = None
+    if isinstance(target, exp.Schema):
+        cols = [c.name for c in target.expressions]
+        target = target.this
+    if isinstance(target, exp.Table):
+        return [p for p in (target.catalog, target.db, target.name) if p], cols
+    return None, cols

@@ -120,16 +120,16 @@ def test_select_star_in_sql_transform_passes_upstream_fields(tmp_path):
     p = conf(
         tmp_path,
         """
-        source { FakeSource { plugin_output = "fake", schema = { fields { id = int, name = string } } } }
-        transform { Sql { plugin_input = "fake", plugin_output = "f2",
-                          query = "select *, length(name) as name_len from fake" } }
-        sink { Console { plugin_input = "f2" } }
+        source { Jdbc { plugin_output = "src", url = "jdbc:mysql://m:3306/shop"
+                        query = "select id, name from shop.users" } }
+        transform { Sql { plugin_input = "src", plugin_output = "f2",
+                          query = "select *, length(name) as name_len from src" } }
+        sink { Jdbc { plugin_input = "f2", url = "jdbc:mysql://m:3306/shop", table = "users_out" } }
         """,
     )
     g = read(p)
-    out = next(d for d in g.datasets if d.kind == "local" and d.facets.get("output_table"))
-    assert out.column_names() == ["id", "name", "name_len"]
-    assert ("fakesource.fake.name", f"{out.id}.name_len", "TRANSFORMATION") in edges(g)
+    assert g.dataset("shop.users_out").column_names() == ["id", "name", "name_len"]
+    assert ("shop.users.name", "shop.users_out.name_len", "TRANSFORMATION") in edges(g)
 
 
 def test_source_query_with_cte_alias_and_join(tmp_path):
