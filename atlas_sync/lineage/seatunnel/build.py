@@ -28,11 +28,13 @@ from atlas_sync.lineage.model import (
 from atlas_sync.lineage.seatunnel import sqlflow
 from atlas_sync.lineage.seatunnel.connectors import DEFAULT_TABLE, NONE, Naming, identifier, substitute
 from atlas_sync.lineage.seatunnel.steps import (
+    OPAQUE,
     SINK,
     SOURCE,
     Step,
     TableRef,
     connection_from_options,
+    dialect_of,
     insert_target,
     registry_tables,
 )
@@ -169,6 +171,11 @@ class Builder:
         if ref.kind == "file":
             parent, _, leaf = ds_id.rstrip("/").rpartition("/")
             namespace, name = parent, leaf or ds_id
+        elif ref.kind in OPAQUE:
+            namespace, name = (
+                ref.connection_prefix(self.connection_map) or ref.connection or "",
+                ref.parts[-1],
+            )
         else:
             namespace, name = dotted(*parts[:-1]), parts[-1]
         cols = [{"name": f.name, **({"type": f.type} if f.type else {})} for f in fields or []]
@@ -272,7 +279,8 @@ class Builder:
 
     def source_query(self, step: Step) -> Relation:
         assert step.query is not None
-        sql = sqlflow.analyze(step.query, dialect=self.dialect)
+        dialect = self.dialect or dialect_of(step.plugin, step.options)
+        sql = sqlflow.analyze(step.query, dialect=dialect)
         for p in sql.problems:
             self.graph.problem(f"{step.id}: {p}", code="seatunnel-sql", file=self.file)
         base = step.tables[0] if step.tables else TableRef(parts=[*step.query_scope, "?"])

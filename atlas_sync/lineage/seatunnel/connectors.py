@@ -65,6 +65,7 @@ class Naming:
     defaults: Mapping[str, str] = field(default_factory=dict)
     wildcard: tuple[str, ...] = ()
     pattern: str | None = None
+    affixes: tuple[str, str] | None = None  # options adding a prefix / suffix to the table name
     base: tuple[str, ...] = ()  # file connectors: options holding the URI the path is under
     scheme: str = ""  # file connectors: prefix otherwise (``{host}`` is filled from the options)
     note: str = ""  # what a connector naming no dataset gives instead (docs)
@@ -106,6 +107,7 @@ _JDBC_SINK = Naming(
     query="query",
     url_database=True,
     defaults={"table": "${table_name}"},
+    affixes=("tablePrefix", "tableSuffix"),
 )
 _CDC = Naming(TABLE, names=("table-names",), wildcard=("database-names", "schema-names"))
 _DB_TABLE = Naming(TABLE, forms=(("database", "table"),), multi=("table_list",))
@@ -129,12 +131,15 @@ CONNECTORS: tuple[Connector, ...] = (
               sink=Naming(TABLE, forms=(("table_name",),))),
     Connector("Iceberg", source=Naming(TABLE, forms=(("namespace", "table"),), multi=("table_list",),
                                        defaults={"namespace": "default"}),
-              sink=Naming(TABLE, forms=(("namespace", "table"),), defaults={"namespace": "default"})),
-    Connector("Paimon", source=_DB_TABLE, sink=Naming(TABLE, forms=(("database", "table"),))),
+              sink=Naming(TABLE, forms=(("namespace", "table"),),
+                          defaults={"namespace": "default", "table": "${table_name}"})),
+    Connector("Paimon", source=_DB_TABLE,
+              sink=Naming(TABLE, forms=(("database", "table"),), defaults={"table": "${table_name}"})),
     Connector("hudi", sink=Naming(TABLE, forms=(("database", "table_name"),), multi=("table_list",),
                                   defaults={"database": "default"})),
     Connector("Doris", source=_DB_TABLE,
-              sink=Naming(TABLE, forms=(("database", "table"), ("table.identifier",)))),
+              sink=Naming(TABLE, forms=(("table.identifier",), ("database", "table")),
+                          defaults={"database": "${database_name}", "table": "${table_name}"})),
     Connector("StarRocks", source=_DB_TABLE,
               sink=Naming(TABLE, forms=(("database", "table"),), defaults={"table": "${table_name}"})),
     Connector("SelectDBCloud", sink=Naming(TABLE, forms=(("table.identifier",),))),
@@ -147,7 +152,8 @@ CONNECTORS: tuple[Connector, ...] = (
     Connector("Druid", sink=Naming(TABLE, forms=(("datasource",),))),
     # Wide-column, key-value and time-series stores
     Connector("Kudu", source=Naming(TABLE, forms=(("table_name",),), multi=("table_list",)),
-              sink=Naming(TABLE, forms=(("table_name",),), multi=("table_list",))),
+              sink=Naming(TABLE, forms=(("table_name",),), multi=("table_list",),
+                          defaults={"table_name": "${table_full_name}"})),
     Connector("Hbase", source=Naming(TABLE, forms=(("table",),)), sink=Naming(TABLE, forms=(("table",),))),
     Connector("Cassandra", source=Naming(TABLE, query="cql", scope="keyspace"),
               sink=Naming(TABLE, forms=(("keyspace", "table"),))),
@@ -158,7 +164,8 @@ CONNECTORS: tuple[Connector, ...] = (
     Connector("Redis", source=Naming(KEY, forms=(("db_num", "keys"),), defaults={"db_num": "0"}),
               sink=Naming(KEY, forms=(("db_num", "key"),), defaults={"db_num": "0"})),
     Connector("InfluxDB", source=Naming(TABLE, query="sql", scope="database"),
-              sink=Naming(TABLE, forms=(("database", "measurement"),))),
+              sink=Naming(TABLE, forms=(("database", "measurement"),),
+                          defaults={"measurement": "${table_full_name}"})),
     Connector("TDengine", source=Naming(TABLE, forms=(("database", "stable"),)),
               sink=Naming(TABLE, forms=(("database", "stable"),))),
     Connector("IoTDB", source=Naming(TABLE, query="sql"), sink=Naming(TABLE, forms=(("storage_group",),))),
@@ -306,6 +313,18 @@ class Named:
     problems: list[str] = field(default_factory=list)
 
 
+def option(opts: Mapping[str, Any], key: str) -> Any:
+    """An option by its documented key: HOCON reads ``table.identifier = x`` as nested objects."""
+    if key in opts:
+        return opts[key]
+    node: Any = opts
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def _text(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -344,7 +363,7 @@ def name_datasets(
     if naming.kind == NONE:
         return out
     for key in naming.multi:
-        entries = opts.get(key)
+        entries = option(opts, key)
         if _depth == 0 and isinstance(entries, list) and any(isinstance(e, Mapping) for e in entries):
             outer = {k: v for k, v in opts.items() if k not in naming.multi}
             for e in entries:
@@ -354,23 +373,25 @@ def name_datasets(
                     out.queries += sub.queries
                     out.problems += sub.problems
             return out
-    flag = opts.get(naming.pattern) if naming.pattern else None
+    flag = option(opts, naming.pattern) if naming.pattern else None
     if flag is True or str(flag).lower() == "true":
-        value = next((_text(opts.get(f[-1])) for f in naming.forms if _text(opts.get(f[-1]))), None)
+        value = next((_text(option(opts, f[-1])) for f in naming.forms if _text(option(opts, f[-1]))), None)
         out.problems.append(
             f"reads the {naming.kind}s matching the pattern {value!r}; no dataset can be named"
         )
         return out
-    scope = split_dotted(s) if naming.scope and (s := _text(opts.get(naming.scope))) and "," not in s else []
+    scope = (
+        split_dotted(s) if naming.scope and (s := _text(option(opts, naming.scope))) and "," not in s else []
+    )
     for key in naming.names:
-        for value in _list(opts.get(key)):
+        for value in _list(option(opts, key)):
             _add(out, naming, _join(scope, _split(value, naming.kind)))
         if out.names or out.problems:
             return out
     if _forms(out, naming, opts, url_database, defaults=False):
         return out
     if naming.query:
-        q = _text(opts.get(naming.query))
+        q = _text(option(opts, naming.query))
         if q is not None:
             where = scope or ([url_database] if naming.url_database and url_database else [])
             out.queries.append((q, where))
@@ -383,7 +404,7 @@ def name_datasets(
         )
         return out
     for key in naming.wildcard:
-        dbs = _list(opts.get(key))
+        dbs = _list(option(opts, key))
         if dbs:
             out.problems.append(
                 f"captures every table of {key} {', '.join(dbs)}; name them (e.g. "
@@ -398,7 +419,7 @@ def _forms(
 ) -> bool:
     for form in naming.forms:
         *outer_keys, last = form
-        value = _text(opts.get(last))
+        value = _text(option(opts, last))
         if value is None and defaults:
             value = _text(naming.defaults.get(last))
         if value is None:
@@ -408,7 +429,7 @@ def _forms(
             return True
         outer: list[str] = []
         for k in outer_keys:
-            v = _text(opts.get(k))
+            v = _text(option(opts, k))
             if v is None and naming.url_database and url_db:
                 v = url_db
             if v is None:
@@ -419,7 +440,11 @@ def _forms(
             outer = [url_db]
         values = _list(value) if naming.kind in (TOPIC, QUEUE) else [value]
         for v in values:
-            _add(out, naming, _join(outer, _split(v, naming.kind)))
+            parts = _join(outer, _split(v, naming.kind))
+            if naming.affixes:
+                pre, suf = (_text(option(opts, k)) or "" for k in naming.affixes)
+                parts[-1] = f"{pre}{parts[-1]}{suf}"
+            _add(out, naming, parts)
         return True
     return False
 
@@ -437,10 +462,10 @@ def _add(out: Named, naming: Naming, parts: list[str]) -> None:
 def _file_uri(naming: Naming, opts: Mapping[str, Any], path: str) -> str:
     if "://" in path:
         return path
-    base = next((b.rstrip("/") for k in naming.base if (b := _text(opts.get(k)))), "")
+    base = next((b.rstrip("/") for k in naming.base if (b := _text(option(opts, k)))), "")
     if not base:
-        host = _text(opts.get("host")) or "localhost"
-        port = _text(opts.get("port"))
+        host = _text(option(opts, "host")) or "localhost"
+        port = _text(option(opts, "port"))
         base = naming.scheme.replace("{host}", f"{host}:{port}" if port else host).rstrip("/")
         if base.endswith(":/") or base.endswith(":"):
             base = base.rstrip("/") + "//"
@@ -451,12 +476,12 @@ def _file_uri(naming: Naming, opts: Mapping[str, Any], path: str) -> str:
 
 def upstream_table(opts: Mapping[str, Any]) -> list[str] | None:
     """A schema-declared source's own table name (``schema { table = "db.t" }``), if any."""
-    schema = opts.get("schema")
+    schema = option(opts, "schema")
     if isinstance(schema, Mapping):
         t = _text(schema.get("table"))
         if t:
             return split_dotted(t)
-    t = _text(opts.get("schema.table"))
+    t = _text(option(opts, "schema.table"))
     return split_dotted(t) if t else None
 
 

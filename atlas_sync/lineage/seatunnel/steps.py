@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.lineage.model import dotted, split_dotted
-from atlas_sync.lineage.seatunnel.connectors import NONE, Naming, name_datasets
+from atlas_sync.lineage.seatunnel.connectors import NONE, Naming, name_datasets, option
 
 SOURCE, TRANSFORM, SINK = "SOURCE", "TRANSFORM", "SINK"
+OPAQUE = ("topic", "queue", "endpoint", "key")  # dataset kinds named by one opaque string
 
 
 @dataclass
@@ -32,6 +33,9 @@ class TableRef:
         if self.kind in ("file", "local"):
             return self.parts[-1] if self.kind == "file" else dotted(*self.parts)
         prefix = self.connection_prefix(connection_map)
+        if self.kind in OPAQUE:
+            # A topic, queue, endpoint or key is one name (dots and dashes included): kept as is.
+            return f"{prefix}.{self.parts[-1]}" if prefix else self.parts[-1]
         return dotted(*([*split_dotted(prefix)] if prefix else []), *self.parts)
 
     def connection_prefix(self, connection_map: Mapping[str, str]) -> str:
@@ -101,7 +105,7 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         ("node_urls", "iotdb"),
         ("host", plugin.lower()),
     ):
-        v = opts.get(key)
+        v = option(opts, key)
         if isinstance(v, list):
             v = ",".join(str(x) for x in v)
         if isinstance(v, str) and v:
@@ -219,10 +223,13 @@ def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
     import sqlglot
     from sqlglot import exp
 
-    try:
-        tree = sqlglot.parse_one(query.replace("?", "NULL"))
-    except Exception:  # noqa: BLE001 - the sink SQL is informative only
-        return None, None
+    tree = None
+    for dialect in (None, "mysql", "tsql"):  # `quoted` / [quoted] names: sinks write to many databases
+        try:
+            tree = sqlglot.parse_one(query.replace("?", "NULL"), read=dialect)
+            break
+        except Exception:  # noqa: BLE001, S112 - the sink SQL is informative only
+            continue
     if not isinstance(tree, exp.Insert):
         return None, None
     target = tree.this
@@ -233,3 +240,21 @@ def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
     if isinstance(target, exp.Table):
         return [p for p in (target.catalog, target.db, target.name) if p], cols
     return None, cols
+
+
+_DIALECTS = {
+    "mysql": "mysql", "mariadb": "mysql", "tidb": "mysql", "oceanbase": "mysql", "postgresql": "postgres",
+    "opengauss": "postgres", "kingbase8": "postgres", "redshift": "redshift", "oracle": "oracle",
+    "sqlserver": "tsql", "jtds": "tsql", "db2": "postgres", "clickhouse": "clickhouse", "hive2": "hive",
+    "snowflake": "snowflake", "vertica": "postgres", "sqlite": "sqlite", "dm": "oracle", "presto": "presto",
+    "trino": "trino",
+}  # fmt: skip
+
+
+def dialect_of(plugin: str, opts: Mapping[str, Any]) -> str | None:
+    """The SQL dialect of a source's query, from its JDBC URL (or the connector itself)."""
+    url = str(opts.get("url") or opts.get("base-url") or "")
+    m = _JDBC_URL.match(url)
+    if m:
+        return _DIALECTS.get(m.group("type").lower())
+    return {"clickhouse": "clickhouse", "cassandra": None, "influxdb": None}.get(plugin.lower())
