@@ -135,11 +135,7 @@ def main() -> None:
             if "skip" in exp or name not in paths:
                 skipped += 1
                 continue
-            got = _reported(paths[name])
-            if got is None:
-                ins, outs = [], []
-            else:
-                ins, outs = got
+            ins, outs = _reported(paths[name]) or ([], [])
             for e, g in ((exp["in"], ins), (exp["out"], outs)):
                 a, b, c = _score(e, g)
                 tp, fp, fn = tp + a, fp + b, fn + c

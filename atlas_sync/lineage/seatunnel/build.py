@@ -26,7 +26,14 @@ from atlas_sync.lineage.model import (
     split_dotted,
 )
 from atlas_sync.lineage.seatunnel import sqlflow
-from atlas_sync.lineage.seatunnel.connectors import DEFAULT_TABLE, NONE, Naming, identifier, substitute
+from atlas_sync.lineage.seatunnel.connectors import (
+    DEFAULT_TABLE,
+    NONE,
+    Naming,
+    identifier,
+    join_names,
+    substitute,
+)
 from atlas_sync.lineage.seatunnel.steps import (
     OPAQUE,
     SINK,
@@ -36,6 +43,7 @@ from atlas_sync.lineage.seatunnel.steps import (
     connection_from_options,
     dialect_of,
     insert_target,
+    no_schemas,
     registry_tables,
 )
 
@@ -273,8 +281,11 @@ class Builder:
             return [(step.identities[0], ids)]
         out: list[tuple[list[str], list[str]]] = []
         for ref, ds in zip(step.tables, ids, strict=True):
-            parts = [p for p in ref.parts if p] if ref.kind not in ("file", "endpoint", "queue") else []
-            out.append((parts or list(DEFAULT_TABLE), [ds]))
+            parts = [p for p in ref.parts if p] if ref.kind not in ("file", *OPAQUE) else []
+            parts = ref.declared or parts or list(DEFAULT_TABLE)
+            if ref.default_schema and not ref.declared:
+                parts = parts[1:]  # the agreed default schema is ours, not SeaTunnel's
+            out.append((parts, [ds]))
         return out
 
     def source_query(self, step: Step) -> Relation:
@@ -293,6 +304,8 @@ class Builder:
             parts = split_dotted(name)
             if len(parts) == 1 and len(base.parts) > 1:
                 parts = [*base.parts[:-1], *parts]
+            elif len(parts) == 2 and step.query_schemas and not step.tables and len(base.parts) == 2:
+                parts = join_names(base.parts[:-1], parts)  # schema.table in the URL's database
             ref = TableRef(parts=parts, connection=base.connection, named_connection=base.named_connection)
             ids[name.lower()] = self.dataset_for(ref, step, "input", None)
             names.append((ref.parts, [ids[name.lower()]]))
@@ -560,8 +573,8 @@ class Builder:
             parts, _cols = insert_target(opts[naming.query])
             if parts:
                 conn, named, url_db = connection_from_options(step.plugin, opts)
-                if len(parts) == 1 and url_db:
-                    parts = [url_db, *parts]
+                if url_db and (len(parts) == 1 or (len(parts) == 2 and not no_schemas(opts))):
+                    parts = join_names([url_db], parts)
                 refs = [TableRef(parts=parts, connection=conn, named_connection=named)]
         return refs, problems
 

@@ -309,6 +309,7 @@ class Named:
     """Datasets named by one connector's options, and why some could not be."""
 
     names: list[tuple[list[str], str]] = field(default_factory=list)  # (name parts, kind)
+    declared: list[list[str] | None] = field(default_factory=list)  # each name's ``schema.table``
     queries: list[tuple[str, list[str]]] = field(default_factory=list)  # (SQL, scope parts)
     problems: list[str] = field(default_factory=list)
 
@@ -340,7 +341,7 @@ def _list(value: Any) -> list[str]:
     return [s.strip() for x in items if (t := _text(x)) for s in t.split(",") if s.strip()]
 
 
-def _join(outer: list[str], inner: list[str]) -> list[str]:
+def join_names(outer: list[str], inner: list[str]) -> list[str]:
     """Prefix ``inner`` with ``outer`` unless it already starts with it."""
     if outer and inner[: len(outer)] == outer:
         return inner
@@ -369,7 +370,11 @@ def name_datasets(
             for e in entries:
                 if isinstance(e, Mapping):
                     sub = name_datasets(naming, {**outer, **e}, url_database=url_database, _depth=1)
-                    out.names += sub.names
+                    declared = upstream_table(e)
+                    for parts, kind in sub.names:
+                        if parts not in [n for n, _ in out.names]:
+                            out.names.append((parts, kind))
+                            out.declared.append(declared)
                     out.queries += sub.queries
                     out.problems += sub.problems
             return out
@@ -385,7 +390,7 @@ def name_datasets(
     )
     for key in naming.names:
         for value in _list(option(opts, key)):
-            _add(out, naming, _join(scope, _split(value, naming.kind)))
+            _add(out, naming, join_names(scope, _split(value, naming.kind)))
         if out.names or out.problems:
             return out
     if _forms(out, naming, opts, url_database, defaults=False):
@@ -440,7 +445,7 @@ def _forms(
             outer = [url_db]
         values = _list(value) if naming.kind in (TOPIC, QUEUE) else [value]
         for v in values:
-            parts = _join(outer, _split(v, naming.kind))
+            parts = join_names(outer, _split(v, naming.kind))
             if naming.affixes:
                 pre, suf = (_text(option(opts, k)) or "" for k in naming.affixes)
                 parts[-1] = f"{pre}{parts[-1]}{suf}"
@@ -457,6 +462,7 @@ def _add(out: Named, naming: Naming, parts: list[str]) -> None:
         out.problems.append(f"{'.'.join(parts)!r} is a pattern; no dataset can be named")
     elif parts not in [n for n, _ in out.names]:
         out.names.append((parts, naming.kind))
+        out.declared.append(None)
 
 
 def _file_uri(naming: Naming, opts: Mapping[str, Any], path: str) -> str:

@@ -45,7 +45,7 @@ def _known_connector(step: Step, o: Mapping[str, Any]) -> str | None:
     if step.kind == SOURCE:
         step.tables, problems = registry_tables(step.plugin, naming, o)
         step.problems += [("seatunnel-no-table", f"{step.id} ({step.plugin}): {p}") for p in problems]
-        query, step.query_scope = registry_query(naming, o)
+        query, step.query_scope, step.query_schemas = registry_query(naming, o)
         declared = upstream_table(o)
         if declared is not None:
             step.identities = [declared]

@@ -28,6 +28,7 @@ class TableRef:
     connection: str | None = None  # the connection identity (data source name, or from the URL)
     named_connection: bool = False  # an explicit data source name: part of the dataset id
     default_schema: str | None = None  # set when the agreed default schema was filled in
+    declared: list[str] | None = None  # the table name its source declares (``schema.table``)
 
     def dataset_id(self, connection_map: Mapping[str, str]) -> str:
         if self.kind in ("file", "local"):
@@ -63,6 +64,7 @@ class Step:
     field_types: dict[str, str] = field(default_factory=dict)
     query: str | None = None  # a source's query, a sink's statement, a Sql transform's query
     query_scope: list[str] = field(default_factory=list)  # database/keyspace of a source query's tables
+    query_schemas: bool = False  # the scope is a database holding schemas: it prefixes `schema.table`
     naming: Naming | None = None  # the connector's naming rule (None: unknown connector, or WhaleTunnel)
     identities: list[list[str]] = field(default_factory=list)  # table names for sink placeholders
     problems: list[tuple[str, str]] = field(default_factory=list)  # (code, message) found reading options
@@ -86,9 +88,16 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
                 hostpart = rest[2:].split("/", 1)
                 host = _no_userinfo(hostpart[0].split(";")[0])
                 db = hostpart[1].split("?")[0].split(";")[0] if len(hostpart) > 1 else None
+                if db and "=" in db:  # jdbc:teradata://host/DATABASE=x,DBS_PORT=1025
+                    db = _param(db.replace(",", ";"), ("database",))
+                db = db or _param(rest, ("databasename", "database"))  # SQL Server: ;databaseName=x
                 return f"{m.group('type').lower()}://{host}", False, db or None
-            # jdbc:oracle:thin:user/pass@host:1521/SID, jdbc:sqlite:path ...
-            return f"{m.group('type').lower()}:{_no_userinfo(rest.split('?')[0])}", False, None
+            # jdbc:oracle:thin:user/pass@host:1521/SERVICE (or @//host...), jdbc:sqlite:path ...
+            at = _no_userinfo(rest.split("?")[0])
+            if "@" in rest and "/" in at.lstrip("/"):
+                host, _, service = at.lstrip("/").partition("/")
+                return f"{m.group('type').lower()}://{host}", False, service or None
+            return f"{m.group('type').lower()}:{at}", False, None
         scheme, sep, rest = url.split("?")[0].partition("://")
         return (f"{scheme}://{_no_userinfo(rest)}" if sep else _no_userinfo(scheme)), False, None
     for key, prefix in (
@@ -111,6 +120,15 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         if isinstance(v, str) and v:
             return (v if prefix is None else f"{prefix}://{_no_userinfo(v)}"), False, None
     return None, False, None
+
+
+def _param(text: str, keys: tuple[str, ...]) -> str | None:
+    """A ``;key=value`` parameter of a JDBC URL (case-insensitive key)."""
+    for item in text.split(";"):
+        k, sep, v = item.partition("=")
+        if sep and k.strip().lower() in keys and v.strip():
+            return v.strip()
+    return None
 
 
 def _no_userinfo(text: str) -> str:
@@ -192,30 +210,44 @@ def declared_fields(opts: Mapping[str, Any]) -> tuple[list[str] | None, dict[str
     return None, {}
 
 
-_NO_SCHEMAS = ("mysql", "mariadb", "tidb", "clickhouse", "doris", "starrocks", "hive", "sqlite")
+_NO_SCHEMAS = ("mysql", "mariadb", "tidb", "clickhouse", "doris", "starrocks", "hive", "sqlite", "gbase")
 
 
 def registry_tables(plugin: str, naming: Naming, opts: Mapping[str, Any]) -> tuple[list[TableRef], list[str]]:
     """Datasets named by a known connector's options (see :mod:`.connectors`), and problems."""
-    conn, named, url_db = connection_from_options(plugin, opts)
-    url = str(opts.get("url") or opts.get("base-url") or "")
-    no_schemas = any(url.startswith(f"jdbc:{d}:") for d in _NO_SCHEMAS)
+    # An option naming the dataset (Druid's `datasource`) is not a connection name.
+    used = {k for form in naming.forms for k in form}
+    conn, named, url_db = connection_from_options(plugin, {k: v for k, v in opts.items() if k not in used})
+    flat = no_schemas(opts)
     found = name_datasets(naming, opts, url_database=url_db)
     refs: list[TableRef] = []
-    for parts, kind in found.names:
-        if no_schemas and url_db and len(parts) == 3 and parts[0] == url_db:
+    for (parts, kind), declared in zip(found.names, found.declared, strict=True):
+        if flat and url_db and len(parts) == 3 and parts[0] == url_db:
             parts = parts[1:]  # MySQL-style: the URL's database and the table's are one level
-        refs.append(TableRef(parts=parts, kind=kind, connection=conn, named_connection=named))
+        refs.append(
+            TableRef(parts=parts, kind=kind, connection=conn, named_connection=named, declared=declared)
+        )
     return refs, found.problems
 
 
-def registry_query(naming: Naming, opts: Mapping[str, Any]) -> tuple[str | None, list[str]]:
-    """A source's SQL query and the database its unqualified tables are in."""
+def no_schemas(opts: Mapping[str, Any]) -> bool:
+    url = str(opts.get("url") or opts.get("base-url") or "")
+    return any(url.startswith(f"jdbc:{d}:") for d in _NO_SCHEMAS)
+
+
+def registry_query(naming: Naming, opts: Mapping[str, Any]) -> tuple[str | None, list[str], bool]:
+    """A source's SQL query, the database its unqualified tables are in, and whether that database
+    holds schemas (so it also prefixes the query's ``schema.table``)."""
     if naming.kind == NONE or not naming.query:
-        return None, []
+        return None, [], False
     _conn, _named, url_db = connection_from_options("", opts)
     found = name_datasets(naming, opts, url_database=url_db)
-    return (found.queries[0][0], found.queries[0][1]) if found.queries else (None, [])
+    if not found.queries:
+        return None, [], False
+    query, scope = found.queries[0]
+    # In a database with schemas (PostgreSQL, SQL Server, Oracle...) the URL's database holds the
+    # query's `schema.table`; in MySQL-style ones `db.table` is already complete.
+    return query, scope, bool(naming.url_database and url_db and scope == [url_db] and not no_schemas(opts))
 
 
 def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:

@@ -252,19 +252,20 @@ def test_sniff_picks_seatunnel_configs():
 
 
 @pytest.mark.parametrize(
-    ("url", "connection"),
+    ("url", "connection", "dataset"),
     [
-        ("jdbc:mysql://etl:hunter2@db1:3306/app?password=hunter2", "mysql://db1:3306"),
-        ("jdbc:oracle:thin:scott/hunter2@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
-        ("jdbc:oracle:thin:@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
+        ("jdbc:mysql://etl:hunter2@db1:3306/app?password=hunter2", "mysql://db1:3306", "app.t"),
+        # Oracle's service name is the database (as in SeaTunnel's own Jdbc multi-table example).
+        ("jdbc:oracle:thin:scott/hunter2@ora:1521/ORCL", "oracle://ora:1521", "ORCL.app.t"),
+        ("jdbc:oracle:thin:@ora:1521/ORCL", "oracle://ora:1521", "ORCL.app.t"),
     ],
 )
-def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, connection):
+def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, connection, dataset):
     p = conf(
         tmp_path,
         f'source {{ Jdbc {{ url = "{url}", table_path = "app.t", schema = {{ fields {{ a = int }} }} }} }}\n'
         "sink { Console {} }\n",
     )
     g = read(p)
-    assert g.dataset("app.t").facets["connection"] == connection
+    assert g.dataset(dataset).facets["connection"] == connection
     assert "hunter2" not in g.model_dump_json()
