@@ -301,6 +301,7 @@ def substitute(value: Any, ident: Mapping[str, str | None]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ naming
+_ROW_FIELD = re.compile(r"\$\{([^}:]+)\}")
 _REGEX = re.compile(r"[\\^$*+?()\[\]|{}]")
 
 
@@ -455,9 +456,14 @@ def _forms(
 
 
 def _add(out: Named, naming: Naming, parts: list[str]) -> None:
-    leaf = parts[-1] if parts else ""
-    if has_placeholder(leaf) or "${" in ".".join(parts):
+    if has_placeholder(".".join(parts)):
         out.problems.append(f"{'.'.join(parts)!r} holds a placeholder no upstream table resolves")
+    elif m := _ROW_FIELD.search(".".join(parts)):
+        # Kafka's topic = "${field}": each row picks its own topic at run time.
+        out.problems.append(
+            f"{'.'.join(parts)!r} is taken from each row's field {m.group(1)!r} at run time; "
+            "no dataset can be named"
+        )
     elif naming.kind in (TOPIC, QUEUE, COLLECTION, INDEX, TABLE) and _REGEX.search(".".join(parts)):
         out.problems.append(f"{'.'.join(parts)!r} is a pattern; no dataset can be named")
     elif parts not in [n for n, _ in out.names]:

@@ -258,7 +258,8 @@ def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
     tree = None
     for dialect in (None, "mysql", "tsql"):  # `quoted` / [quoted] names: sinks write to many databases
         try:
-            tree = sqlglot.parse_one(query.replace("?", "NULL"), read=dialect)
+            text = re.sub(r"^\s*upsert\s+into\b", "INSERT INTO", query, flags=re.I)  # Phoenix
+            tree = sqlglot.parse_one(text.replace("?", "NULL"), read=dialect)
             break
         except Exception:  # noqa: BLE001, S112 - the sink SQL is informative only
             continue
