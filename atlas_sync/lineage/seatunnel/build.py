@@ -180,10 +180,8 @@ class Builder:
             parent, _, leaf = ds_id.rstrip("/").rpartition("/")
             namespace, name = parent, leaf or ds_id
         elif ref.kind in OPAQUE:
-            namespace, name = (
-                ref.connection_prefix(self.connection_map) or ref.connection or "",
-                ref.parts[-1],
-            )
+            namespace = ref.connection_prefix(self.connection_map) or ref.connection or ""
+            name = ".".join(ref.parts)
         else:
             namespace, name = dotted(*parts[:-1]), parts[-1]
         cols = [{"name": f.name, **({"type": f.type} if f.type else {})} for f in fields or []]

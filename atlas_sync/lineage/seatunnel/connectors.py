@@ -352,8 +352,8 @@ def join_names(outer: list[str], inner: list[str]) -> list[str]:
 
 
 def _split(value: str, kind: str) -> list[str]:
-    if kind in (FILE, ENDPOINT, QUEUE, KEY):
-        return [value]
+    if kind in (FILE, ENDPOINT, QUEUE, KEY, TOPIC, INDEX):
+        return [value]  # one name, dots included (Kafka's `orders.v1`)
     return split_dotted(value)
 
 

@@ -16,7 +16,7 @@ from atlas_sync.lineage.model import dotted, split_dotted
 from atlas_sync.lineage.seatunnel.connectors import NONE, Naming, name_datasets, option
 
 SOURCE, TRANSFORM, SINK = "SOURCE", "TRANSFORM", "SINK"
-OPAQUE = ("topic", "queue", "endpoint", "key")  # dataset kinds named by one opaque string
+OPAQUE = ("topic", "queue", "endpoint", "key", "index")  # kinds named by one opaque string
 
 
 @dataclass
@@ -35,8 +35,9 @@ class TableRef:
             return self.parts[-1] if self.kind == "file" else dotted(*self.parts)
         prefix = self.connection_prefix(connection_map)
         if self.kind in OPAQUE:
-            # A topic, queue, endpoint or key is one name (dots and dashes included): kept as is.
-            return f"{prefix}.{self.parts[-1]}" if prefix else self.parts[-1]
+            # A topic, queue, index, endpoint or key is one name (dots and dashes included): kept as is.
+            name = ".".join(self.parts)
+            return f"{prefix}.{name}" if prefix else name
         return dotted(*([*split_dotted(prefix)] if prefix else []), *self.parts)
 
     def connection_prefix(self, connection_map: Mapping[str, str]) -> str:
