@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from atlas_sync.errors import InputError
@@ -26,7 +26,26 @@ from atlas_sync.lineage.model import (
     split_dotted,
 )
 from atlas_sync.lineage.seatunnel import sqlflow
-from atlas_sync.lineage.seatunnel.steps import SINK, SOURCE, Step, TableRef
+from atlas_sync.lineage.seatunnel.connectors import (
+    DEFAULT_TABLE,
+    NONE,
+    Naming,
+    identifier,
+    join_names,
+    substitute,
+)
+from atlas_sync.lineage.seatunnel.steps import (
+    OPAQUE,
+    SINK,
+    SOURCE,
+    Step,
+    TableRef,
+    connection_from_options,
+    dialect_of,
+    insert_target,
+    no_schemas,
+    registry_tables,
+)
 
 # (dataset id, column, kind, expression)
 Source = tuple[str, str, str, str | None]
@@ -71,7 +90,9 @@ class Relation:
     tables: list[str] = field(default_factory=list)  # dataset ids feeding this relation
     indirect: list[tuple[str, str, str]] = field(default_factory=list)  # dataset-wide (ds, col, kind)
     reasons: list[str] = field(default_factory=list)  # why fields are unknown
-    table_name: list[str] | None = None  # upstream table name parts (for ${table_name} in sinks)
+    # Upstream tables as SeaTunnel names them (for a sink's ${table_name}), each with the datasets
+    # feeding it: a multi-table sink writes each to its own table.
+    names: list[tuple[list[str], list[str]]] = field(default_factory=list)
 
     def get(self, name: str) -> Field | None:
         if self.fields is None:
@@ -97,7 +118,7 @@ class Relation:
             tables=list(self.tables),
             indirect=list(self.indirect),
             reasons=list(self.reasons),
-            table_name=list(self.table_name) if self.table_name else None,
+            names=[(list(n), list(ds)) for n, ds in self.names],
         )
 
 
@@ -158,6 +179,9 @@ class Builder:
         if ref.kind == "file":
             parent, _, leaf = ds_id.rstrip("/").rpartition("/")
             namespace, name = parent, leaf or ds_id
+        elif ref.kind in OPAQUE:
+            namespace = ref.connection_prefix(self.connection_map) or ref.connection or ""
+            name = ".".join(ref.parts)
         else:
             namespace, name = dotted(*parts[:-1]), parts[-1]
         cols = [{"name": f.name, **({"type": f.type} if f.type else {})} for f in fields or []]
@@ -204,47 +228,88 @@ class Builder:
         for r in rels:
             out.tables += [t for t in r.tables if t not in out.tables]
             out.indirect += r.indirect
+            out.names += r.names
         out.reasons.append(f"{step.id} reads {len(rels)} inputs; fields cannot be lined up")
         return out
 
     def source(self, step: Step) -> Relation:
+        for code, message in step.problems:
+            self.graph.problem(message, code=code, file=self.file)
+        fields = [Field(n, [], step.field_types.get(n)) for n in step.fields] if step.fields else None
+        if step.naming is not None and step.naming.kind == NONE:
+            # A test data generator: its declared fields flow on, but they come from no dataset.
+            self.graph.problem(
+                f"{step.id} ({step.plugin}): {step.naming.note}",
+                code="seatunnel-test-connector",
+                file=self.file,
+            )
+            return Relation(
+                fields=fields,
+                names=[(n, []) for n in step.identities],
+                reasons=[] if fields is not None else [f"{step.id} ({step.plugin}) declares no fields"],
+            )
         if step.query:
             return self.source_query(step)
         if not step.tables:
             rel = Relation(fields=None, reasons=[f"{step.id} ({step.plugin}) names no table"])
-            self.graph.problem(
-                f"{step.id} ({step.plugin}): no table, path or topic found in its options",
-                code="seatunnel-no-table",
-                file=self.file,
-            )
+            if not step.problems:
+                self.graph.problem(
+                    f"{step.id} ({step.plugin}): no table, path or topic found in its options",
+                    code="seatunnel-no-table",
+                    file=self.file,
+                )
             return rel
-        fields = [Field(n, [], step.field_types.get(n)) for n in step.fields] if step.fields else None
         ids = [self.dataset_for(t, step, "input", fields) for t in step.tables]
+        names = self._source_names(step, ids)
         if fields is not None and len(ids) == 1:
             for f in fields:
                 f.sources = [(ids[0], f.name, "IDENTITY", None)]
-            return Relation(fields=fields, tables=ids, table_name=step.tables[0].parts)
+            return Relation(fields=fields, tables=ids, names=names)
         reason = (
             f"{step.id} ({step.plugin}) reads {len(ids)} tables"
             if len(ids) > 1
             else f"{step.id} ({step.plugin}) declares no field list"
         )
-        return Relation(fields=None, tables=ids, reasons=[reason], table_name=step.tables[0].parts)
+        return Relation(fields=None, tables=ids, reasons=[reason], names=names)
+
+    def _source_names(self, step: Step, ids: list[str]) -> list[tuple[list[str], list[str]]]:
+        """How SeaTunnel names each table a source reads: ``schema.table`` when declared, the
+        table's own name for tables, else its default table path."""
+        if step.identities and len(ids) == 1:
+            return [(step.identities[0], ids)]
+        out: list[tuple[list[str], list[str]]] = []
+        for ref, ds in zip(step.tables, ids, strict=True):
+            parts = [p for p in ref.parts if p] if ref.kind not in ("file", *OPAQUE) else []
+            parts = ref.declared or parts or list(DEFAULT_TABLE)
+            if ref.default_schema and not ref.declared:
+                parts = parts[1:]  # the agreed default schema is ours, not SeaTunnel's
+            out.append((parts, [ds]))
+        return out
 
     def source_query(self, step: Step) -> Relation:
         assert step.query is not None
-        sql = sqlflow.analyze(step.query, dialect=self.dialect)
+        dialect = self.dialect or dialect_of(step.plugin, step.options)
+        sql = sqlflow.analyze(step.query, dialect=dialect)
         for p in sql.problems:
             self.graph.problem(f"{step.id}: {p}", code="seatunnel-sql", file=self.file)
-        base = step.tables[0] if step.tables else TableRef(parts=["?"])
+        base = step.tables[0] if step.tables else TableRef(parts=[*step.query_scope, "?"])
+        conn, named, _db = connection_from_options(step.plugin, step.options)
+        if not step.tables:
+            base.connection, base.named_connection = conn, named
         ids: dict[str, str] = {}
+        names: list[tuple[list[str], list[str]]] = []
         for name in sql.tables:
             parts = split_dotted(name)
             if len(parts) == 1 and len(base.parts) > 1:
                 parts = [*base.parts[:-1], *parts]
+            elif len(parts) == 2 and step.query_schemas and not step.tables and len(base.parts) == 2:
+                parts = join_names(base.parts[:-1], parts)  # schema.table in the URL's database
             ref = TableRef(parts=parts, connection=base.connection, named_connection=base.named_connection)
             ids[name.lower()] = self.dataset_for(ref, step, "input", None)
+            names.append((ref.parts, [ids[name.lower()]]))
         tables = list(dict.fromkeys(ids.values()))
+        if names:
+            names = [(step.identities[0] if step.identities else names[0][0], tables)]
 
         def resolve(table: str) -> str | None:
             if table.lower() in ids:
@@ -256,6 +321,7 @@ class Builder:
                 fields=None,
                 tables=tables,
                 reasons=[f"{step.id}: the fields of its query cannot be resolved"],
+                names=names,
             )
         fields: list[Field] = []
         for f in sql.fields:
@@ -269,7 +335,7 @@ class Builder:
         indirect = [(ds, c, k) for t, c, k in sql.indirect if (ds := resolve(t)) is not None]
         for ds, c, _ in indirect:
             self._ensure_column(ds, c)
-        return Relation(fields=fields, tables=tables, indirect=indirect)
+        return Relation(fields=fields, tables=tables, indirect=indirect, names=names)
 
     def _ensure_column(self, ds_id: str, col: str) -> None:
         d = self.graph.dataset(ds_id)
@@ -283,8 +349,7 @@ class Builder:
         if name == "Sql":
             return self.sql(step)
         if name in ("TableRename", "TableRenamer"):
-            if rel.table_name:
-                rel.table_name = [*rel.table_name[:-1], _rename(rel.table_name[-1], o)]
+            rel.names = [([*n[:-1], _rename(n[-1], o)] if n else n, ds) for n, ds in rel.names]
             return rel
         if name in ("FilterRowKind", "TableFilter"):
             return rel
@@ -397,7 +462,7 @@ class Builder:
         for r in inputs.values():
             out.tables += [t for t in r.tables if t not in out.tables]
             out.indirect += r.indirect
-            out.table_name = out.table_name or r.table_name
+            out.names += r.names
         # The query names its input by the upstream plugin_output (SeaTunnel), or anything when
         # there is only one input.
         by_name: dict[str, Relation] = {}
@@ -453,48 +518,98 @@ class Builder:
         for step in self.order:
             if step.kind == SOURCE:
                 self.relation(step.id)
-        for sink in sinks:
-            self.sink(sink, single=len(sinks) == 1)
+        planned = [(sink, self.upstream(sink)) for sink in sinks]
+        targets = [(sink, rel, self.sink_targets(sink, rel)) for sink, rel in planned]
+        writing = sum(1 for _s, _r, t in targets if t)
+        for sink, rel, t in targets:
+            if t:
+                self.sink(sink, rel, t, single=writing == 1)
 
-    def sink(self, step: Step, *, single: bool) -> None:
-        rel = self.upstream(step)
-        refs = step.tables
-        if refs and rel.table_name:
-            refs = [_placeholders(r, rel.table_name) for r in refs]
-        if not refs:
+    def sink_targets(self, step: Step, rel: Relation) -> list[tuple[TableRef, list[str]]]:
+        """The tables a sink writes, each with the datasets feeding it. Options holding table
+        placeholders are resolved per upstream table (a multi-table sink writes one table each)."""
+        for code, message in step.problems:
+            self.graph.problem(message, code=code, file=self.file)
+        naming = step.naming
+        if naming is not None and naming.kind == NONE:
+            self.graph.problem(
+                f"{step.id} ({step.plugin}): {naming.note}", code="seatunnel-test-connector", file=self.file
+            )
+            return []
+        upstream = rel.names or [([], list(rel.tables))]
+        out: dict[str, tuple[TableRef, list[str]]] = {}
+        problems: list[str] = []
+        for name, feeding in upstream:
+            ident = identifier(name) if name else {}
+            if naming is None:
+                refs = [_placeholders(r, name) if name else r for r in step.tables]
+            else:
+                refs, found = self._registry_sink(step, naming, ident)
+                problems += [p for p in found if p not in problems]
+            for ref in refs:
+                key = f"{ref.kind}:{'.'.join(ref.parts)}"
+                ref_, srcs = out.setdefault(key, (ref, []))
+                srcs += [d for d in feeding if d not in srcs]
+        for p in problems:
+            self.graph.problem(f"{step.id} ({step.plugin}): {p}", code="seatunnel-no-table", file=self.file)
+        if not out and not problems:
             self.graph.problem(
                 f"{step.id} ({step.plugin}): no table, path or topic found in its options",
                 code="seatunnel-no-table",
                 file=self.file,
             )
-            return
+        return list(out.values())
+
+    def _registry_sink(
+        self, step: Step, naming: Naming, ident: Mapping[str, str | None]
+    ) -> tuple[list[TableRef], list[str]]:
+        opts = substitute(step.options, ident) if ident else step.options
+        if ident:
+            naming = replace(naming, defaults=substitute(dict(naming.defaults), ident))
+        refs, problems = registry_tables(step.plugin, naming, opts)
+        if not refs and naming.query and isinstance(opts.get(naming.query), str):
+            parts, _cols = insert_target(opts[naming.query])
+            if parts:
+                conn, named, url_db = connection_from_options(step.plugin, opts)
+                if url_db and (len(parts) == 1 or (len(parts) == 2 and not no_schemas(opts))):
+                    parts = join_names([url_db], parts)
+                refs = [TableRef(parts=parts, connection=conn, named_connection=named)]
+        return refs, problems
+
+    def sink(
+        self, step: Step, rel: Relation, targets: list[tuple[TableRef, list[str]]], *, single: bool
+    ) -> None:
+        refs = [r for r, _ in targets]
         fields = rel.fields
         if fields is not None and step.fields:
             # The sink lists its columns: map by name (the sink's order wins).
             fields = [Field(n, list((rel.get(n) or Field(n)).sources)) for n in step.fields]
-        targets = [self.dataset_for(r, step, "output", fields) for r in refs]
+        ids = [self.dataset_for(r, step, "output", fields) for r in refs]
         pid = self.job if single else f"{self.job}/{step.id}"
         attrs: dict[str, Any] = {"plugin": step.plugin, "engine": self.graph.source or "seatunnel"}
-        if fields is not None and refs[0].kind == "table":
+        if fields is not None and refs[0].kind == "table" and len(refs) == 1:
             cols = ", ".join(dotted(f.name) for f in fields)
             marks = ", ".join("?" for _ in fields)
             attrs["sql"] = step.query or f"INSERT INTO {dotted(*refs[0].parts)} ({cols}) VALUES ({marks})"
+        inputs = list(dict.fromkeys([*rel.tables, *(d for _r, srcs in targets for d in srcs)]))
         proc = self.graph.add_process(
             Process(
                 id=pid,
                 name=self.job if single else f"{self.job} -> {refs[0].label}",
                 kind="job",
-                inputs=list(rel.tables),
-                outputs=targets,
+                inputs=inputs
+                if len(targets) == 1
+                else [d for d in inputs if any(d in s for _r, s in targets)],
+                outputs=ids,
                 attributes=attrs,
             )
         )
-        if fields is None or len(targets) > 1:
+        if fields is None or len(ids) > 1:
             why = "; ".join(rel.reasons) or "the fields are unknown"
-            if len(targets) > 1:
-                why = f"{step.id} writes {len(targets)} tables"
-            for t in targets:
-                for src in rel.tables:
+            if len(ids) > 1:
+                why = f"{step.id} writes {len(ids)} tables"
+            for t, (_ref, srcs) in zip(ids, targets, strict=True):
+                for src in srcs if len(ids) > 1 else rel.tables:
                     self.graph.add_edge(
                         ColumnEdge(
                             source=ColumnRef(dataset=src),
@@ -509,7 +624,7 @@ class Builder:
                 file=self.file,
             )
             return
-        target = targets[0]
+        target = ids[0]
         for f in fields:
             for d, c, k, e in f.sources:
                 self._ensure_column(d, c)

@@ -9,6 +9,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.seatunnel.build import Builder
+from atlas_sync.lineage.seatunnel.connectors import DEFAULT_TABLE, NONE, naming_of, upstream_table
 from atlas_sync.lineage.seatunnel.hocon import JobConfig
 from atlas_sync.lineage.seatunnel.steps import (
     SINK,
@@ -17,6 +18,9 @@ from atlas_sync.lineage.seatunnel.steps import (
     Step,
     TableRef,
     declared_fields,
+    insert_target,
+    registry_query,
+    registry_tables,
     tables_from_options,
 )
 
@@ -31,25 +35,33 @@ def _names(value: Any) -> list[str]:
     return [str(value)]
 
 
-def _insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
-    """(table parts, column list) of a sink's ``INSERT INTO t (a, b) VALUES (?, ?)``."""
-    import sqlglot
-    from sqlglot import exp
+def _known_connector(step: Step, o: Mapping[str, Any]) -> str | None:
+    """Fill a known connector's datasets (a sink's are named later, per upstream table); its query."""
+    naming = step.naming
+    assert naming is not None
+    if naming.kind == NONE:
+        step.identities = _identities(o)
+        return None
+    if step.kind == SOURCE:
+        step.tables, problems = registry_tables(step.plugin, naming, o)
+        step.problems += [("seatunnel-no-table", f"{step.id} ({step.plugin}): {p}") for p in problems]
+        query, step.query_scope, step.query_schemas = registry_query(naming, o)
+        declared = upstream_table(o)
+        if declared is not None:
+            step.identities = [declared]
+        return query
+    q = o.get(naming.query) if naming.query else None
+    return q if isinstance(q, str) else None
 
-    try:
-        tree = sqlglot.parse_one(query.replace("?", "NULL"))
-    except Exception:  # noqa: BLE001 - the sink SQL is informative only
-        return None, None
-    if not isinstance(tree, exp.Insert):
-        return None, None
-    target = tree.this
-    cols = None
-    if isinstance(target, exp.Schema):
-        cols = [c.name for c in target.expressions]
-        target = target.this
-    if isinstance(target, exp.Table):
-        return [p for p in (target.catalog, target.db, target.name) if p], cols
-    return None, cols
+
+def _identities(o: Mapping[str, Any]) -> list[list[str]]:
+    """Table names a data generator declares (``schema.table``, per entry of ``tables_configs``)."""
+    entries = o.get("tables_configs")
+    if isinstance(entries, list):
+        out = [upstream_table(e) or DEFAULT_TABLE for e in entries if isinstance(e, Mapping)]
+        if out:
+            return out
+    return [upstream_table(o) or DEFAULT_TABLE]
 
 
 def seatunnel_steps(job: JobConfig, *, file: str | None) -> list[Step]:
@@ -67,15 +79,27 @@ def seatunnel_steps(job: JobConfig, *, file: str | None) -> list[Step]:
             options=o,
             output_name=str(output) if output is not None else None,
         )
-        if kind in (SOURCE, SINK):
-            step.tables = tables_from_options(plugin.name, o, step.output_name)
-            step.fields, step.field_types = declared_fields(o)
         query = o.get("query", o.get("sql"))
+        if kind in (SOURCE, SINK):
+            step.fields, step.field_types = declared_fields(o)
+            step.naming = naming_of(plugin.name, "source" if kind == SOURCE else "sink")
+            if step.naming is not None:
+                query = _known_connector(step, o)
+            else:
+                step.tables = tables_from_options(plugin.name, o, step.output_name)
+                step.problems.append(
+                    (
+                        "seatunnel-unknown-connector",
+                        f"{step.id}: connector {plugin.name!r} is not in atlas-sync's connector table "
+                        "(docs/seatunnel.md); its dataset is guessed from common options (table_path, "
+                        "table, table_list, database, path, topic)",
+                    )
+                )
         if isinstance(query, str) and query.strip():
             step.query = query
             if kind == SINK:
-                parts, cols = _insert_target(query)
-                if parts and not step.tables:
+                parts, cols = insert_target(query)
+                if parts and not step.tables and step.naming is None:
                     step.tables = [TableRef(parts=parts)]
                 if cols and step.fields is None:
                     step.fields = cols

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.lineage.model import dotted, split_dotted
+from atlas_sync.lineage.seatunnel.connectors import NONE, Naming, name_datasets, option
 
 SOURCE, TRANSFORM, SINK = "SOURCE", "TRANSFORM", "SINK"
+OPAQUE = ("topic", "queue", "endpoint", "key", "index")  # kinds named by one opaque string
 
 
 @dataclass
@@ -26,11 +28,16 @@ class TableRef:
     connection: str | None = None  # the connection identity (data source name, or from the URL)
     named_connection: bool = False  # an explicit data source name: part of the dataset id
     default_schema: str | None = None  # set when the agreed default schema was filled in
+    declared: list[str] | None = None  # the table name its source declares (``schema.table``)
 
     def dataset_id(self, connection_map: Mapping[str, str]) -> str:
         if self.kind in ("file", "local"):
             return self.parts[-1] if self.kind == "file" else dotted(*self.parts)
         prefix = self.connection_prefix(connection_map)
+        if self.kind in OPAQUE:
+            # A topic, queue, index, endpoint or key is one name (dots and dashes included): kept as is.
+            name = ".".join(self.parts)
+            return f"{prefix}.{name}" if prefix else name
         return dotted(*([*split_dotted(prefix)] if prefix else []), *self.parts)
 
     def connection_prefix(self, connection_map: Mapping[str, str]) -> str:
@@ -57,6 +64,11 @@ class Step:
     fields: list[str] | None = None  # declared fields, in order (None = not declared)
     field_types: dict[str, str] = field(default_factory=dict)
     query: str | None = None  # a source's query, a sink's statement, a Sql transform's query
+    query_scope: list[str] = field(default_factory=list)  # database/keyspace of a source query's tables
+    query_schemas: bool = False  # the scope is a database holding schemas: it prefixes `schema.table`
+    naming: Naming | None = None  # the connector's naming rule (None: unknown connector, or WhaleTunnel)
+    identities: list[list[str]] = field(default_factory=list)  # table names for sink placeholders
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (code, message) found reading options
 
 
 # -------------------------------------------------------------------------------- connector options
@@ -68,7 +80,7 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
     for key in ("datasource_name", "data_source_name", "dataSourceName", "datasource"):
         if isinstance(opts.get(key), str) and opts[key]:
             return opts[key], True, None
-    url = opts.get("url") or opts.get("base-url") or opts.get("jdbc-url")
+    url = opts.get("url") or opts.get("base-url") or opts.get("jdbc-url") or opts.get("uri")
     if isinstance(url, str) and url:
         m = _JDBC_URL.match(url)
         if m:
@@ -77,9 +89,16 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
                 hostpart = rest[2:].split("/", 1)
                 host = _no_userinfo(hostpart[0].split(";")[0])
                 db = hostpart[1].split("?")[0].split(";")[0] if len(hostpart) > 1 else None
+                if db and "=" in db:  # jdbc:teradata://host/DATABASE=x,DBS_PORT=1025
+                    db = _param(db.replace(",", ";"), ("database",))
+                db = db or _param(rest, ("databasename", "database"))  # SQL Server: ;databaseName=x
                 return f"{m.group('type').lower()}://{host}", False, db or None
-            # jdbc:oracle:thin:user/pass@host:1521/SID, jdbc:sqlite:path ...
-            return f"{m.group('type').lower()}:{_no_userinfo(rest.split('?')[0])}", False, None
+            # jdbc:oracle:thin:user/pass@host:1521/SERVICE (or @//host...), jdbc:sqlite:path ...
+            at = _no_userinfo(rest.split("?")[0])
+            if "@" in rest and "/" in at.lstrip("/"):
+                host, _, service = at.lstrip("/").partition("/")
+                return f"{m.group('type').lower()}://{host}", False, service or None
+            return f"{m.group('type').lower()}:{at}", False, None
         scheme, sep, rest = url.split("?")[0].partition("://")
         return (f"{scheme}://{_no_userinfo(rest)}" if sep else _no_userinfo(scheme)), False, None
     for key, prefix in (
@@ -88,14 +107,29 @@ def connection_from_options(plugin: str, opts: Mapping[str, Any]) -> tuple[str |
         ("nodeUrls", "starrocks"),
         ("hosts", "elasticsearch"),
         ("bootstrap.servers", "kafka"),
+        ("warehouse", None),
+        ("client.service-url", None),
+        ("name.srv.addr", "rocketmq"),
+        ("kudu_masters", "kudu"),
+        ("zookeeper_quorum", "hbase"),
+        ("node_urls", "iotdb"),
         ("host", plugin.lower()),
     ):
-        v = opts.get(key)
+        v = option(opts, key)
         if isinstance(v, list):
             v = ",".join(str(x) for x in v)
         if isinstance(v, str) and v:
             return (v if prefix is None else f"{prefix}://{_no_userinfo(v)}"), False, None
     return None, False, None
+
+
+def _param(text: str, keys: tuple[str, ...]) -> str | None:
+    """A ``;key=value`` parameter of a JDBC URL (case-insensitive key)."""
+    for item in text.split(";"):
+        k, sep, v = item.partition("=")
+        if sep and k.strip().lower() in keys and v.strip():
+            return v.strip()
+    return None
 
 
 def _no_userinfo(text: str) -> str:
@@ -115,7 +149,7 @@ def tables_from_options(plugin: str, opts: Mapping[str, Any], output_name: str |
     conn, named, url_db = connection_from_options(plugin, opts)
     lower = plugin.lower()
     if lower in ("fakesource", "fake", "console", "assert") or lower.startswith("fake"):
-        return [TableRef(parts=[lower, output_name or lower], kind="local")]
+        return []  # test connectors: no external dataset
     if "file" in lower or lower in ("hdfs", "s3", "oss", "ftp", "sftp", "cosfile"):
         path = opts.get("path") or opts.get("file_path")
         if isinstance(path, str) and path:
@@ -175,3 +209,86 @@ def declared_fields(opts: Mapping[str, Any]) -> tuple[list[str] | None, dict[str
             types = {str(c["name"]): str(c["type"]) for c in v if isinstance(c, Mapping) and "type" in c}
             return names, types
     return None, {}
+
+
+_NO_SCHEMAS = ("mysql", "mariadb", "tidb", "clickhouse", "doris", "starrocks", "hive", "sqlite", "gbase")
+
+
+def registry_tables(plugin: str, naming: Naming, opts: Mapping[str, Any]) -> tuple[list[TableRef], list[str]]:
+    """Datasets named by a known connector's options (see :mod:`.connectors`), and problems."""
+    # An option naming the dataset (Druid's `datasource`) is not a connection name.
+    used = {k for form in naming.forms for k in form}
+    conn, named, url_db = connection_from_options(plugin, {k: v for k, v in opts.items() if k not in used})
+    flat = no_schemas(opts)
+    found = name_datasets(naming, opts, url_database=url_db)
+    refs: list[TableRef] = []
+    for (parts, kind), declared in zip(found.names, found.declared, strict=True):
+        if flat and url_db and len(parts) == 3 and parts[0] == url_db:
+            parts = parts[1:]  # MySQL-style: the URL's database and the table's are one level
+        refs.append(
+            TableRef(parts=parts, kind=kind, connection=conn, named_connection=named, declared=declared)
+        )
+    return refs, found.problems
+
+
+def no_schemas(opts: Mapping[str, Any]) -> bool:
+    url = str(opts.get("url") or opts.get("base-url") or "")
+    return any(url.startswith(f"jdbc:{d}:") for d in _NO_SCHEMAS)
+
+
+def registry_query(naming: Naming, opts: Mapping[str, Any]) -> tuple[str | None, list[str], bool]:
+    """A source's SQL query, the database its unqualified tables are in, and whether that database
+    holds schemas (so it also prefixes the query's ``schema.table``)."""
+    if naming.kind == NONE or not naming.query:
+        return None, [], False
+    _conn, _named, url_db = connection_from_options("", opts)
+    found = name_datasets(naming, opts, url_database=url_db)
+    if not found.queries:
+        return None, [], False
+    query, scope = found.queries[0]
+    # In a database with schemas (PostgreSQL, SQL Server, Oracle...) the URL's database holds the
+    # query's `schema.table`; in MySQL-style ones `db.table` is already complete.
+    return query, scope, bool(naming.url_database and url_db and scope == [url_db] and not no_schemas(opts))
+
+
+def insert_target(query: str) -> tuple[list[str] | None, list[str] | None]:
+    """(table parts, column list) of a sink's ``INSERT INTO t (a, b) VALUES (?, ?)``."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = None
+    for dialect in (None, "mysql", "tsql"):  # `quoted` / [quoted] names: sinks write to many databases
+        try:
+            text = re.sub(r"^\s*upsert\s+into\b", "INSERT INTO", query, flags=re.I)  # Phoenix
+            tree = sqlglot.parse_one(text.replace("?", "NULL"), read=dialect)
+            break
+        except Exception:  # noqa: BLE001, S112 - the sink SQL is informative only
+            continue
+    if not isinstance(tree, exp.Insert):
+        return None, None
+    target = tree.this
+    cols = None
+    if isinstance(target, exp.Schema):
+        cols = [c.name for c in target.expressions]
+        target = target.this
+    if isinstance(target, exp.Table):
+        return [p for p in (target.catalog, target.db, target.name) if p], cols
+    return None, cols
+
+
+_DIALECTS = {
+    "mysql": "mysql", "mariadb": "mysql", "tidb": "mysql", "oceanbase": "mysql", "postgresql": "postgres",
+    "opengauss": "postgres", "kingbase8": "postgres", "redshift": "redshift", "oracle": "oracle",
+    "sqlserver": "tsql", "jtds": "tsql", "db2": "postgres", "clickhouse": "clickhouse", "hive2": "hive",
+    "snowflake": "snowflake", "vertica": "postgres", "sqlite": "sqlite", "dm": "oracle", "presto": "presto",
+    "trino": "trino",
+}  # fmt: skip
+
+
+def dialect_of(plugin: str, opts: Mapping[str, Any]) -> str | None:
+    """The SQL dialect of a source's query, from its JDBC URL (or the connector itself)."""
+    url = str(opts.get("url") or opts.get("base-url") or "")
+    m = _JDBC_URL.match(url)
+    if m:
+        return _DIALECTS.get(m.group("type").lower())
+    return {"clickhouse": "clickhouse", "cassandra": None, "influxdb": None}.get(plugin.lower())

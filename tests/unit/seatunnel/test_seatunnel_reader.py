@@ -120,16 +120,16 @@ def test_select_star_in_sql_transform_passes_upstream_fields(tmp_path):
     p = conf(
         tmp_path,
         """
-        source { FakeSource { plugin_output = "fake", schema = { fields { id = int, name = string } } } }
-        transform { Sql { plugin_input = "fake", plugin_output = "f2",
-                          query = "select *, length(name) as name_len from fake" } }
-        sink { Console { plugin_input = "f2" } }
+        source { Jdbc { plugin_output = "src", url = "jdbc:mysql://m:3306/shop"
+                        query = "select id, name from shop.users" } }
+        transform { Sql { plugin_input = "src", plugin_output = "f2",
+                          query = "select *, length(name) as name_len from src" } }
+        sink { Jdbc { plugin_input = "f2", url = "jdbc:mysql://m:3306/shop", table = "users_out" } }
         """,
     )
     g = read(p)
-    out = next(d for d in g.datasets if d.kind == "local" and d.facets.get("output_table"))
-    assert out.column_names() == ["id", "name", "name_len"]
-    assert ("fakesource.fake.name", f"{out.id}.name_len", "TRANSFORMATION") in edges(g)
+    assert g.dataset("shop.users_out").column_names() == ["id", "name", "name_len"]
+    assert ("shop.users.name", "shop.users_out.name_len", "TRANSFORMATION") in edges(g)
 
 
 def test_source_query_with_cte_alias_and_join(tmp_path):
@@ -252,19 +252,20 @@ def test_sniff_picks_seatunnel_configs():
 
 
 @pytest.mark.parametrize(
-    ("url", "connection"),
+    ("url", "connection", "dataset"),
     [
-        ("jdbc:mysql://etl:hunter2@db1:3306/app?password=hunter2", "mysql://db1:3306"),
-        ("jdbc:oracle:thin:scott/hunter2@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
-        ("jdbc:oracle:thin:@ora:1521/ORCL", "oracle:ora:1521/ORCL"),
+        ("jdbc:mysql://etl:hunter2@db1:3306/app?password=hunter2", "mysql://db1:3306", "app.t"),
+        # Oracle's service name is the database (as in SeaTunnel's own Jdbc multi-table example).
+        ("jdbc:oracle:thin:scott/hunter2@ora:1521/ORCL", "oracle://ora:1521", "ORCL.app.t"),
+        ("jdbc:oracle:thin:@ora:1521/ORCL", "oracle://ora:1521", "ORCL.app.t"),
     ],
 )
-def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, connection):
+def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, connection, dataset):
     p = conf(
         tmp_path,
         f'source {{ Jdbc {{ url = "{url}", table_path = "app.t", schema = {{ fields {{ a = int }} }} }} }}\n'
         "sink { Console {} }\n",
     )
     g = read(p)
-    assert g.dataset("app.t").facets["connection"] == connection
+    assert g.dataset(dataset).facets["connection"] == connection
     assert "hunter2" not in g.model_dump_json()
