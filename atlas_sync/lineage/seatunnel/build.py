@@ -585,7 +585,13 @@ class Builder:
             # The sink lists its columns: map by name (the sink's order wins).
             fields = [Field(n, list((rel.get(n) or Field(n)).sources)) for n in step.fields]
         ids = [self.dataset_for(r, step, "output", fields) for r in refs]
-        pid = self.job if single else f"{self.job}/{step.id}"
+        # Named by what the sink writes, never by how many sinks the job has: a job that gains a
+        # second sink keeps its first process's name.
+        pid = base = f"{self.job}:{refs[0].label}"
+        n = 1
+        while self.graph.process(pid) is not None:
+            n += 1
+            pid = f"{base}:{n}"
         attrs: dict[str, Any] = {"plugin": step.plugin, "engine": self.graph.source or "seatunnel"}
         if fields is not None and refs[0].kind == "table" and len(refs) == 1:
             cols = ", ".join(dotted(f.name) for f in fields)
@@ -595,6 +601,7 @@ class Builder:
         proc = self.graph.add_process(
             Process(
                 id=pid,
+                # the display name only (an update, not a rename, when the job gains a sink)
                 name=self.job if single else f"{self.job} -> {refs[0].label}",
                 kind="job",
                 inputs=inputs

@@ -28,7 +28,7 @@ def conf(tmp_path, text: str, name: str = "job.conf") -> str:
 
 def test_one_source_one_sink_with_removed_and_renamed_fields():
     g = read("mysql_to_pg.conf")
-    assert [p.id for p in g.processes] == ["mysql_to_pg"]
+    assert [p.id for p in g.processes] == ["mysql_to_pg:dw.mart.orders"]  # named by what it writes
     p = g.processes[0]
     assert p.inputs == ["sales.orders"] and p.outputs == ["dw.mart.orders"]
     # status and note were removed by Filter; FieldRename upper-cased id and renamed amount specifically.
@@ -269,3 +269,26 @@ def test_credentials_in_urls_never_reach_connection_identity(tmp_path, url, conn
     g = read(p)
     assert g.dataset(dataset).facets["connection"] == connection
     assert "hunter2" not in g.model_dump_json()
+
+
+def test_a_job_gaining_a_second_sink_keeps_its_first_process_name(tmp_path):
+    one = (DATA / "mysql_to_pg.conf").read_text()
+    before = [p.id for p in read(conf(tmp_path, one, "etl.conf")).processes]
+    # the same job with one more sink writing a second table from the same source
+    grown = one.rstrip()
+    assert grown.endswith("}")
+    grown = grown[:-1] + """
+  Console {
+  }
+  Jdbc {
+    url = "jdbc:postgresql://pg:5432/dw"
+    driver = "org.postgresql.Driver"
+    user = "u"
+    password = "p"
+    query = "INSERT INTO mart.orders_copy (id) VALUES (?)"
+  }
+}
+"""
+    after = [p.id for p in read(conf(tmp_path, grown, "etl.conf")).processes]
+    assert len(after) == len(before) + 1
+    assert after[0] == before[0] and after[0].startswith("etl:")
