@@ -277,7 +277,9 @@ def test_a_job_gaining_a_second_sink_keeps_its_first_process_name(tmp_path):
     # the same job with one more sink writing a second table from the same source
     grown = one.rstrip()
     assert grown.endswith("}")
-    grown = grown[:-1] + """
+    grown = (
+        grown[:-1]
+        + """
   Console {
   }
   Jdbc {
@@ -289,6 +291,7 @@ def test_a_job_gaining_a_second_sink_keeps_its_first_process_name(tmp_path):
   }
 }
 """
+    )
     after = [p.id for p in read(conf(tmp_path, grown, "etl.conf")).processes]
     assert len(after) == len(before) + 1
     assert after[0] == before[0] and after[0].startswith("etl:")
