@@ -259,14 +259,16 @@ def render(
     ds_refs: Mapping[str, Key] = ChainMap(ds_keys, rendered.datasets) if rendered else ds_keys
     col_refs: Mapping[tuple[str, str], Key] = ChainMap(col_keys, rendered.columns) if rendered else col_keys
     # Columns that edges use but the reader did not list are added, so edges always have both ends.
-    columns: dict[str, list[str]] = {d.id: d.column_names() for d in graph.datasets}
+    # (dicts as ordered sets: a dataset with many columns used by many edges stays linear)
+    column_sets: dict[str, dict[str, None]] = {d.id: dict.fromkeys(d.column_names()) for d in graph.datasets}
     for ds_id, extra in (extra_columns or {}).items():
-        if ds_id in columns:
-            columns[ds_id].extend(c for c in extra if c not in columns[ds_id])
+        if ds_id in column_sets:
+            column_sets[ds_id].update(dict.fromkeys(extra))
     for e in graph.edges:
         for ref in (e.source, e.target):
-            if ref.column is not None and ref.dataset in columns and ref.column not in columns[ref.dataset]:
-                columns[ref.dataset].append(ref.column)
+            if ref.column is not None and ref.dataset in column_sets:
+                column_sets[ref.dataset].setdefault(ref.column)
+    columns: dict[str, list[str]] = {k: list(v) for k, v in column_sets.items()}
 
     for d in graph.datasets:
         ctx = d.model_dump()
@@ -305,9 +307,13 @@ def render(
 
     if "column_lineage" in profile.templates and graph.edges:
         default_proc = graph.processes[0].id if len(graph.processes) == 1 else None
+        producers: dict[str, str] = {}  # dataset id -> first process writing it
+        for p in graph.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p.id)
         groups: dict[tuple[str, str, str | None, str], list[ColumnEdge]] = defaultdict(list)
         for e in graph.edges:
-            pid = e.process or default_proc or _producer(graph, e.target.dataset)
+            pid = e.process or default_proc or producers.get(e.target.dataset)
             if pid is None or pid not in proc_keys:
                 continue
             bucket: str = "DIRECT" if e.is_direct else e.kind
@@ -348,13 +354,6 @@ def render(
 
     _assign_tiers(r.state, rendered.tiers if rendered else {})
     return r.state
-
-
-def _producer(graph: LineageGraph, dataset_id: str) -> str | None:
-    for p in graph.processes:
-        if dataset_id in p.outputs:
-            return p.id
-    return None
 
 
 def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:
