@@ -17,7 +17,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -198,10 +198,12 @@ class AtlasClient:
         idempotent: bool = True,
         not_found_ok: bool = False,
         data: bytes | None = None,
+        before_retry: Callable[[int | None, str], None] | None = None,
     ) -> Any:
         """One API call with retries; returns the parsed JSON (None for an empty body).
 
         With ``not_found_ok`` a 404 returns None instead of raising. ``data``: a JSON body already encoded.
+        ``before_retry(status, body text)`` runs before each retry (status None: no answer).
         """
         url = self.base_url + API + path
         if data is None and body is not None:
@@ -260,6 +262,8 @@ class AtlasClient:
                     attempt,
                     wait,
                 )
+                if before_retry is not None:
+                    before_retry(None, _short(exc))
                 self._sleep(kind, wait)
                 continue
             content = resp.content or b""
@@ -289,6 +293,8 @@ class AtlasClient:
                 if wait is not None:
                     ambiguous = ambiguous or status != 429
                     log.info("%s %s%s -> %d; retry %d in %.1f s", method, API, path, status, attempt, wait)
+                    if before_retry is not None:
+                        before_retry(status, content[:2000].decode("utf-8", "replace"))
                     self._sleep(kind, wait)
                     continue
             self.stats.record(kind, errors=1)
@@ -433,6 +439,7 @@ class AtlasClient:
         *,
         batch_size: int | None = None,
         max_bytes: int | None = None,
+        before_retry: Callable[[int | None, str], None] | None = None,
     ) -> MutationResult:
         """Create or update entities (POST ``/v2/entity/bulk``) in batches.
 
@@ -442,6 +449,8 @@ class AtlasClient:
         reordered (stably) only if one references a placeholder defined after it; references to
         placeholders created by an earlier batch are rewritten to the real guids. On failure the
         raised :class:`AtlasError` has ``.partial``: the merged result of the batches already applied.
+        ``before_retry(status, body text)`` runs before a failed request is retried (e.g. to let
+        other writes in flight finish first when the server signals lock contention).
         """
         result = MutationResult()
         if not entities:
@@ -466,7 +475,9 @@ class AtlasClient:
             n += 1
             body = b'{"entities":[' + b",".join(parts) + b"]}"
             try:
-                response = self._call("entity_write", "POST", "/v2/entity/bulk", data=body)
+                response = self._call(
+                    "entity_write", "POST", "/v2/entity/bulk", data=body, before_retry=before_retry
+                )
             except AtlasError as exc:
                 if exc.status == 413 and len(batch) > 1:
                     # the server takes less than max_bytes: halve the batches from here on
