@@ -138,7 +138,7 @@ class Publisher:
         profile: str | Path | Profile = "lineage",
         domain: str,
         batch_size: int = 500,
-        parallel: int = 4,
+        parallel: int = 2,
         max_delete_percent: float = 50.0,
     ) -> None:
         if not domain or "@" in domain:

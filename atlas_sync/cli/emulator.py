@@ -77,6 +77,13 @@ def _read_password(user: str | None, password_file: str | None) -> dict[str, str
 @click.option(
     "--request-log", type=click.Path(dir_okay=False), default=None, help="Append one JSON line per request."
 )
+@click.option(
+    "--contention-hold-ms",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Answer an entity write that touches entities of another write in flight with HTTP 500, as a real "
+    "Atlas on JanusGraph does on lock timeouts; each write holds its entities this long. Off by default.",
+)
 def serve_cmd(
     host: str,
     port: int,
@@ -88,6 +95,7 @@ def serve_cmd(
     latency_per_entity_ms: float,
     faults: tuple[str, ...],
     request_log: str | None,
+    contention_hold_ms: float | None,
 ) -> None:
     """Serve /api/atlas/... over HTTP, like an Apache Atlas 2.4 server."""
     from atlas_sync.emulator import Emulator, parse_fault_spec
@@ -117,6 +125,8 @@ def serve_cmd(
             hint="use another --data folder, or --memory",
         ) from exc
     emu.set_latency(latency_ms, latency_per_entity_ms)
+    if contention_hold_ms is not None:
+        emu.set_contention(hold_ms=contention_hold_ms)
     for f in specs:
         emu.faults.add(f)
     log_file: Any = None

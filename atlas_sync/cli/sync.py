@@ -263,6 +263,15 @@ def plan_cmd(
     return 2 if detailed_exitcode and plan.has_changes else 0
 
 
+_PARALLEL = click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="write batches in flight at most (never two touching the same entity; one at a time once Atlas "
+    "signals lock contention) [env ATLAS_SYNC_PARALLEL; default 2]",
+)
+
+
 @click.command("sync")
 @_common
 @_input
@@ -282,6 +291,7 @@ def plan_cmd(
     "several chunks (query logs over "
     "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
 )
+@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
 @write_path_options
@@ -291,6 +301,7 @@ def sync_cmd(
     no_typedefs: bool,
     allow_partial: bool,
     stream: bool | None,
+    parallel: int | None,
     as_json: bool,
 ) -> None:
     """Publish FILE...'s lineage to Atlas: plan + apply.
@@ -306,7 +317,7 @@ def sync_cmd(
     from atlas_sync.reconcile import plan_text
 
     t = target
-    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
+    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent, parallel=parallel)
     quiet = verbosity() < 0
     common = {
         "allow_delete": not t.no_delete,
@@ -380,9 +391,10 @@ def sync_cmd(
     "--profile", "-p", metavar="NAME|DIR", help="profile the plan was made with [default: recorded]"
 )
 @click.option("--purge", is_flag=True, help="purge deleted entities too")
+@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @connection_options
-def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) -> None:
+def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | None, as_json: bool) -> None:
     """Apply a plan saved with `atlas-sync plan --out PLANFILE`.
 
     Refuses when Atlas changed since the plan was made (re-plan instead). The plan file holds no
@@ -395,7 +407,7 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) ->
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a plan file: {exc}", file=planfile) from None
     plan = Plan.from_json(doc)
-    pub, _ = _publisher(plan.domain, profile or plan.profile)
+    pub, _ = _publisher(plan.domain, profile or plan.profile, parallel=parallel)
     with progress("applying", quiet=verbosity() < 0 or as_json) as update:
         result = pub.apply(plan, purge=purge, progress=update, check=True)
     if as_json:

@@ -166,7 +166,7 @@ def apply_plan(
     *,
     known_guids: dict[Key, str],
     batch_size: int = 500,
-    parallel: int = 4,
+    parallel: int = 2,
     purge: bool = False,
     progress: Progress | None = None,
 ) -> ApplyResult:
