@@ -42,7 +42,9 @@ def _reads(i: int) -> list[int]:
 def graph_doc(path: Path, n: int) -> list[str]:
     cols = ["c0", "c1", "c2", "c3"]
     ids = [f"raw.s{j}" for j in range(n // 2 + 3)] + [f"mart.t{i}" for i in range(n)]
-    datasets = [{"id": d, "name": d.split(".")[1], "namespace": d.split(".")[0], "columns": cols} for d in ids]
+    datasets = [
+        {"id": d, "name": d.split(".")[1], "namespace": d.split(".")[0], "columns": cols} for d in ids
+    ]
     processes, edges = [], []
     for i in range(n):
         srcs = [f"raw.s{j}" for j in dict.fromkeys(_reads(i))]
@@ -124,11 +126,11 @@ def seatunnel(path: Path, n: int) -> list[str]:
         src = _reads(i)[0]
         conf = path / f"job{i}.conf"
         conf.write_text(
-            "env { job.mode = \"BATCH\" }\n"
-            "source { Jdbc { url = \"jdbc:mysql://m:3306/raw\", table_path = \"raw.s%d\", "
-            "plugin_output = \"a\", schema { fields { c0 = int, c1 = int, c2 = int, c3 = int } } } }\n"
-            "sink { Jdbc { plugin_input = \"a\", url = \"jdbc:postgresql://pg:5432/dw\", "
-            "database = \"dw\", table = \"mart.t%d\", generate_sink_sql = true } }\n" % (src, i),
+            'env { job.mode = "BATCH" }\n'
+            f'source {{ Jdbc {{ url = "jdbc:mysql://m:3306/raw", table_path = "raw.s{src}", '
+            'plugin_output = "a", schema { fields { c0 = int, c1 = int, c2 = int, c3 = int } } } }\n'
+            'sink { Jdbc { plugin_input = "a", url = "jdbc:postgresql://pg:5432/dw", '
+            f'database = "dw", table = "mart.t{i}", generate_sink_sql = true }} }}\n',
             encoding="utf-8",
         )
         out.append(str(conf))
@@ -235,6 +237,5 @@ def test_doubling_the_input_at_most_doubles_the_work_of_every_stage(reader: str,
     for stage, (calls, steps) in small.items():
         big_calls, big_steps = big[stage]
         ratios[stage] = (round(big_calls / calls, 2), round(big_steps / steps, 2) if steps > 10_000 else None)
-    print(reader, ratios)
     bad = {s: r for s, r in ratios.items() if r[0] > RATIO or (r[1] is not None and r[1] > RATIO)}
     assert not bad, f"{reader}: stages whose work grew more than {RATIO}x for 2x input: {bad} (all: {ratios})"
