@@ -75,8 +75,13 @@ def _env(profile: Profile) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
+        auto_reload=False,  # compiled once per profile: no stat of the file per entity
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    # The output is JSON parsed right away, never HTML: Jinja's tojson escapes <, >, & and ' for
+    # HTML (\u003c ...), which parses back to the same values, at twice the cost. A JSON literal
+    # cannot end the string or object it sits in, so plain json.dumps is as safe here.
+    env.filters["tojson"] = _tojson
     schema = profile.schema
 
     def declared(type_name: str) -> list[str]:
@@ -91,6 +96,13 @@ def _env(profile: Profile) -> jinja2.Environment:
     env.globals["declared"] = declared
     env.filters["with_declared"] = with_declared
     return env
+
+
+_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
+def _tojson(value: Any) -> str:
+    return _ENCODE(value)
 
 
 @dataclass
@@ -119,12 +131,19 @@ class _Renderer:
         self.env = profile.environment(_env)
         self.state = DesiredState(domain=domain, job=job)
         self.owner: dict[Key, str] = {}
+        self.templates: dict[str, jinja2.Template] = {}
+        # (typeName, attribute names and None-ness, relationship names and None-ness) -> checked
+        self.shapes: set[tuple[Any, ...]] = set()
 
     def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> DesiredEntity:
         name = self.profile.templates[kind]
-        ctx = {"domain": self.domain, "job": self.job, **context}
+        context["domain"] = self.domain
+        context["job"] = self.job
         try:
-            text = self.env.get_template(name).render(**ctx)
+            template = self.templates.get(kind)
+            if template is None:
+                template = self.templates[kind] = self.env.get_template(name)
+            text = template.render(context)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderError(
                 f"template {exc.filename or name} line {exc.lineno}: {exc.message}",
@@ -157,21 +176,26 @@ class _Renderer:
             raise RenderError(f"{where}: must produce an object with a typeName")
         type_name: str = doc["typeName"]
         schema = self.profile.schema
-        if not schema.knows(type_name):
-            raise RenderError(f"{where}: type {type_name!r} is not in the profile's typedefs")
-        declared = schema.attributes(type_name)
-        rel_names = schema.relationship_names(type_name)
         attrs_in = doc.get("attributes") or {}
         rels_in = doc.get("relationshipAttributes") or {}
         if not isinstance(attrs_in, dict) or not isinstance(rels_in, dict):
             raise RenderError(f"{where}: attributes and relationshipAttributes must be objects")
+        # Names and presence are checked once per shape; values (types, references) per entity.
+        shape = (
+            type_name,
+            tuple((k, v is None) for k, v in attrs_in.items()),
+            tuple((k, v is None) for k, v in rels_in.items()),
+        )
+        if shape not in self.shapes:
+            self._check_shape(type_name, attrs_in, rels_in, where)
+            self.shapes.add(shape)
+        declared = schema.attributes(type_name)
+        rel_names = schema.relationship_names(type_name)
         attributes: dict[str, Any] = {}
         refs: dict[str, Key | list[Key] | None] = {}
         rel_attrs: set[str] = set()
         for section, values in (("attributes", attrs_in), ("relationshipAttributes", rels_in)):
             for k, v in values.items():
-                if k not in declared and k not in rel_names:
-                    raise RenderError(f"{where}: {type_name} has no attribute {k!r}")
                 if v is None:
                     continue
                 if _is_ref(v) or (isinstance(v, list) and v and all(_is_ref(x) for x in v)):
@@ -188,17 +212,12 @@ class _Renderer:
                     if section == "relationshipAttributes":
                         rel_attrs.add(k)
                     continue
-                if k in declared:
-                    why = check_value(declared[k].type_name, v)
+                spec = declared.get(k)
+                if spec is not None:
+                    why = check_value(spec.type_name, v)
                     if why:
                         raise RenderError(f"{where}: attribute {k!r}: {why}")
                 attributes[k] = v
-        for k, spec in declared.items():
-            if not spec.optional and k not in attributes and k not in refs:
-                raise RenderError(
-                    f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
-                    hint=f"set {k} in the template",
-                )
         qn = attributes.get("qualifiedName")
         if not isinstance(qn, str) or not qn:
             raise RenderError(f"{where}: qualifiedName must be a non-empty string")
@@ -206,6 +225,26 @@ class _Renderer:
             raise RenderError(f"{where}: qualifiedName {qn!r} must end with @{self.domain} (the domain)")
         create_only = {k: attributes.pop(k) for k in self.profile.create_only_attributes if k in attributes}
         return DesiredEntity(type_name, qn, attributes, refs, rel_attrs, create_only, 0, origin)
+
+    def _check_shape(
+        self, type_name: str, attrs_in: dict[str, Any], rels_in: dict[str, Any], where: str
+    ) -> None:
+        """The type is known, every name is declared, every mandatory attribute has a value."""
+        schema = self.profile.schema
+        if not schema.knows(type_name):
+            raise RenderError(f"{where}: type {type_name!r} is not in the profile's typedefs")
+        declared = schema.attributes(type_name)
+        rel_names = schema.relationship_names(type_name)
+        for values in (attrs_in, rels_in):
+            for k in values:
+                if k not in declared and k not in rel_names:
+                    raise RenderError(f"{where}: {type_name} has no attribute {k!r}")
+        for k, spec in declared.items():
+            if not spec.optional and attrs_in.get(k) is None and rels_in.get(k) is None:
+                raise RenderError(
+                    f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
+                    hint=f"set {k} in the template",
+                )
 
     def add(self, entity: DesiredEntity, owner: str) -> DesiredEntity:
         existing = self.state.entities.get(entity.key)

@@ -69,7 +69,18 @@ def test_column_lineage_carries_kind_and_ownership_is_create_only():
 
 
 @pytest.mark.parametrize(
-    "name", ['we"ird', "back\\slash", "new\nline", "at@sign", "ünï😀", "{{ 7*7 }}", "%s"]
+    "name",
+    [
+        'we"ird',
+        "back\\slash",
+        "new\nline",
+        "at@sign",
+        "ünï😀",
+        "{{ 7*7 }}",
+        "%s",
+        "</script>&'<",
+        '", "x": "1',
+    ],
 )
 def test_hostile_names_round_trip_unchanged(name):
     doc = {
@@ -205,3 +216,21 @@ def test_unknown_profile_lists_builtins():
     with pytest.raises(ConfigError, match="unknown profile") as exc:
         load_profile("nope")
     assert "lineage" in (exc.value.hint or "")
+
+
+def test_values_are_type_checked_for_every_entity_not_once_per_shape(tmp_path):
+    # Both processes render the same shape; only the second one's queryText is not a string.
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "queryText": {{ process.attributes.q | tojson }}}}',
+    )
+    doc = {
+        "datasets": [{"id": "db.t", "name": "t"}],
+        "processes": [
+            {"id": "a", "name": "a", "outputs": ["db.t"], "attributes": {"q": "select 1"}},
+            {"id": "b", "name": "b", "outputs": ["db.t"], "attributes": {"q": 5}},
+        ],
+    }
+    with pytest.raises(RenderError, match=r"process 'b'.*queryText.*expected string"):
+        render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
