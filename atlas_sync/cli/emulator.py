@@ -67,6 +67,9 @@ def _read_password(user: str | None, password_file: str | None) -> dict[str, str
     "--latency-per-entity-ms", type=float, default=0.0, help="Extra delay per entity sent or returned."
 )
 @click.option(
+    "--latency-per-kib-ms", type=float, default=0.0, help="Extra delay per KiB of request body (a slow proxy)."
+)
+@click.option(
     "--fault",
     "faults",
     multiple=True,
@@ -93,6 +96,7 @@ def serve_cmd(
     password_file: str | None,
     latency_ms: float,
     latency_per_entity_ms: float,
+    latency_per_kib_ms: float,
     faults: tuple[str, ...],
     request_log: str | None,
     contention_hold_ms: float | None,
@@ -124,7 +128,7 @@ def serve_cmd(
             f"cannot open the emulator state in {data_dir}: {exc}",
             hint="use another --data folder, or --memory",
         ) from exc
-    emu.set_latency(latency_ms, latency_per_entity_ms)
+    emu.set_latency(latency_ms, latency_per_entity_ms, latency_per_kib_ms)
     if contention_hold_ms is not None:
         emu.set_contention(hold_ms=contention_hold_ms)
     for f in specs:

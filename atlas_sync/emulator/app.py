@@ -129,9 +129,10 @@ class Emulator:
         self.store.close()
 
     # ------------------------------------------------------------------ test hooks
-    def set_latency(self, fixed_ms: float = 0, per_entity_ms: float = 0) -> None:
-        """Delay every answer by ``fixed_ms`` plus ``per_entity_ms`` per entity in the request/response."""
-        self.latency = Latency(float(fixed_ms), float(per_entity_ms))
+    def set_latency(self, fixed_ms: float = 0, per_entity_ms: float = 0, per_kib_ms: float = 0) -> None:
+        """Delay every answer by ``fixed_ms`` plus ``per_entity_ms`` per entity in the request/response
+        plus ``per_kib_ms`` per KiB of request body."""
+        self.latency = Latency(float(fixed_ms), float(per_entity_ms), float(per_kib_ms))
 
     def set_contention(self, enabled: bool = True, *, hold_ms: float = 0.0) -> Contention | None:
         """Answer concurrent entity writes that touch the same entities with Atlas's lock-timeout 500
@@ -213,7 +214,7 @@ class Emulator:
             finally:
                 if ticket is not None and contention is not None:
                     contention.release(ticket, raw, resp.body if resp.status == 200 else b"")
-        delay = self.latency.seconds(count)
+        delay = self.latency.seconds(count, len(raw))
         if delay:
             time.sleep(delay)
         self._record(RequestRecord(method, path, resp.status, count, _ms(started),
