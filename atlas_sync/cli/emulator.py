@@ -67,7 +67,10 @@ def _read_password(user: str | None, password_file: str | None) -> dict[str, str
     "--latency-per-entity-ms", type=float, default=0.0, help="Extra delay per entity sent or returned."
 )
 @click.option(
-    "--latency-per-kib-ms", type=float, default=0.0, help="Extra delay per KiB of request body (a slow proxy)."
+    "--latency-per-kib-ms",
+    type=float,
+    default=0.0,
+    help="Extra delay per KiB of request body (a slow proxy).",
 )
 @click.option(
     "--fault",
