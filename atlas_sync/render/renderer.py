@@ -20,6 +20,7 @@ from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
+from atlas_sync.render.slots import Filler, compile_slots
 
 Key = tuple[str, str]  # (concrete typeName, qualifiedName)
 
@@ -99,6 +100,8 @@ def _env(profile: Profile) -> jinja2.Environment:
 
 
 _ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+# value-slot forms per Jinja environment (one per profile) and template name
+_FILLERS: dict[int, dict[str, Filler | None]] = {}
 
 
 def _tojson(value: Any) -> str:
@@ -132,6 +135,7 @@ class _Renderer:
         self.state = DesiredState(domain=domain, job=job)
         self.owner: dict[Key, str] = {}
         self.templates: dict[str, jinja2.Template] = {}
+        self.fillers: dict[str, Filler | None] = {}
         # (typeName, attribute names and None-ness, relationship names and None-ness) -> checked
         self.shapes: set[tuple[Any, ...]] = set()
 
@@ -140,10 +144,12 @@ class _Renderer:
         context["domain"] = self.domain
         context["job"] = self.job
         try:
-            template = self.templates.get(kind)
-            if template is None:
-                template = self.templates[kind] = self.env.get_template(name)
-            text = template.render(context)
+            if kind not in self.templates:
+                self._compile(kind, name)
+            filler = self.fillers[kind]
+            if filler is not None:
+                return self._to_entity(filler(context), name, origin)
+            text = self.templates[kind].render(context)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderError(
                 f"template {exc.filename or name} line {exc.lineno}: {exc.message}",
@@ -169,6 +175,16 @@ class _Renderer:
                 hint="pass every value through `| tojson`",
             ) from None
         return self._to_entity(doc, name, origin)
+
+    def _compile(self, kind: str, name: str) -> None:
+        """The template of ``kind``, and its value-slot form when it has one (see render.slots)."""
+        template = self.env.get_template(name)
+        cache = _FILLERS.setdefault(id(self.env), {})
+        if name not in cache:
+            source = self.env.loader.get_source(self.env, name)[0] if self.env.loader else None
+            cache[name] = compile_slots(self.env, source, _tojson) if source is not None else None
+        self.fillers[kind] = cache[name]
+        self.templates[kind] = template
 
     def _to_entity(self, doc: Any, template: str, origin: str) -> DesiredEntity:
         where = f"template {template} ({origin})"

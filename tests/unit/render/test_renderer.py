@@ -234,3 +234,70 @@ def test_values_are_type_checked_for_every_entity_not_once_per_shape(tmp_path):
     }
     with pytest.raises(RenderError, match=r"process 'b'.*queryText.*expected string"):
         render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
+
+
+def _render_both(graph, profile, monkeypatch):
+    """Render with value slots (the fast path) and with Jinja text + json.loads."""
+    from atlas_sync.render import renderer
+
+    fast = render(graph, profile, domain="demo", job="daily")
+    monkeypatch.setattr(renderer, "_FILLERS", {})
+    monkeypatch.setattr(renderer, "compile_slots", lambda *a: None)
+    slow = render(graph, profile, domain="demo", job="daily")
+    return fast, slow
+
+
+@pytest.mark.parametrize("profile_name", ["lineage", "pico"])
+def test_value_slot_rendering_gives_the_entities_text_rendering_gives(profile_name, monkeypatch):
+    doc = {
+        "datasets": [
+            {"id": 'db.we"ird', "namespace": "db", "name": "</script>&'<", "columns": ["a", "ünï😀"]},
+            {"id": "db.out", "name": "out", "columns": ["x"], "facets": {"format": "parquet"}},
+        ],
+        "processes": [
+            {
+                "id": "p",
+                "name": "p",
+                "inputs": ['db.we"ird'],
+                "outputs": ["db.out"],
+                "attributes": {"queryText": "q"},
+            },
+            {"id": "q", "name": "{{ 7*7 }}", "inputs": ["db.out"], "outputs": []},
+        ],
+        "edges": [
+            {"source": 'db.we"ird.a', "target": "db.out.x", "kind": "AGGREGATION", "expression": "sum(a)"},
+            {"source": 'db.we"ird.ünï😀', "target": "db.out.*", "kind": "FILTER"},
+        ],
+    }
+    graph = LineageGraph.from_document(doc)
+    fast, slow = _render_both(graph, load_profile(profile_name), monkeypatch)
+    assert fast.entities.keys() == slow.entities.keys()
+    for key, e in fast.entities.items():
+        assert e.__dict__ == slow.entities[key].__dict__
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '{"a": "x{{ v | tojson }}"}',  # a slot inside a string
+        '{"a": {{ v | tojson }}, "a": 1}',  # a slot lost to a duplicate key
+        '{"a": {{ v | tojson(indent=2) }}}',  # tojson with arguments
+        '{% if v %}{"a": 1}{% endif %}',  # control flow
+        '{"a": {{ v }}}',  # a value not passed through tojson
+    ],
+)
+def test_templates_outside_the_value_slot_form_render_as_text(source):
+    import jinja2
+
+    from atlas_sync.render.slots import compile_slots
+
+    assert compile_slots(jinja2.Environment(), source, str) is None
+
+
+def test_value_slots_keep_the_sandbox_and_strict_undefined(tmp_path):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ process.nope | tojson }}}}',
+    )
+    with pytest.raises(RenderError, match=r"process.json.j2 \(process 'daily'\)"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
