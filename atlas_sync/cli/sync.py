@@ -291,7 +291,6 @@ _PARALLEL = click.option(
     "several chunks (query logs over "
     "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
 )
-@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
 @write_path_options
@@ -301,7 +300,6 @@ def sync_cmd(
     no_typedefs: bool,
     allow_partial: bool,
     stream: bool | None,
-    parallel: int | None,
     as_json: bool,
 ) -> None:
     """Publish FILE...'s lineage to Atlas: plan + apply.
@@ -317,7 +315,7 @@ def sync_cmd(
     from atlas_sync.reconcile import plan_text
 
     t = target
-    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent, parallel=parallel)
+    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
     quiet = verbosity() < 0
     common = {
         "allow_delete": not t.no_delete,

@@ -210,7 +210,7 @@ def stage_counts(reader: str, tmp: Path, n: int) -> dict[str, tuple[int, int]]:
         with counter.count(out, "render"):
             desired = render(graph, pub.profile, domain="scale", job="j")
         with counter.count(out, "plan (empty domain)"):
-            plan = pub.plan(graph, "j", desired=desired)
+            plan = pub.plan(graph, "j")
         assert plan.counts["create"] == len(desired)
         with counter.count(out, "apply (creates)"):
             pub.apply(plan, check=False)

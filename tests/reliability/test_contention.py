@@ -1,7 +1,7 @@
 """Parallel writes as a real Atlas (JanusGraph/BerkeleyJE) takes them.
 
 The emulator's contention mode answers an entity write that touches entities of another write in
-flight with the 500 Atlas gives on a lock timeout. A parallel sync must never cause one (batches that
+flight with the 500 Atlas gives on a lock timeout. Applying a plan in parallel must never cause one (batches that
 touch the same entities never run at once), and after a contention signal it must write one batch at
 a time, the failed batch's retry alone.
 """
@@ -100,12 +100,14 @@ def test_the_emulator_answers_overlapping_writes_with_atlas_lock_timeout_500() -
         emu.close()
 
 
-def test_a_parallel_sync_never_writes_batches_that_touch_the_same_entities_at_once() -> None:
+def test_a_parallel_apply_never_writes_batches_that_touch_the_same_entities_at_once() -> None:
     emu = Emulator()
     contention = emu.set_contention(hold_ms=15)
     log = WriteLog(emu)
     graph = graph_a(1500)  # processes of several batches read the same raw datasets
-    _publisher(emu, parallel=4).sync(graph, "j")
+    pub = _publisher(emu, parallel=4)
+    pub.ensure_typedefs()
+    pub.apply(pub.plan(graph, "j"))  # `apply` runs batches in parallel (`sync` writes one at a time)
     assert contention is not None and contention.collisions == 0
     assert log.most >= 2, "the sync should have run independent batches in parallel"
     assert all(status == 200 for _, _, status in log.calls)
@@ -121,7 +123,9 @@ def test_after_a_contention_signal_batches_go_one_at_a_time(status: int) -> None
     emu.inject_fault("status", at=3, status=status, path_prefix=BULK, method="POST")
     log = WriteLog(emu)
     graph = graph_a(1500)
-    _publisher(emu, parallel=4).sync(graph, "j")
+    pub = _publisher(emu, parallel=4)
+    pub.ensure_typedefs()
+    pub.apply(pub.plan(graph, "j"))
     failed = [c for c in log.calls if c[2] == status]
     assert len(failed) == 1
     after = sorted(c for c in log.calls if c[0] >= failed[0][1])
