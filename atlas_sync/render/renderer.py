@@ -100,8 +100,6 @@ def _env(profile: Profile) -> jinja2.Environment:
 
 
 _ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-# value-slot forms per Jinja environment (one per profile) and template name
-_FILLERS: dict[int, dict[str, Filler | None]] = {}
 
 
 def _tojson(value: Any) -> str:
@@ -179,7 +177,7 @@ class _Renderer:
     def _compile(self, kind: str, name: str) -> None:
         """The template of ``kind``, and its value-slot form when it has one (see render.slots)."""
         template = self.env.get_template(name)
-        cache = _FILLERS.setdefault(id(self.env), {})
+        cache: dict[str, Filler | None] = self.env.__dict__.setdefault("atlas_sync_fillers", {})
         if name not in cache:
             source = self.env.loader.get_source(self.env, name)[0] if self.env.loader else None
             cache[name] = compile_slots(self.env, source, _tojson) if source is not None else None

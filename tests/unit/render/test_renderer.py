@@ -241,7 +241,8 @@ def _render_both(graph, profile, monkeypatch):
     from atlas_sync.render import renderer
 
     fast = render(graph, profile, domain="demo", job="daily")
-    monkeypatch.setattr(renderer, "_FILLERS", {})
+    env = renderer._Renderer(profile, "demo", "daily").env
+    monkeypatch.setitem(env.__dict__, "atlas_sync_fillers", {})
     monkeypatch.setattr(renderer, "compile_slots", lambda *a: None)
     slow = render(graph, profile, domain="demo", job="daily")
     return fast, slow
