@@ -299,7 +299,12 @@ class LineageGraph(_Model):
 
     def merge(self, other: LineageGraph) -> LineageGraph:
         """A new graph with both graphs' content (datasets merged by id; process ids must differ)."""
-        g = self.model_copy(deep=True)
+        return self.model_copy(deep=True).merge_into(other)
+
+    def merge_into(self, other: LineageGraph) -> LineageGraph:
+        """:meth:`merge` into this graph (returned): no copy of what it holds, so folding k graphs
+        one by one stays linear (``merge`` copies the growing graph each time)."""
+        g = self
         for d in other.datasets:
             g.add_dataset(d.model_copy(deep=True))
         for p in other.processes:
