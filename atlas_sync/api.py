@@ -140,7 +140,7 @@ class Publisher:
         profile: str | Path | Profile = "lineage",
         domain: str,
         batch_size: int = 500,
-        parallel: int = 4,
+        parallel: int = 2,
         max_delete_percent: float = 50.0,
         metadata_namespace: str | None = None,
         metadata_namespaces: Mapping[str, str] | None = None,

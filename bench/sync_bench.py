@@ -1,9 +1,12 @@
 """Sync benchmark: atlas-sync vs the seed's one-POST-per-entity approach vs pyapacheatlas.
 
-For each size N (entities under the ``lineage`` profile, see bench/workload.py) and each approach, a
-fresh emulator runs in its own process (``atlas-sync emulator serve --memory``) with injected latency
-(default 5 ms per request + 0.05 ms per entity in the request/answer), the profile's typedefs are
-registered (untimed), and three phases each run in a fresh worker process (so peak RSS is per phase):
+For each size N and each approach, a fresh emulator runs in its own process (``atlas-sync emulator
+serve --memory``) with injected latency (issue 15's model, the default: 5 ms per request + 2 ms per
+KiB of request body; ``--per-entity-ms`` adds a delay per entity), the profile's typedefs are
+registered (untimed), and three phases each run in a fresh worker process (so peak RSS is per phase).
+With ``--workload issue`` (default) N is a number of processes, each reading 1-3 shared datasets of 4
+columns with 4 column edges (bench/issue_workload.py, ~12.3 entities per process); with
+``--workload entities`` N is an entity count (bench/workload.py). Phases:
 
 * ``initial``   - empty domain -> N entities;
 * ``unchanged`` - the same input again;
@@ -19,8 +22,9 @@ Approaches:
 
 All three send the same entities (rendered by the ``lineage`` profile). Requests and bytes are counted
 in the worker by wrapping ``requests.Session.send`` (all three use requests); wall time covers
-rendering + sending; peak RSS is the worker's ``ru_maxrss``. After each phase the emulator's domain is
-checked to hold exactly N active entities.
+rendering + sending; client CPU is the worker's user + system time over the same span; peak RSS is the
+worker's ``ru_maxrss``. After each phase the emulator's domain is counted. Ratios atlas-sync /
+other are printed for wall, CPU, requests, bytes sent, bytes received and peak RSS.
 
     .venv/bin/python bench/sync_bench.py --sizes 1000,10000
     .venv/bin/python bench/sync_bench.py --sizes 100000 --approaches atlas-sync,pyapacheatlas
@@ -80,10 +84,11 @@ class Counter:
         requests.Session.send = send  # type: ignore[method-assign,assignment]
 
 
-def _graph(entities: int, phase: str) -> Any:
+def _graph(n: int, phase: str, kind: str = "issue") -> Any:
+    from issue_workload import issue_graph
     from workload import change_fraction, job_graph, shape_for_entities
 
-    graph = job_graph(shape_for_entities(entities, seed=0), 0)
+    graph = issue_graph(n) if kind == "issue" else job_graph(shape_for_entities(n, seed=0), 0)
     if phase == "changed":
         graph, _ = change_fraction(graph, 0.01, seed=1)
     return graph
@@ -153,7 +158,8 @@ def run_atlas_sync(url: str, graph: Any, batch_size: int) -> dict[str, Any]:
     from atlas_sync.atlas import AtlasClient
 
     client = AtlasClient(url, auth=("admin", "admin"), timeout=(10, 120), batch_size=batch_size)
-    pub = Publisher(client, profile="lineage", domain=DOMAIN, batch_size=batch_size)
+    parallel = int(os.environ.get("ATLAS_SYNC_PARALLEL", "2"))
+    pub = Publisher(client, profile="lineage", domain=DOMAIN, batch_size=batch_size, parallel=parallel)
     result = pub.sync(graph)
     return {
         "plan": result.plan.counts,
@@ -165,12 +171,14 @@ RUNNERS = {"seed": run_seed, "pyapacheatlas": run_pyapacheatlas, "atlas-sync": r
 
 
 def worker(args: argparse.Namespace) -> int:
-    graph = _graph(args.entities, args.phase)
+    graph = _graph(args.entities, args.phase, args.workload)
     counter = Counter()
     counter.install()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     extra = RUNNERS[args.approach](args.url, graph, args.batch_size)
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(
         json.dumps(
@@ -180,6 +188,7 @@ def worker(args: argparse.Namespace) -> int:
                 "bytes_sent": counter.bytes_sent,
                 "bytes_received": counter.bytes_received,
                 "wall_s": round(wall, 3),
+                "cpu_s": round(cpu, 3),
                 "peak_rss_mb": round(rss_kb / 1024, 1),
                 **extra,
             }
@@ -194,10 +203,11 @@ def worker(args: argparse.Namespace) -> int:
 class Server:
     """``atlas-sync emulator serve --memory`` in a child process."""
 
-    def __init__(self, latency_ms: float, per_entity_ms: float) -> None:
+    def __init__(self, latency_ms: float, per_entity_ms: float, per_kib_ms: float = 0.0) -> None:
         exe = Path(sys.executable).with_name("atlas-sync")
         cmd = [str(exe), "emulator", "serve", "--memory", "--port", "0"]
         cmd += ["--latency-ms", str(latency_ms), "--latency-per-entity-ms", str(per_entity_ms)]
+        cmd += ["--latency-per-kib-ms", str(per_kib_ms)]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         assert self.proc.stderr is not None
         deadline = time.monotonic() + 30
@@ -246,11 +256,23 @@ def _domain_count(url: str) -> int:
     return sum(1 for _ in client.search_basic(ROOT_TYPES, entity_filters=flt, attributes=["qualifiedName"]))
 
 
-def _run_phase(approach: str, phase: str, url: str, n: int, batch: int, limit: float) -> dict[str, Any]:
+def _run_phase(
+    approach: str,
+    phase: str,
+    url: str,
+    n: int,
+    batch: int,
+    limit: float,
+    workload: str,
+    client_path: str | None = None,
+) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", approach, "--phase", phase, "--url", url]
-    cmd += ["--entities", str(n), "--batch-size", str(batch)]
+    cmd += ["--entities", str(n), "--batch-size", str(batch), "--workload", workload]
+    env = dict(os.environ)
+    if client_path:  # another atlas-sync checkout for the worker (before/after comparisons)
+        env["PYTHONPATH"] = client_path + os.pathsep + env.get("PYTHONPATH", "")
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=False)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, check=False, env=env)
     except subprocess.TimeoutExpired:
         return {"error": f"over the {limit:g} s limit"}
     if out.returncode != 0:
@@ -276,7 +298,7 @@ def _fmt_bytes(n: float) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    head = f"{'N':>7} {'approach':<14} {'phase':<10} {'requests':>9} {'writes':>7} {'sent':>9} {'received':>9} {'wall s':>8} {'RSS MB':>7}"
+    head = f"{'N':>7} {'approach':<14} {'phase':<10} {'requests':>9} {'writes':>7} {'sent':>9} {'received':>9} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7}"
     lines = [head, "-" * len(head)]
     for r in rows:
         if "error" in r:
@@ -285,7 +307,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"{r['n']:>7} {r['approach']:<14} {r['phase']:<10} {r['requests']:>9} {r['write_requests']:>7} "
             f"{_fmt_bytes(r['bytes_sent']):>9} {_fmt_bytes(r['bytes_received']):>9} {r['wall_s']:>8.2f} "
-            f"{r['peak_rss_mb']:>7.1f}"
+            f"{r.get('cpu_s', float('nan')):>7.2f} {r['peak_rss_mb']:>7.1f}"
         )
     return "\n".join(lines)
 
@@ -302,10 +324,14 @@ def _ratios(rows: list[dict[str, Any]], batch: int) -> list[str]:
                 theirs = by.get((n, other, phase))
                 if not theirs:
                     continue
+
+                def ratio(key: str, a: dict[str, Any] = ours, b: dict[str, Any] = theirs) -> str:
+                    return f"{a.get(key, 0) / max(b.get(key, 0), 1e-9):.3f}"
+
                 out.append(
-                    f"N={n:<7} {phase:<10} atlas-sync/{other:<13} requests {ours['requests'] / theirs['requests']:.4f}"
-                    f"  bytes {(ours['bytes_sent'] + ours['bytes_received']) / max(1, theirs['bytes_sent'] + theirs['bytes_received']):.3f}"
-                    f"  wall {ours['wall_s'] / max(theirs['wall_s'], 1e-9):.3f}"
+                    f"N={n:<7} {phase:<10} atlas-sync/{other:<13} wall {ratio('wall_s')}  cpu {ratio('cpu_s')}"
+                    f"  requests {ratio('requests')}  sent {ratio('bytes_sent')}"
+                    f"  received {ratio('bytes_received')}  rss {ratio('peak_rss_mb')}"
                 )
             changed = ours.get("writes", 0)
             bound = math.ceil(changed / batch) if changed else 0
@@ -318,13 +344,21 @@ def _ratios(rows: list[dict[str, Any]], batch: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated entity counts")
+    ap.add_argument("--sizes", default="1000,10000", help="comma-separated sizes (see --workload)")
+    ap.add_argument(
+        "--workload", choices=("issue", "entities"), default="issue", help="sizes are processes / entities"
+    )
     ap.add_argument("--approaches", default=",".join(APPROACHES))
     ap.add_argument("--latency-ms", type=float, default=5.0, help="emulator delay per request")
-    ap.add_argument("--per-entity-ms", type=float, default=0.05, help="emulator delay per entity")
+    ap.add_argument("--per-entity-ms", type=float, default=0.0, help="emulator delay per entity")
+    ap.add_argument("--per-kib-ms", type=float, default=2.0, help="emulator delay per KiB of request body")
     ap.add_argument("--batch-size", type=int, default=500)
     ap.add_argument("--phase-limit", type=float, default=900, help="seconds before a phase is abandoned")
     ap.add_argument("--out", help="JSON results file [bench/results/sync_bench-<time>.json]")
+    ap.add_argument(
+        "--client-path",
+        help="run the atlas-sync approach with the atlas_sync package found in DIR (e.g. an older checkout)",
+    )
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--phase", help=argparse.SUPPRESS)
     ap.add_argument("--url", help=argparse.SUPPRESS)
@@ -343,11 +377,20 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for n in sizes:
         for approach in approaches:
-            server = Server(args.latency_ms, args.per_entity_ms)
+            server = Server(args.latency_ms, args.per_entity_ms, args.per_kib_ms)
             try:
                 _prepare(server.url)
                 for phase in PHASES:
-                    r = _run_phase(approach, phase, server.url, n, args.batch_size, args.phase_limit)
+                    r = _run_phase(
+                        approach,
+                        phase,
+                        server.url,
+                        n,
+                        args.batch_size,
+                        args.phase_limit,
+                        args.workload,
+                        args.client_path if approach == "atlas-sync" else None,
+                    )
                     row = {"n": n, "approach": approach, "phase": phase, **r}
                     if "error" not in r:
                         row["domain_entities_after"] = _domain_count(server.url)
@@ -376,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
             "approaches": approaches,
             "latency_ms": args.latency_ms,
             "per_entity_ms": args.per_entity_ms,
+            "per_kib_ms": args.per_kib_ms,
+            "workload": args.workload,
             "batch_size": args.batch_size,
             "cpus": os.cpu_count(),
         },

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -34,9 +35,9 @@ from atlas_sync.atlas.errors import (
 )
 from atlas_sync.atlas.mutation import (
     MutationResult,
+    encode_entity,
     order_for_batching,
     rewrite_placeholders,
-    split_batches,
 )
 from atlas_sync.atlas.retry import RetryPolicy
 from atlas_sync.atlas.stats import ClientStats
@@ -196,13 +197,17 @@ class AtlasClient:
         body: Any = None,
         idempotent: bool = True,
         not_found_ok: bool = False,
+        data: bytes | None = None,
+        before_retry: Callable[[int | None, str], None] | None = None,
     ) -> Any:
         """One API call with retries; returns the parsed JSON (None for an empty body).
 
-        With ``not_found_ok`` a 404 returns None instead of raising.
+        With ``not_found_ok`` a 404 returns None instead of raising. ``data``: a JSON body already encoded.
+        ``before_retry(status, body text)`` runs before each retry (status None: no answer).
         """
         url = self.base_url + API + path
-        data = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        if data is None and body is not None:
+            data = json.dumps(body, ensure_ascii=False).encode()
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
@@ -257,6 +262,8 @@ class AtlasClient:
                     attempt,
                     wait,
                 )
+                if before_retry is not None:
+                    before_retry(None, _short(exc))
                 self._sleep(kind, wait)
                 continue
             content = resp.content or b""
@@ -286,6 +293,8 @@ class AtlasClient:
                 if wait is not None:
                     ambiguous = ambiguous or status != 429
                     log.info("%s %s%s -> %d; retry %d in %.1f s", method, API, path, status, attempt, wait)
+                    if before_retry is not None:
+                        before_retry(status, content[:2000].decode("utf-8", "replace"))
                     self._sleep(kind, wait)
                     continue
             self.stats.record(kind, errors=1)
@@ -430,6 +439,7 @@ class AtlasClient:
         *,
         batch_size: int | None = None,
         max_bytes: int | None = None,
+        before_retry: Callable[[int | None, str], None] | None = None,
     ) -> MutationResult:
         """Create or update entities (POST ``/v2/entity/bulk``) in batches.
 
@@ -439,22 +449,63 @@ class AtlasClient:
         reordered (stably) only if one references a placeholder defined after it; references to
         placeholders created by an earlier batch are rewritten to the real guids. On failure the
         raised :class:`AtlasError` has ``.partial``: the merged result of the batches already applied.
+        ``before_retry(status, body text)`` runs before a failed request is retried (e.g. to let
+        other writes in flight finish first when the server signals lock contention).
         """
         result = MutationResult()
         if not entities:
             return result
         batch_size = batch_size or self.batch_size
         max_bytes = max_bytes or self.max_batch_bytes
-        ordered = order_for_batching(entities)
-        batches = list(split_batches(ordered, batch_size, max_bytes))
-        for n, batch in enumerate(batches, 1):
-            payload = [rewrite_placeholders(e, result.guid_assignments) for e in batch]
+        assigned = result.guid_assignments
+        pending = deque(order_for_batching(entities))
+        n = 0
+        while pending:
+            # Sized on the bytes sent: placeholders of earlier batches already replaced by real guids.
+            batch: list[dict[str, Any]] = []
+            parts: list[bytes] = []
+            size = 0
+            while pending and len(batch) < batch_size:
+                part = encode_entity(rewrite_placeholders(pending[0], assigned))
+                if batch and size + len(part) + 1 > max_bytes:
+                    break
+                batch.append(pending.popleft())
+                parts.append(part)
+                size += len(part) + 1
+            n += 1
+            body = b'{"entities":[' + b",".join(parts) + b"]}"
             try:
-                response = self._call("entity_write", "POST", "/v2/entity/bulk", body={"entities": payload})
+                response = self._call(
+                    "entity_write", "POST", "/v2/entity/bulk", data=body, before_retry=before_retry
+                )
             except AtlasError as exc:
+                if exc.status == 413 and len(batch) > 1:
+                    # the server takes less than max_bytes: halve the batches from here on
+                    max_bytes = max(1, size // 2)
+                    log.info(
+                        "HTTP 413 for %d entities (%d bytes); sending at most %d bytes",
+                        len(batch),
+                        size,
+                        max_bytes,
+                    )
+                    pending.extendleft(reversed(batch))
+                    n -= 1
+                    continue
                 exc.partial = result
-                if len(batches) > 1:
-                    applied = f"batch {n} of {len(batches)} failed; {n - 1} earlier batches were applied"
+                if exc.status == 413:
+                    e = batch[0]
+                    qn = (e.get("attributes") or {}).get("qualifiedName")
+                    exc.message = (
+                        f"{exc.message}: entity {e.get('typeName')} {qn!r} is {size - 1} bytes of JSON, "
+                        "more than the server takes in one request"
+                    )
+                    exc.args = (exc.message,)
+                    exc.hint = (
+                        "shorten its attributes (e.g. a long description or query text), "
+                        "or raise the server's request size limit"
+                    )
+                if n > 1:
+                    applied = f"batch {n} failed; {n - 1} earlier batches were applied"
                     exc.hint = f"{exc.hint}; {applied}" if exc.hint else applied
                 raise
             result.requests += 1

@@ -45,19 +45,30 @@ class MutationResult:
             return
         self.guid_assignments.update(response.get("guidAssignments") or {})
         mutated = response.get("mutatedEntities") or {}
+        seen = self._seen()
         for op, attr in self._KEYS.items():
-            headers = mutated.get(op) or []
-            if not headers:
-                continue
             target: list[dict[str, Any]] = getattr(self, attr)
-            seen = {h.get("guid") for h in target}
-            for header in headers:
-                if header.get("guid") not in seen:
-                    target.append(header)
-                    seen.add(header.get("guid"))
-        if self.created and self.updated:
-            created = {h.get("guid") for h in self.created}
-            self.updated = [h for h in self.updated if h.get("guid") not in created]
+            for header in mutated.get(op) or []:
+                guid = header.get("guid")
+                if guid in seen[attr] or (attr == "updated" and guid in seen["created"]):
+                    continue
+                target.append(header)
+                seen[attr].add(guid)
+        # an entity updated by an earlier batch and created by this one (rare) is listed as created only
+        dropped = seen["updated"] & seen["created"]
+        if dropped:
+            self.updated = [h for h in self.updated if h.get("guid") not in dropped]
+            seen["updated"] -= dropped
+
+    def _seen(self) -> dict[str, set[Any]]:
+        """Guids listed per list, kept across merges (merging k batches stays linear); rebuilt if a
+        caller replaced or edited a list."""
+        seen: dict[str, set[Any]] = self.__dict__.setdefault("_seen_guids", {})
+        for attr in self._KEYS.values():
+            target = getattr(self, attr)
+            if attr not in seen or len(seen[attr]) != len(target):
+                seen[attr] = {h.get("guid") for h in target}
+        return seen
 
     @property
     def created_guids(self) -> list[str]:
@@ -154,9 +165,14 @@ def order_for_batching(entities: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return [entities[i] for i in order]
 
 
+def encode_entity(entity: dict[str, Any]) -> bytes:
+    """The entity as it goes into a request body (compact JSON, UTF-8)."""
+    return json.dumps(entity, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 def entity_size(entity: dict[str, Any]) -> int:
     """Bytes this entity adds to a request body."""
-    return len(json.dumps(entity, ensure_ascii=False, separators=(",", ":")).encode()) + 1
+    return len(encode_entity(entity)) + 1
 
 
 def split_batches(

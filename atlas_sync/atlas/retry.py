@@ -63,3 +63,15 @@ class RetryPolicy:
         if time.monotonic() - started + wait > self.max_total:
             return None
         return wait
+
+
+_CONTENTION_WORDS = ("lock", "commit", "transaction", "There was an error processing your request")
+
+
+def signals_contention(status: int | None, body: str) -> bool:
+    """Whether a failed write may have collided with another write in flight: no answer (timeout,
+    reset), 503/504/429, or a 500 whose body speaks of locks or commits, or is Atlas's generic
+    AllExceptionMapper answer (what a JanusGraph ``LockTimeoutException`` at commit becomes)."""
+    if status is None or status in (429, 503, 504):
+        return True
+    return status == 500 and any(w.lower() in body.lower() for w in _CONTENTION_WORDS)

@@ -67,6 +67,12 @@ def _read_password(user: str | None, password_file: str | None) -> dict[str, str
     "--latency-per-entity-ms", type=float, default=0.0, help="Extra delay per entity sent or returned."
 )
 @click.option(
+    "--latency-per-kib-ms",
+    type=float,
+    default=0.0,
+    help="Extra delay per KiB of request body (a slow proxy).",
+)
+@click.option(
     "--fault",
     "faults",
     multiple=True,
@@ -77,6 +83,13 @@ def _read_password(user: str | None, password_file: str | None) -> dict[str, str
 @click.option(
     "--request-log", type=click.Path(dir_okay=False), default=None, help="Append one JSON line per request."
 )
+@click.option(
+    "--contention-hold-ms",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Answer an entity write that touches entities of another write in flight with HTTP 500, as a real "
+    "Atlas on JanusGraph does on lock timeouts; each write holds its entities this long. Off by default.",
+)
 def serve_cmd(
     host: str,
     port: int,
@@ -86,8 +99,10 @@ def serve_cmd(
     password_file: str | None,
     latency_ms: float,
     latency_per_entity_ms: float,
+    latency_per_kib_ms: float,
     faults: tuple[str, ...],
     request_log: str | None,
+    contention_hold_ms: float | None,
 ) -> None:
     """Serve /api/atlas/... over HTTP, like an Apache Atlas 2.4 server."""
     from atlas_sync.emulator import Emulator, parse_fault_spec
@@ -116,7 +131,9 @@ def serve_cmd(
             f"cannot open the emulator state in {data_dir}: {exc}",
             hint="use another --data folder, or --memory",
         ) from exc
-    emu.set_latency(latency_ms, latency_per_entity_ms)
+    emu.set_latency(latency_ms, latency_per_entity_ms, latency_per_kib_ms)
+    if contention_hold_ms is not None:
+        emu.set_contention(hold_ms=contention_hold_ms)
     for f in specs:
         emu.faults.add(f)
     log_file: Any = None

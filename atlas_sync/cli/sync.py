@@ -294,6 +294,15 @@ def plan_cmd(
     return 2 if detailed_exitcode and plan.has_changes else 0
 
 
+_PARALLEL = click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="write batches in flight at most (never two touching the same entity; one at a time once Atlas "
+    "signals lock contention) [env ATLAS_SYNC_PARALLEL; default 2]",
+)
+
+
 @click.command("sync")
 @_common
 @_input
@@ -411,9 +420,10 @@ def sync_cmd(
     "--profile", "-p", metavar="NAME|DIR", help="profile the plan was made with [default: recorded]"
 )
 @click.option("--purge", is_flag=True, help="purge deleted entities too")
+@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @connection_options
-def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) -> None:
+def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | None, as_json: bool) -> None:
     """Apply a plan saved with `atlas-sync plan --out PLANFILE`.
 
     Refuses when Atlas changed since the plan was made (re-plan instead). The plan file holds no
@@ -426,7 +436,7 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, as_json: bool) ->
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a plan file: {exc}", file=planfile) from None
     plan = Plan.from_json(doc)
-    pub, _ = _publisher(plan.domain, profile or plan.profile)
+    pub, _ = _publisher(plan.domain, profile or plan.profile, parallel=parallel)
     with progress("applying", quiet=verbosity() < 0 or as_json) as update:
         result = pub.apply(plan, purge=purge, progress=update, check=True)
     if as_json:

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from atlas_sync.emulator import typedefs as tdefs
+from atlas_sync.emulator.contention import Contention
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, EmulatorError, InternalError
 from atlas_sync.emulator.faults import (
     ConnectionResetFault,
@@ -82,6 +83,7 @@ class Emulator:
         self.request_log_sink: Callable[[RequestRecord], None] | None = None
         self.faults = FaultInjector()
         self.latency = Latency()
+        self.contention: Contention | None = None
         self._sessions: dict[str, str] = {}
         self._log_lock = threading.Lock()
         self._load_registry()
@@ -127,9 +129,16 @@ class Emulator:
         self.store.close()
 
     # ------------------------------------------------------------------ test hooks
-    def set_latency(self, fixed_ms: float = 0, per_entity_ms: float = 0) -> None:
-        """Delay every answer by ``fixed_ms`` plus ``per_entity_ms`` per entity in the request/response."""
-        self.latency = Latency(float(fixed_ms), float(per_entity_ms))
+    def set_latency(self, fixed_ms: float = 0, per_entity_ms: float = 0, per_kib_ms: float = 0) -> None:
+        """Delay every answer by ``fixed_ms`` plus ``per_entity_ms`` per entity in the request/response
+        plus ``per_kib_ms`` per KiB of request body."""
+        self.latency = Latency(float(fixed_ms), float(per_entity_ms), float(per_kib_ms))
+
+    def set_contention(self, enabled: bool = True, *, hold_ms: float = 0.0) -> Contention | None:
+        """Answer concurrent entity writes that touch the same entities with Atlas's lock-timeout 500
+        (see :mod:`atlas_sync.emulator.contention`); ``hold_ms``: how long a write keeps its entities."""
+        self.contention = Contention(hold_ms / 1000.0) if enabled else None
+        return self.contention
 
     def inject_fault(
         self,
@@ -189,8 +198,23 @@ class Emulator:
             resp = _status_fault(fault)
             self._record(RequestRecord(method, path, resp.status, 0, _ms(started), "status"))
             return resp
-        resp, count = self._dispatch(method, path, q, hdrs, raw)
-        delay = self.latency.seconds(count)
+        contention = self.contention
+        keys = contention.touched(method, path, q, raw) if contention is not None else set()
+        ticket = contention.claim(keys) if contention is not None and keys else None
+        if contention is not None and keys and ticket is None:
+            # what Atlas answers when JanusGraph's commit hits a BerkeleyJE LockTimeoutException
+            resp, ident = _server_error(JSON_TYPE)
+            log.debug("%s %s: Could not commit transaction (lock timeout) (ID %s)", method, path, ident)
+            count = 0
+        else:
+            try:
+                resp, count = self._dispatch(method, path, q, hdrs, raw)
+                if ticket is not None and contention is not None and contention.hold_seconds:
+                    time.sleep(contention.hold_seconds)
+            finally:
+                if ticket is not None and contention is not None:
+                    contention.release(ticket, raw, resp.body if resp.status == 200 else b"")
+        delay = self.latency.seconds(count, len(raw))
         if delay:
             time.sleep(delay)
         self._record(RequestRecord(method, path, resp.status, count, _ms(started),
@@ -358,7 +382,8 @@ def _server_error(content_type: str = "text/plain") -> tuple[EmulatorResponse, s
 
 def _status_fault(fault: Fault) -> EmulatorResponse:
     status = int(fault.status or 503)
-    resp = _plain(status, f"injected fault: HTTP {status}")
+    # a 500 is what Atlas's AllExceptionMapper answers for any failure (e.g. a lock timeout at commit)
+    resp = _server_error(JSON_TYPE)[0] if status == 500 else _plain(status, f"injected fault: HTTP {status}")
     if fault.retry_after is not None:
         resp.headers["Retry-After"] = str(int(fault.retry_after) if float(fault.retry_after).is_integer()
                                           else fault.retry_after)  # fmt: skip

@@ -143,6 +143,8 @@ def parse_fault_spec(spec: str) -> Fault:
 class Latency:
     fixed_ms: float = 0.0
     per_entity_ms: float = 0.0
+    per_kib_ms: float = 0.0  # per KiB of request body (a slow link or proxy)
 
-    def seconds(self, entity_count: int) -> float:
-        return max(0.0, (self.fixed_ms + self.per_entity_ms * entity_count) / 1000.0)
+    def seconds(self, entity_count: int, body_bytes: int = 0) -> float:
+        ms = self.fixed_ms + self.per_entity_ms * entity_count + self.per_kib_ms * body_bytes / 1024
+        return max(0.0, ms / 1000.0)

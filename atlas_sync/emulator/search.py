@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.entities import header
@@ -542,18 +543,64 @@ def _sql_page(
         + f" AND {sql_filter[0]}"
     )
     args: list[Any] = [*types, *sql_filter[1]]
-    total = int(repo.conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", args).fetchone()[0])
-    order = "seq"
-    order_args: list[Any] = []
     if params.get("sortBy"):
         col = _column(str(params["sortBy"]), attr_types)
         assert col is not None
         direction = "DESC" if params.get("sortOrder") == "DESCENDING" else "ASC"
-        order = f"({col[0]} IS NULL), {col[0]} {direction}, seq"
-        order_args = [*col[1], *col[1]]
-    sql = f"SELECT * FROM entities WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?"
+        total = int(repo.conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", args).fetchone()[0])
+        sql = (
+            f"SELECT * FROM entities WHERE {where} ORDER BY ({col[0]} IS NULL), {col[0]} {direction}, seq "
+            "LIMIT ? OFFSET ?"
+        )
+        return total, _rows(repo, repo.conn.execute(sql, [*args, *col[1], *col[1], limit, offset]))
+    # Paging through a result in order of seq: the count and where each page ended are kept until
+    # the next write, so page k neither re-counts the result nor skips k pages (OFFSET): linear.
+    pages = _paging(repo, where, args)
+    if pages.total < 0:
+        pages.total = int(
+            repo.conn.execute(f"SELECT COUNT(*) FROM entities WHERE {where}", args).fetchone()[0]
+        )
+    after = pages.ends.get(offset, -1 if offset == 0 else None)
+    if after is not None:
+        cur = repo.conn.execute(
+            f"SELECT * FROM entities WHERE {where} AND seq > ? ORDER BY seq LIMIT ?", [*args, after, limit]
+        )
+    else:
+        cur = repo.conn.execute(
+            f"SELECT * FROM entities WHERE {where} ORDER BY seq LIMIT ? OFFSET ?", [*args, limit, offset]
+        )
+    raw = cur.fetchall()
+    if raw:
+        pages.ends[offset + len(raw)] = int(raw[-1]["seq"])
+    return pages.total, _rows(repo, raw)
+
+
+def _rows(repo: Repo, raw: Any) -> list[Row]:
     rows = []
-    for r in repo.conn.execute(sql, [*args, *order_args, limit, offset]):
+    for r in raw:
         cached = repo.rows.get(r["guid"])
         rows.append(cached if cached is not None else repo._row(r))
-    return total, rows
+    return rows
+
+
+@dataclass
+class _Pages:
+    generation: tuple[int, int]
+    total: int = -1
+    ends: dict[int, int] = field(default_factory=dict)  # offset of the next page -> seq it starts after
+
+
+_PAGINGS = 16  # queries remembered per emulator
+
+
+def _paging(repo: Repo, where: str, args: list[Any]) -> _Pages:
+    """What is known of one query's result since the last write (own or another process's)."""
+    cache = repo.state.search_pages
+    generation = (repo.conn.total_changes, repo.state.store.data_version())
+    key = (where, tuple(args))
+    pages = cache.get(key)
+    if pages is None or pages.generation != generation:
+        if len(cache) >= _PAGINGS:
+            cache.pop(next(iter(cache)))
+        pages = cache[key] = _Pages(generation)
+    return pages

@@ -22,6 +22,8 @@ class State:
         self.registry = registry
         self.user = "admin"
         self.staged: Registry | None = None
+        # basic search paging per query until the next write (see search._paging)
+        self.search_pages: dict[tuple[str, tuple[Any, ...]], Any] = {}
 
     def now(self) -> int:
         return int(time.time() * 1000)

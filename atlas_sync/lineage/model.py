@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -299,7 +299,12 @@ class LineageGraph(_Model):
 
     def merge(self, other: LineageGraph) -> LineageGraph:
         """A new graph with both graphs' content (datasets merged by id; process ids must differ)."""
-        g = self.model_copy(deep=True)
+        return self.model_copy(deep=True).merge_into(other)
+
+    def merge_into(self, other: LineageGraph) -> LineageGraph:
+        """:meth:`merge` into this graph (returned): no copy of what it holds, so folding k graphs
+        one by one stays linear (``merge`` copies the growing graph each time)."""
+        g = self
         for d in other.datasets:
             g.add_dataset(d.model_copy(deep=True))
         for p in other.processes:
@@ -366,7 +371,7 @@ class LineageGraph(_Model):
         for problem in problems:  # a problem read from a file is reported in that file
             if problem.file is None:
                 problem.file = file
-        ids = [d.id for d in datasets]
+        ids = {d.id for d in datasets}
         key = "edges" if doc.get("edges") is not None else "columns"
         raw_edges = doc.get(key) or []
         if not isinstance(raw_edges, list):
@@ -410,20 +415,24 @@ class LineageGraph(_Model):
         return g
 
 
-def parse_column_ref(value: Any, dataset_ids: Iterable[str]) -> ColumnRef:
+def parse_column_ref(value: Any, dataset_ids: Collection[str]) -> ColumnRef:
     """Resolve ``db.t.col`` / ``db.t.*`` (or ``{"dataset":..,"column":..}``) against known dataset ids.
 
     The longest dataset id that prefixes the name wins, so ``a.b.c`` with datasets ``a`` and ``a.b``
-    is column ``c`` of ``a.b``.
+    is column ``c`` of ``a.b``. Pass a set: each dot of ``value`` is one membership test (a list
+    makes every reference scan every dataset id).
     """
     if isinstance(value, dict):
         return ColumnRef.model_validate(value)
     if not isinstance(value, str):
         raise ValueError(f"a column reference must be a string, not {type(value).__name__}")
     best: str | None = None
-    for ds in dataset_ids:
-        if value.startswith(ds + ".") and (best is None or len(ds) > len(best)):
-            best = ds
+    dot = value.rfind(".")
+    while dot >= 0:
+        if value[:dot] in dataset_ids:
+            best = value[:dot]
+            break
+        dot = value.rfind(".", 0, dot)
     if best is None:
         raise ValueError(f"column {value!r} does not belong to any dataset of the document")
     rest = value[len(best) + 1 :]

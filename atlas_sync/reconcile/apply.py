@@ -1,18 +1,24 @@
 """Execute a Plan with the fewest requests: creates and updates in dependency order, then deletes.
 
 Small plans go in one bulk request (new entities referenced by placeholder guid). Larger plans go
-tier by tier (datasets, then what references them, ...); the batches of one tier are independent and
-may run in parallel. Deletes follow the writes: processes before datasets.
+tier by tier (datasets, then what references them, ...). Batches of one tier may run in parallel
+(up to ``parallel``) but never two that touch the same entity (write it or refer to it: a dataset
+read by processes of two batches, a column and its table): a real Atlas (JanusGraph) then times out
+on locks. When a write fails in a way that signals contention, the rest goes one batch at a time and
+the failed batch is retried alone. Deletes follow the writes: processes before datasets.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.render.renderer import DesiredEntity
@@ -46,6 +52,66 @@ class ApplyResult:
 
 
 Progress = Callable[[int, int], None]
+
+log = logging.getLogger("atlas_sync.reconcile")
+
+
+class _Flight:
+    """Write batches in flight: how many may run, and one-at-a-time after contention.
+
+    A batch whose request failed with a contention signal calls :meth:`contention` before its
+    retry: from then on one batch runs at a time, and the retry waits until every other batch in
+    flight has finished (or is itself waiting to retry), so it is the only write the server sees.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.cond = threading.Condition()
+        self.active = 0
+        self.parked = 0
+        self.solo: int | None = None  # thread retrying alone
+
+    def begin(self) -> None:
+        with self.cond:
+            self.active += 1
+
+    def end(self) -> None:
+        with self.cond:
+            self.active -= 1
+            if self.solo == threading.get_ident():
+                self.solo = None
+            self.cond.notify_all()
+
+    def before_retry(self, status: int | None, body: str) -> None:
+        if not signals_contention(status, body):
+            return
+        me = threading.get_ident()
+        with self.cond:
+            if self.limit > 1:
+                log.warning("Atlas signals write contention (HTTP %s); writing one batch at a time", status)
+            self.limit = 1
+            if self.solo == me:
+                return
+            self.parked += 1
+            self.cond.notify_all()
+            self.cond.wait_for(lambda: self.solo is None)
+            self.solo = me
+            self.parked -= 1
+            self.cond.wait_for(lambda: self.active - self.parked <= 1)
+
+
+def _touched(items: list[PlanItem], plan: Plan) -> set[Key]:
+    """Entities a batch writes or refers to (Atlas locks both ends of a relationship)."""
+    out: set[Key] = set()
+    for it in items:
+        out.add(it.key)
+        e = plan.desired.get(it.key)
+        for v in e.refs.values() if e else ():
+            if isinstance(v, list):
+                out.update(v)
+            elif v:
+                out.add(v)
+    return out
 
 
 class _Batcher:
@@ -102,7 +168,7 @@ def apply_plan(
     *,
     known_guids: dict[Key, str],
     batch_size: int = 500,
-    parallel: int = 4,
+    parallel: int = 2,
     purge: bool = False,
     progress: Progress | None = None,
 ) -> ApplyResult:
@@ -117,6 +183,8 @@ def apply_plan(
         if i.action == "update" and i.guid:
             batcher.known[i.key] = i.guid
 
+    flight = _Flight(parallel)
+
     def run_batch(items: list[PlanItem]) -> tuple[dict[Key, str], int]:
         placeholders: dict[Key, str] = {}
         bodies = []
@@ -127,10 +195,24 @@ def apply_plan(
             e = plan.desired[it.key]
             guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
             bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
-        res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1))
+        res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry)
         ga = _assignments(res)
         assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
         return assigned, int(getattr(res, "requests", 1) or 1)
+
+    def finished(batch: list[PlanItem], outcome: tuple[dict[Key, str], int]) -> None:
+        nonlocal done
+        assigned, nreq = outcome
+        batcher.known.update(assigned)
+        result.requests += nreq
+        for it in batch:
+            if it.action == "create":
+                result.created += 1
+            else:
+                result.updated += 1
+        done += len(batch)
+        if progress:
+            progress(done, total)
 
     if writes:
         if len(writes) <= batch_size:
@@ -143,20 +225,14 @@ def apply_plan(
                 [items[j : j + batch_size] for j in range(0, len(items), batch_size)]
                 for _, items in sorted(by_tier.items())
             ]
-        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        if parallel <= 1 or all(len(g) == 1 for g in groups):
             for group in groups:
-                outcomes = list(pool.map(run_batch, group)) if len(group) > 1 else [run_batch(group[0])]
-                for batch, (assigned, nreq) in zip(group, outcomes, strict=True):
-                    batcher.known.update(assigned)
-                    result.requests += nreq
-                    for it in batch:
-                        if it.action == "create":
-                            result.created += 1
-                        else:
-                            result.updated += 1
-                    done += len(batch)
-                    if progress:
-                        progress(done, total)
+                for batch in group:
+                    finished(batch, run_batch(batch))
+        else:
+            with ThreadPoolExecutor(max_workers=parallel) as pool:
+                for group in groups:
+                    _run_group(pool, flight, group, [_touched(b, plan) for b in group], run_batch, finished)
 
     result.requests += _relink(client, plan, writes, batcher.known)
 
@@ -176,6 +252,50 @@ def apply_plan(
             result.purged += len(guids)
     result.guids = batcher.known
     return result
+
+
+def _run_group(
+    pool: ThreadPoolExecutor,
+    flight: _Flight,
+    group: list[list[PlanItem]],
+    touched: list[set[Key]],
+    run: Callable[[list[PlanItem]], tuple[dict[Key, str], int]],
+    finished: Callable[[list[PlanItem], tuple[dict[Key, str], int]], None],
+) -> None:
+    """Run one tier's batches: in order, at most ``flight.limit`` at once, and a batch only when it
+    touches no entity of a batch in flight. Results are folded in as batches finish; the first
+    error is raised once every batch in flight has ended (nothing new starts after it)."""
+    pending = list(range(len(group)))
+    running: dict[Future[tuple[dict[Key, str], int]], int] = {}
+    error: BaseException | None = None
+
+    def job(i: int) -> tuple[dict[Key, str], int]:
+        try:
+            return run(group[i])
+        finally:
+            flight.end()
+
+    while running or (pending and error is None):
+        if error is None:
+            busy: set[Key] = set().union(*(touched[i] for i in running.values()))
+            for i in list(pending):
+                if len(running) >= flight.limit:
+                    break
+                if touched[i].isdisjoint(busy):
+                    pending.remove(i)
+                    busy |= touched[i]
+                    flight.begin()
+                    running[pool.submit(job, i)] = i
+        done_now, _ = wait(list(running), return_when=FIRST_COMPLETED)
+        for fut in done_now:
+            i = running.pop(fut)
+            exc = fut.exception()
+            if exc is not None:
+                error = error or exc
+            else:
+                finished(group[i], fut.result())
+    if error is not None:
+        raise error
 
 
 def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, str]) -> int:

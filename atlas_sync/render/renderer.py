@@ -21,6 +21,7 @@ from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.native import Namespaces, NativeRender
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
+from atlas_sync.render.slots import Filler, compile_slots
 
 Key = tuple[str, str]  # (concrete typeName, qualifiedName)
 
@@ -88,8 +89,13 @@ def _env(profile: Profile) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
+        auto_reload=False,  # compiled once per profile: no stat of the file per entity
     )
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+    # The output is JSON parsed right away, never HTML: Jinja's tojson escapes <, >, & and ' for
+    # HTML (\u003c ...), which parses back to the same values, at twice the cost. A JSON literal
+    # cannot end the string or object it sits in, so plain json.dumps is as safe here.
+    env.filters["tojson"] = _tojson
     schema = profile.schema
 
     def declared(type_name: str) -> list[str]:
@@ -104,6 +110,13 @@ def _env(profile: Profile) -> jinja2.Environment:
     env.globals["declared"] = declared
     env.filters["with_declared"] = with_declared
     return env
+
+
+_ENCODE = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
+def _tojson(value: Any) -> str:
+    return _ENCODE(value)
 
 
 @dataclass
@@ -133,12 +146,26 @@ class _Renderer:
         self.state = DesiredState(domain=domain, job=job)
         self.owner: dict[Key, str] = {}
         self.extra_context: dict[str, Any] = {}
+        self.templates: dict[str, jinja2.Template] = {}
+        self.fillers: dict[str, Filler | None] = {}
+        # (typeName, attribute names and None-ness, relationship names and None-ness) -> checked
+        self.shapes: set[tuple[Any, ...]] = set()
 
     def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> list[DesiredEntity]:
         name = self.profile.templates[kind]
-        ctx = {"domain": self.domain, "job": self.job, **self.extra_context, **context}
+        ctx = {**self.extra_context, **context} if self.extra_context else context
+        ctx["domain"] = self.domain
+        ctx["job"] = self.job
+        doc: Any = None
+        text: str | None = None
         try:
-            text = self.env.get_template(name).render(**ctx)
+            if kind not in self.templates:
+                self._compile(kind, name)
+            filler = self.fillers[kind]
+            if filler is not None:
+                doc = filler(ctx)
+            else:
+                text = self.templates[kind].render(ctx)
         except jinja2.TemplateSyntaxError as exc:
             raise RenderError(
                 f"template {exc.filename or name} line {exc.lineno}: {exc.message}",
@@ -157,7 +184,8 @@ class _Renderer:
         except (jinja2.TemplateError, OverflowError, RecursionError) as exc:
             raise RenderError(f"template {name} ({origin}): {type(exc).__name__}: {exc}") from None
         try:
-            doc = json.loads(text)
+            if text is not None:
+                doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RenderError(
                 f"template {name} ({origin}) produced invalid JSON at line {exc.lineno}: {exc.msg}",
@@ -180,27 +208,42 @@ class _Renderer:
             self.add(extra, f"container {extra.type_name} {extra.qualified_name!r}", shared_ok=True)
         return self.add(ents[0], origin)
 
+    def _compile(self, kind: str, name: str) -> None:
+        """The template of ``kind``, and its value-slot form when it has one (see render.slots)."""
+        template = self.env.get_template(name)
+        cache: dict[str, Filler | None] = self.env.__dict__.setdefault("atlas_sync_fillers", {})
+        if name not in cache:
+            source = self.env.loader.get_source(self.env, name)[0] if self.env.loader else None
+            cache[name] = compile_slots(self.env, source, _tojson) if source is not None else None
+        self.fillers[kind] = cache[name]
+        self.templates[kind] = template
+
     def _to_entity(self, doc: Any, template: str, origin: str) -> DesiredEntity:
         where = f"template {template} ({origin})"
         if not isinstance(doc, dict) or not isinstance(doc.get("typeName"), str):
             raise RenderError(f"{where}: must produce an object with a typeName")
         type_name: str = doc["typeName"]
         schema = self.profile.schema
-        if not schema.knows(type_name):
-            raise RenderError(f"{where}: type {type_name!r} is not in the profile's typedefs")
-        declared = schema.attributes(type_name)
-        rel_names = schema.relationship_names(type_name)
         attrs_in = doc.get("attributes") or {}
         rels_in = doc.get("relationshipAttributes") or {}
         if not isinstance(attrs_in, dict) or not isinstance(rels_in, dict):
             raise RenderError(f"{where}: attributes and relationshipAttributes must be objects")
+        # Names and presence are checked once per shape; values (types, references) per entity.
+        shape = (
+            type_name,
+            tuple((k, v is None) for k, v in attrs_in.items()),
+            tuple((k, v is None) for k, v in rels_in.items()),
+        )
+        if shape not in self.shapes:
+            self._check_shape(type_name, attrs_in, rels_in, where)
+            self.shapes.add(shape)
+        declared = schema.attributes(type_name)
+        rel_names = schema.relationship_names(type_name)
         attributes: dict[str, Any] = {}
         refs: dict[str, Key | list[Key] | None] = {}
         rel_attrs: set[str] = set()
         for section, values in (("attributes", attrs_in), ("relationshipAttributes", rels_in)):
             for k, v in values.items():
-                if k not in declared and k not in rel_names:
-                    raise RenderError(f"{where}: {type_name} has no attribute {k!r}")
                 if v is None:
                     continue
                 if _is_ref(v) or (isinstance(v, list) and v and all(_is_ref(x) for x in v)):
@@ -217,17 +260,12 @@ class _Renderer:
                     if section == "relationshipAttributes":
                         rel_attrs.add(k)
                     continue
-                if k in declared:
-                    why = check_value(declared[k].type_name, v)
+                spec = declared.get(k)
+                if spec is not None:
+                    why = check_value(spec.type_name, v)
                     if why:
                         raise RenderError(f"{where}: attribute {k!r}: {why}")
                 attributes[k] = v
-        for k, spec in declared.items():
-            if not spec.optional and k not in attributes and k not in refs:
-                raise RenderError(
-                    f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
-                    hint=f"set {k} in the template",
-                )
         qn = attributes.get("qualifiedName")
         if not isinstance(qn, str) or not qn:
             raise RenderError(f"{where}: qualifiedName must be a non-empty string")
@@ -249,6 +287,26 @@ class _Renderer:
             list(labels),
             doc.get("shared") is True,
         )
+
+    def _check_shape(
+        self, type_name: str, attrs_in: dict[str, Any], rels_in: dict[str, Any], where: str
+    ) -> None:
+        """The type is known, every name is declared, every mandatory attribute has a value."""
+        schema = self.profile.schema
+        if not schema.knows(type_name):
+            raise RenderError(f"{where}: type {type_name!r} is not in the profile's typedefs")
+        declared = schema.attributes(type_name)
+        rel_names = schema.relationship_names(type_name)
+        for values in (attrs_in, rels_in):
+            for k in values:
+                if k not in declared and k not in rel_names:
+                    raise RenderError(f"{where}: {type_name} has no attribute {k!r}")
+        for k, spec in declared.items():
+            if not spec.optional and attrs_in.get(k) is None and rels_in.get(k) is None:
+                raise RenderError(
+                    f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
+                    hint=f"set {k} in the template",
+                )
 
     def add(self, entity: DesiredEntity, owner: str, *, shared_ok: bool = False) -> DesiredEntity:
         existing = self.state.entities.get(entity.key)
@@ -312,14 +370,16 @@ def render(
     ds_refs: Mapping[str, Key] = ChainMap(ds_keys, rendered.datasets) if rendered else ds_keys
     col_refs: Mapping[tuple[str, str], Key] = ChainMap(col_keys, rendered.columns) if rendered else col_keys
     # Columns that edges use but the reader did not list are added, so edges always have both ends.
-    columns: dict[str, list[str]] = {d.id: d.column_names() for d in graph.datasets}
+    # (dicts as ordered sets: a dataset with many columns used by many edges stays linear)
+    column_sets: dict[str, dict[str, None]] = {d.id: dict.fromkeys(d.column_names()) for d in graph.datasets}
     for ds_id, extra in (extra_columns or {}).items():
-        if ds_id in columns:
-            columns[ds_id].extend(c for c in extra if c not in columns[ds_id])
+        if ds_id in column_sets:
+            column_sets[ds_id].update(dict.fromkeys(extra))
     for e in graph.edges:
         for ref in (e.source, e.target):
-            if ref.column is not None and ref.dataset in columns and ref.column not in columns[ref.dataset]:
-                columns[ref.dataset].append(ref.column)
+            if ref.column is not None and ref.dataset in column_sets:
+                column_sets[ref.dataset].setdefault(ref.column)
+    columns: dict[str, list[str]] = {k: list(v) for k, v in column_sets.items()}
 
     for d in graph.datasets:
         ctx = d.model_dump()
@@ -364,9 +424,13 @@ def render(
 
     if "column_lineage" in profile.templates and graph.edges:
         default_proc = graph.processes[0].id if len(graph.processes) == 1 else None
+        producers: dict[str, str] = {}  # dataset id -> first process writing it
+        for p in graph.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p.id)
         groups: dict[tuple[str, str, str | None, str], list[ColumnEdge]] = defaultdict(list)
         for e in graph.edges:
-            pid = e.process or default_proc or _producer(graph, e.target.dataset)
+            pid = e.process or default_proc or producers.get(e.target.dataset)
             if pid is None or pid not in proc_keys:
                 continue
             bucket: str = "DIRECT" if e.is_direct else e.kind
@@ -407,13 +471,6 @@ def render(
 
     _assign_tiers(r.state, rendered.tiers if rendered else {})
     return r.state
-
-
-def _producer(graph: LineageGraph, dataset_id: str) -> str | None:
-    for p in graph.processes:
-        if dataset_id in p.outputs:
-            return p.id
-    return None
 
 
 def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:

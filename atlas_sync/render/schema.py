@@ -87,16 +87,39 @@ class EntitySchema:
         return ancestor in self.lineage_of(type_name)
 
     def attributes(self, type_name: str) -> dict[str, AttributeSpec]:
-        merged: dict[str, AttributeSpec] = {}
-        for t in reversed(self.lineage_of(type_name)):
-            merged.update(self.own_attributes.get(t, {}))
+        """Own and inherited attributes (computed once per type; do not modify the result)."""
+        cache: dict[str, dict[str, AttributeSpec]] = self.__dict__.setdefault("_attributes", {})
+        merged = cache.get(type_name)
+        if merged is None:
+            merged = {}
+            for t in reversed(self.lineage_of(type_name)):
+                merged.update(self.own_attributes.get(t, {}))
+            cache[type_name] = merged
         return merged
 
     def relationship_names(self, type_name: str) -> set[str]:
-        names: set[str] = set()
-        for t in self.lineage_of(type_name):
-            names |= self.relationship_attributes.get(t, set())
+        """Relationship attribute names of the type and its supertypes (once per type; do not modify)."""
+        cache: dict[str, set[str]] = self.__dict__.setdefault("_relationship_names", {})
+        names = cache.get(type_name)
+        if names is None:
+            names = set()
+            for t in self.lineage_of(type_name):
+                names |= self.relationship_attributes.get(t, set())
+            cache[type_name] = names
         return names
+
+
+_SIMPLE: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "int": (int,),
+    "long": (int,),
+    "short": (int,),
+    "byte": (int,),
+    "float": (int, float),
+    "double": (int, float),
+    "date": (int,),
+}
 
 
 def check_value(type_name: str, value: Any) -> str | None:
@@ -114,17 +137,7 @@ def check_value(type_name: str, value: Any) -> str | None:
         return None
     if type_name.startswith("map<"):
         return None if isinstance(value, dict) else f"expected an object ({type_name})"
-    simple = {
-        "string": (str,),
-        "boolean": (bool,),
-        "int": (int,),
-        "long": (int,),
-        "short": (int,),
-        "byte": (int,),
-        "float": (int, float),
-        "double": (int, float),
-        "date": (int,),
-    }
+    simple = _SIMPLE
     if type_name in simple:
         ok = isinstance(value, simple[type_name]) and not (
             type_name not in ("boolean",) and isinstance(value, bool)

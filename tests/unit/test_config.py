@@ -19,7 +19,7 @@ def write(path: Path, text: str) -> Path:
 def test_defaults_without_file_env_or_flags(tmp_path: Path) -> None:
     s = load_settings(env={}, cwd=tmp_path)
     assert s.url is None and s.embedded
-    assert (s.username, s.profile, s.batch_size, s.parallel) == ("admin", "lineage", 500, 4)
+    assert (s.username, s.profile, s.batch_size, s.parallel) == ("admin", "lineage", 500, 2)
     assert (s.connect_timeout, s.read_timeout, s.max_delete_percent) == (10, 60, 50)
     assert s.data_dir == Path(".atlas-sync")
     assert set(s.sources.values()) == {"default"}

@@ -24,7 +24,7 @@ class GraphReader:
         graph = LineageGraph()
         for p in paths:
             g = LineageGraph.from_document(load_json(p), file=p)
-            graph = graph.merge(g) if graph.datasets or graph.processes else g
+            graph = graph.merge_into(g) if graph.datasets or graph.processes else g
         if graph.job is None and paths and paths[0] != "-":
             graph.job = Path(paths[0]).name.split(".")[0]
         return graph

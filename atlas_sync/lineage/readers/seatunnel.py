@@ -41,7 +41,7 @@ def _stem(path: str) -> str:
 
 
 def _merge(graph: LineageGraph | None, g: LineageGraph) -> LineageGraph:
-    return g if graph is None else graph.merge(g)
+    return g if graph is None else graph.merge_into(g)
 
 
 class SeaTunnelReader:

@@ -147,7 +147,7 @@ class _SparkReader:
                 )
             seen[base] = path
             g.job = job
-            graph = g if graph is None else graph.merge(g)
+            graph = g if graph is None else graph.merge_into(g)
         assert graph is not None
         return graph
 

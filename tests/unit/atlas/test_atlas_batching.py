@@ -9,7 +9,7 @@ import pytest
 import responses
 from atlas_test_support import API
 
-from atlas_sync.atlas import AtlasClient, NotFoundError
+from atlas_sync.atlas import AtlasClient, AtlasError, NotFoundError
 from atlas_sync.atlas.mutation import MutationResult, entity_size, order_for_batching, split_batches
 
 BULK = API + "/v2/entity/bulk"
@@ -128,7 +128,7 @@ def test_failure_midway_reports_what_was_applied(client: AtlasClient) -> None:
     partial = info.value.partial
     assert isinstance(partial, MutationResult)
     assert partial.guid_assignments == {"-1": "g1"}
-    assert "batch 2 of 2 failed; 1 earlier batches were applied" in (info.value.hint or "")
+    assert "batch 2 failed; 1 earlier batches were applied" in (info.value.hint or "")
 
 
 def test_empty_upsert_sends_nothing(client: AtlasClient) -> None:
@@ -158,3 +158,46 @@ def test_order_for_batching_leaves_cycles_in_given_order() -> None:
     c = {"typeName": "t", "guid": "-3", "attributes": {}}
     assert order_for_batching([a, b, c]) == [c, a, b]
     assert order_for_batching([c, a]) == [c, a]
+
+
+def test_batches_are_sized_on_the_bytes_sent_after_guids_replace_placeholders(client: AtlasClient) -> None:
+    # Real guids (36 characters) are longer than placeholders ("-12"): a batch sized before the
+    # replacement would go over the limit once references to earlier batches are rewritten.
+    bodies: list[bytes] = []
+
+    def atlas(request: Any) -> tuple[int, dict[str, str], str]:
+        bodies.append(request.body)
+        body = json.loads(request.body)
+        assigned = {e["guid"]: f"{int(e['guid'][1:]):036d}" for e in body["entities"] if e["guid"][0] == "-"}
+        return 200, {}, json.dumps({"guidAssignments": assigned})
+
+    entities = [ds(i) for i in range(1, 21)] + [proc(100 + i, list(range(1, 21)), [i]) for i in range(1, 6)]
+    limit = 2 * entity_size(proc(100, list(range(1, 21)), [1])) + 100
+    with responses.RequestsMock() as mock:
+        mock.add_callback(responses.POST, BULK, callback=atlas)
+        client.upsert_entities(entities, max_bytes=limit)
+    procs = [b for b in bodies if b"demo_process" in b]
+    assert procs and all(b'"guid":"-1"' not in b for b in procs)  # references were rewritten
+    assert all(len(b) <= limit + 20 for b in bodies)  # + the '{"entities":[]}' envelope
+
+
+def test_a_413_splits_the_batch_and_names_an_entity_too_big_alone() -> None:
+    from atlas_sync.emulator import Emulator
+    from atlas_sync.emulator.http import serve
+
+    emu = Emulator()
+    server = serve(emu, max_body_bytes=3000)
+    try:
+        client = AtlasClient(server.url, auth=("admin", "admin"), retry=None)
+        client.create_typedefs({"entityDefs": [{"name": "demo_dataset", "superTypes": ["DataSet"]}]})
+        small = [ds(i, description="d" * 300) for i in range(1, 9)]  # ~3.2 KB together
+        result = client.upsert_entities(small)
+        assert len(result.guid_assignments) == 8 and result.requests >= 2
+        with pytest.raises(AtlasError) as info:
+            client.upsert_entities([ds(20), ds(21, description="x" * 5000)])
+        assert info.value.status == 413
+        assert "demo_dataset 'ds21@demo'" in str(info.value)
+        assert "earlier batches were applied" in (info.value.hint or "")
+    finally:
+        server.shutdown()
+        emu.close()

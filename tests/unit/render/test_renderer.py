@@ -69,7 +69,18 @@ def test_column_lineage_carries_kind_and_ownership_is_create_only():
 
 
 @pytest.mark.parametrize(
-    "name", ['we"ird', "back\\slash", "new\nline", "at@sign", "ünï😀", "{{ 7*7 }}", "%s"]
+    "name",
+    [
+        'we"ird',
+        "back\\slash",
+        "new\nline",
+        "at@sign",
+        "ünï😀",
+        "{{ 7*7 }}",
+        "%s",
+        "</script>&'<",
+        '", "x": "1',
+    ],
 )
 def test_hostile_names_round_trip_unchanged(name):
     doc = {
@@ -205,3 +216,89 @@ def test_unknown_profile_lists_builtins():
     with pytest.raises(ConfigError, match="unknown profile") as exc:
         load_profile("nope")
     assert "lineage" in (exc.value.hint or "")
+
+
+def test_values_are_type_checked_for_every_entity_not_once_per_shape(tmp_path):
+    # Both processes render the same shape; only the second one's queryText is not a string.
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "queryText": {{ process.attributes.q | tojson }}}}',
+    )
+    doc = {
+        "datasets": [{"id": "db.t", "name": "t"}],
+        "processes": [
+            {"id": "a", "name": "a", "outputs": ["db.t"], "attributes": {"q": "select 1"}},
+            {"id": "b", "name": "b", "outputs": ["db.t"], "attributes": {"q": 5}},
+        ],
+    }
+    with pytest.raises(RenderError, match=r"process 'b'.*queryText.*expected string"):
+        render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
+
+
+def _render_both(graph, profile, monkeypatch):
+    """Render with value slots (the fast path) and with Jinja text + json.loads."""
+    from atlas_sync.render import renderer
+
+    fast = render(graph, profile, domain="demo", job="daily")
+    env = renderer._Renderer(profile, "demo", "daily").env
+    monkeypatch.setitem(env.__dict__, "atlas_sync_fillers", {})
+    monkeypatch.setattr(renderer, "compile_slots", lambda *a: None)
+    slow = render(graph, profile, domain="demo", job="daily")
+    return fast, slow
+
+
+@pytest.mark.parametrize("profile_name", ["lineage", "pico"])
+def test_value_slot_rendering_gives_the_entities_text_rendering_gives(profile_name, monkeypatch):
+    doc = {
+        "datasets": [
+            {"id": 'db.we"ird', "namespace": "db", "name": "</script>&'<", "columns": ["a", "ünï😀"]},
+            {"id": "db.out", "name": "out", "columns": ["x"], "facets": {"format": "parquet"}},
+        ],
+        "processes": [
+            {
+                "id": "p",
+                "name": "p",
+                "inputs": ['db.we"ird'],
+                "outputs": ["db.out"],
+                "attributes": {"queryText": "q"},
+            },
+            {"id": "q", "name": "{{ 7*7 }}", "inputs": ["db.out"], "outputs": []},
+        ],
+        "edges": [
+            {"source": 'db.we"ird.a', "target": "db.out.x", "kind": "AGGREGATION", "expression": "sum(a)"},
+            {"source": 'db.we"ird.ünï😀', "target": "db.out.*", "kind": "FILTER"},
+        ],
+    }
+    graph = LineageGraph.from_document(doc)
+    fast, slow = _render_both(graph, load_profile(profile_name), monkeypatch)
+    assert fast.entities.keys() == slow.entities.keys()
+    for key, e in fast.entities.items():
+        assert e.__dict__ == slow.entities[key].__dict__
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '{"a": "x{{ v | tojson }}"}',  # a slot inside a string
+        '{"a": {{ v | tojson }}, "a": 1}',  # a slot lost to a duplicate key
+        '{"a": {{ v | tojson(indent=2) }}}',  # tojson with arguments
+        '{% if v %}{"a": 1}{% endif %}',  # control flow
+        '{"a": {{ v }}}',  # a value not passed through tojson
+    ],
+)
+def test_templates_outside_the_value_slot_form_render_as_text(source):
+    import jinja2
+
+    from atlas_sync.render.slots import compile_slots
+
+    assert compile_slots(jinja2.Environment(), source, str) is None
+
+
+def test_value_slots_keep_the_sandbox_and_strict_undefined(tmp_path):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ process.nope | tojson }}}}',
+    )
+    with pytest.raises(RenderError, match=r"process.json.j2 \(process 'daily'\)"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")

@@ -1,0 +1,131 @@
+"""Templates rendered without producing text: a fast path with the same result as Jinja + json.loads.
+
+A profile template that is a JSON document whose only dynamic parts are whole values written as
+``{{ <expression> | tojson }}`` (optionally after ``{% set name = <expression> %}`` lines, and nothing
+else: no ``if``, ``for``, ``include`` ...) is split once into a skeleton (the JSON with a marker in
+each value slot) and one sandboxed Jinja program that evaluates the expressions. Rendering an entity
+then evaluates the expressions and puts their JSON values into a copy of the skeleton: the same
+dict ``json.loads`` would give for the rendered text, without writing and parsing the text. Any
+other template, or one whose skeleton is not JSON with each slot a whole value, renders as before.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jinja2
+from jinja2 import nodes
+
+_MARK = "\x00atlas-sync-slot-{}\x00"
+_MARK_RE = re.compile("\x00atlas-sync-slot-([0-9]+)\x00")
+
+Filler = Callable[[dict[str, Any]], Any]
+
+
+def compile_slots(env: jinja2.Environment, source: str, encode: Callable[[Any], str]) -> Filler | None:
+    """A function rendering ``source`` to its parsed JSON for a context, or None when the template
+    is not of the simple form. ``encode`` is the ``tojson`` filter (used to reject what it rejects)."""
+    tree = env.parse(source)
+    assigns: list[nodes.Node] = []
+    output: nodes.Output | None = None
+    for node in tree.body:
+        if isinstance(node, nodes.Assign) and output is None and isinstance(node.target, nodes.Name):
+            assigns.append(node)
+        elif isinstance(node, nodes.Output) and output is None:
+            output = node
+        elif isinstance(node, nodes.Output) and all(
+            isinstance(c, nodes.TemplateData) and not c.data.strip() for c in node.nodes
+        ):
+            continue
+        else:
+            return None
+    if output is None:
+        return None
+    text: list[str] = []
+    exprs: list[nodes.Expr] = []
+    for child in output.nodes:
+        if isinstance(child, nodes.TemplateData):
+            text.append(child.data)
+        elif (
+            isinstance(child, nodes.Filter)
+            and child.name == "tojson"
+            and child.node is not None
+            and not child.args
+            and not child.kwargs
+            and child.dyn_args is None
+            and child.dyn_kwargs is None
+        ):
+            text.append(json.dumps(_MARK.format(len(exprs))))
+            exprs.append(child.node)
+        else:
+            return None
+    try:
+        skeleton = json.loads("".join(text))
+    except ValueError:
+        return None
+    found: list[int] = []
+    if not _find(skeleton, found) or sorted(found) != list(range(len(exprs))):
+        return None
+    body = list(assigns) + [
+        nodes.Assign(nodes.Name(f"atlas_sync_slot_{i}", "store"), e, lineno=e.lineno)
+        for i, e in enumerate(exprs)
+    ]
+    program = env.from_string(nodes.Template(body, lineno=1))
+    marks = {_MARK.format(i): f"atlas_sync_slot_{i}" for i in range(len(exprs))}
+
+    def fill(context: dict[str, Any]) -> Any:
+        ctx = program.new_context(context)
+        for _ in program.root_render_func(ctx):
+            pass
+        values = ctx.vars
+        return _build(skeleton, lambda mark: _json_value(values[marks[mark]], encode))
+
+    return fill
+
+
+def _find(value: Any, found: list[int]) -> bool:
+    """Collect slot numbers; False when a marker is a key or part of a longer string."""
+    if isinstance(value, dict):
+        return all("\x00" not in k and _find(v, found) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_find(v, found) for v in value)
+    if isinstance(value, str) and "\x00" in value:
+        m = _MARK_RE.fullmatch(value)
+        if m is None:
+            return False
+        found.append(int(m.group(1)))
+    return True
+
+
+def _build(value: Any, slot: Callable[[str], Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _build(v, slot) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_build(v, slot) for v in value]
+    if isinstance(value, str) and value.startswith("\x00"):
+        return slot(value)
+    return value
+
+
+def _json_value(value: Any, encode: Callable[[Any], str]) -> Any:
+    """``json.loads(encode(value))`` without the round trip for values that are JSON already."""
+    if _is_json(value):
+        return value
+    return json.loads(encode(value))
+
+
+def _is_json(value: Any) -> bool:
+    t = type(value)
+    if value is None or t is str or t is bool or t is int:
+        return True
+    if t is float:
+        return math.isfinite(value)
+    if t is list:
+        return all(_is_json(v) for v in value)
+    if t is dict:
+        return all(type(k) is str and _is_json(v) for k, v in value.items())
+    return False
