@@ -270,6 +270,25 @@ class NativeRender:
     def _base(self) -> dict[str, Any]:
         return {"job": self._job, "domain": self._domain}
 
+    def _with_container(
+        self, main: dict[str, Any], container: Mapping[str, Any] | None, *, shared: bool
+    ) -> list[dict[str, Any]]:
+        """``main`` and, when the mapping names one, the container it needs (a hive_table's hive_db),
+        ``main`` pointing at it through the container relation."""
+        docs = [main]
+        if container:
+            cqn = str(container["qualified_name"])
+            doc: dict[str, Any] = {
+                "typeName": container["type"],
+                "attributes": _clean({"qualifiedName": cqn, **(container.get("attributes") or {})}),
+                "labels": self.labels,
+            }
+            if shared:
+                doc["shared"] = True
+            docs.append(doc)
+            main["relationshipAttributes"] = {container["relation"]: _ref(container["type"], cqn)}
+        return docs
+
     def dataset(self, dataset: Mapping[str, Any]) -> list[dict[str, Any]]:
         ctx = {**self._base(), "dataset": dataset, **dataset_facts(dataset, self._ns)}
         found = first_match(self._mapping.datasets, ctx)
@@ -283,19 +302,7 @@ class NativeRender:
             "labels": self.labels,
             "shared": True,
         }
-        docs = [main]
-        container = m.get("container")
-        if container:
-            cqn = str(container["qualified_name"])
-            docs.append(
-                {
-                    "typeName": container["type"],
-                    "attributes": _clean({"qualifiedName": cqn, **(container.get("attributes") or {})}),
-                    "labels": self.labels,
-                    "shared": True,
-                }
-            )
-            main["relationshipAttributes"] = {container["relation"]: _ref(container["type"], cqn)}
+        docs = self._with_container(main, m.get("container"), shared=True)
         self._columns[str(dataset.get("id"))] = (rule, {**ctx, "table_qualified_name": qn})
         return docs
 
@@ -353,18 +360,7 @@ class NativeRender:
             ),
             "labels": self.labels,
         }
-        docs = [main]
-        container = m.get("container")
-        if container:
-            cqn = str(container["qualified_name"])
-            docs.append(
-                {
-                    "typeName": container["type"],
-                    "attributes": _clean({"qualifiedName": cqn, **(container.get("attributes") or {})}),
-                    "labels": self.labels,
-                }
-            )
-            main["relationshipAttributes"] = {container["relation"]: _ref(container["type"], cqn)}
+        docs = self._with_container(main, m.get("container"), shared=False)
         return docs
 
     def column_lineage(self, context: Mapping[str, Any]) -> Any:

@@ -952,8 +952,13 @@ def env(home: str | None, cache: str | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; errors print one line plus a hint and map to the exit codes in the module docstring."""
+    return run_cli(cli, "real_atlas", argv)
+
+
+def run_cli(group: click.Group, prog_name: str, argv: list[str] | None) -> int:
+    """Run a launcher's click group: errors print one line plus a hint and return their exit code."""
     try:
-        result = cli.main(args=argv, prog_name="real_atlas", standalone_mode=False)
+        result = group.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code

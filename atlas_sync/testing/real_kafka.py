@@ -32,7 +32,6 @@ from typing import Any
 
 import click
 
-from atlas_sync.errors import AtlasSyncError
 from atlas_sync.testing.real_atlas import (
     InfrastructureError,
     RealAtlasError,
@@ -45,6 +44,7 @@ from atlas_sync.testing.real_atlas import (
     process_cmdline,
     read_pid,
     read_state,
+    run_cli,
     tail,
     write_pid,
     write_state,
@@ -450,21 +450,7 @@ def env(home: str | None, cache: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        result = cli.main(args=argv, prog_name="real_kafka", standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
-        return 1
-    except AtlasSyncError as exc:
-        click.echo(f"error: {exc}", err=True)
-        if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
-        return exc.exit_code
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return result if isinstance(result, int) else 0
+    return run_cli(cli, "real_kafka", argv)
 
 
 if __name__ == "__main__":
