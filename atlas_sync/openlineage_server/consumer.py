@@ -11,7 +11,7 @@ One worker of a consumer group:
 2. sets aside messages that are not an OpenLineage event (bad UTF-8, bad JSON, fails validation) as
    poison: they go to the dead letter (a JSON-lines file and/or a topic) with the reason;
 3. groups the rest per job and syncs each job once with its latest run in the batch, exactly as the HTTP
-   endpoint does (:func:`~atlas_sync.openlineage_server.endpoint.latest_run`, ``Publisher.sync``);
+   endpoint does (:func:`~atlas_sync.openlineage_server.jobsync.latest_run`, ``Publisher.sync``);
 4. commits the batch's offsets only after every job of the batch was synced (or dead-lettered, when the
    sync core refuses it): at-least-once delivery, made harmless by the sync being idempotent - a batch
    seen twice (a worker killed before its commit, a rebalance) writes nothing the second time;
@@ -39,7 +39,7 @@ from typing import Any
 from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, ConfigError, InputError
 from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key, validate_event
-from atlas_sync.openlineage_server.endpoint import SyncFn, latest_run
+from atlas_sync.openlineage_server.jobsync import SyncFn, latest_run
 from atlas_sync.openlineage_server.queue import write_spool
 
 log = logging.getLogger("atlas_sync.openlineage_server.consumer")
