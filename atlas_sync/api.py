@@ -48,6 +48,7 @@ class PlanKwargs(TypedDict, total=False):
     force: bool  # delete more than max_delete_percent of the job's entities
     stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
     on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
+    refresh: bool  # compare every entity in full, not only those whose stored digest differs
 
 
 class SyncKwargs(PlanKwargs, total=False):
@@ -258,6 +259,7 @@ class Publisher:
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
         from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes
+        from atlas_sync.reconcile.digest import DIGEST_MARK
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
@@ -274,6 +276,16 @@ class Publisher:
             if i.action == "create":
                 if i.key in headers:
                     stale.append(f"{i.type_name} {i.qualified_name} now exists")
+            elif i.fingerprint.startswith(DIGEST_MARK):
+                # decided by the stored digest: Atlas moved on if it holds another one now
+                now = current.get(i.key)
+                attr = self.profile.digest_attribute
+                if (
+                    now is None
+                    or attr is None
+                    or now.attributes.get(attr) != i.fingerprint[len(DIGEST_MARK) :]
+                ):
+                    stale.append(f"{i.type_name} {i.qualified_name} changed")
             elif fingerprint(current.get(i.key)) != i.fingerprint:
                 stale.append(f"{i.type_name} {i.qualified_name} changed")
         if stale:
@@ -347,6 +359,8 @@ class Publisher:
                 progress=options.get("progress"),
                 dry_run=dry_run,
                 listed=SHOWN_ITEMS if streamed else None,
+                digest_attribute=self._digest_attribute(),
+                refresh=options.get("refresh", False),
             )
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 
@@ -398,6 +412,28 @@ class Publisher:
         if self._typedefs_ensured:
             return self.profile.root_types()
         return self._existing_root_types()
+
+    def _digest_attribute(self) -> str | None:
+        """The profile's digest attribute when the server's types have it (an older bundle registered
+        without it: a search naming it is a 400, and Atlas would drop it from writes)."""
+        attr = self.profile.digest_attribute
+        if attr is None:
+            return None
+        roots = self.profile.root_types()
+        missing = [t for t in roots if attr not in self.profile.schema.own_attributes.get(t, {})]
+        if missing:
+            raise AtlasSyncError(
+                f"profile {self.profile.name!r}: digest_attribute {attr!r} is not an attribute of "
+                f"{', '.join(missing)}",
+                hint="declare it (a string) in the profile's typedefs, or remove digest_attribute",
+            )
+        if self._typedefs_ensured:
+            return attr
+        for t in roots:
+            d = self.client.get_typedef_by_name(t)
+            if d is None or attr not in {a.get("name") for a in d.get("attributeDefs") or []}:
+                return None
+        return attr
 
     def _existing_root_types(self) -> list[str]:
         """Root types that exist on the server (a search on an unknown type is a 400)."""

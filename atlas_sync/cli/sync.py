@@ -172,9 +172,20 @@ class Target:
     no_delete: bool = False
     max_delete_percent: float | None = None
     force: bool = False
+    refresh: bool = False
 
 
-_TARGET_FIELDS = ("domain", "profile", "files", "reader", "job", "no_delete", "max_delete_percent", "force")
+_TARGET_FIELDS = (
+    "domain",
+    "profile",
+    "files",
+    "reader",
+    "job",
+    "no_delete",
+    "max_delete_percent",
+    "force",
+    "refresh",
+)
 
 
 def _pass_target(func: Any) -> Any:
@@ -222,6 +233,13 @@ def _safety(func: Any) -> Any:
             help="refuse to delete more than PCT% of the job's entities [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
+        click.option(
+            "--refresh",
+            is_flag=True,
+            help="compare every entity with what Atlas holds, not only those whose stored digest "
+            "differs: finds and undoes edits made in Atlas (e.g. in its UI) since the last sync "
+            "(docs/resync.md)",
+        ),
     ]
     for o in reversed(opts):
         func = o(func)
@@ -279,11 +297,17 @@ def plan_cmd(
             t.job,
             allow_delete=not t.no_delete,
             force=t.force,
+            refresh=t.refresh,
             on_read=lambda problems: _report(problems, True, False),
         )
     else:
         plan = pub.plan(
-            graph, t.job, allow_delete=not t.no_delete, force=t.force, stream=False if out else stream
+            graph,
+            t.job,
+            allow_delete=not t.no_delete,
+            force=t.force,
+            refresh=t.refresh,
+            stream=False if out else stream,
         )
     if out:
         Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
@@ -354,6 +378,7 @@ def sync_cmd(
         "purge": purge,
         "ensure_typedefs": not no_typedefs,
         "allow_partial": allow_partial,
+        "refresh": t.refresh,
     }
     graph, chunks = _read_maybe_chunks(pub, t, stream, allow_partial)
     with progress("applying", quiet=quiet or as_json) as update:

@@ -34,6 +34,8 @@ class ActualHeader:
     type_name: str
     qualified_name: str
     owner: str | None
+    # what the profile's digest attribute holds (reconcile.digest), when it has one
+    digest: str | None = None
 
     @property
     def key(self) -> Key:
@@ -100,10 +102,16 @@ def list_scope(
 
 
 def iter_scope(
-    client: ScopeClient, root_types: list[str], domain: str, *, labels: bool = False, **search: Any
+    client: ScopeClient,
+    root_types: list[str],
+    domain: str,
+    *,
+    labels: bool = False,
+    digest_attribute: str | None = None,
+    **search: Any,
 ) -> Iterator[ActualHeader]:
     """:func:`list_scope` one header at a time, as the search pages arrive (``search``: more
-    arguments for ``client.search_basic``)."""
+    arguments for ``client.search_basic``); with ``digest_attribute``, each header's stored digest."""
     suffix = "@" + domain
     if not root_types:
         return
@@ -115,7 +123,7 @@ def iter_scope(
         root_types,
         entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix},
         exclude_deleted=True,
-        attributes=["qualifiedName", OWNER_ATTRIBUTE],
+        attributes=["qualifiedName", OWNER_ATTRIBUTE, *([digest_attribute] if digest_attribute else [])],
         **search,
     )
     for h in headers:
@@ -126,7 +134,14 @@ def iter_scope(
         if not isinstance(qn, str) or not qn.endswith(suffix):
             continue  # the index may match loosely: re-check the suffix here
         owner = attrs.get(OWNER_ATTRIBUTE) or None
-        yield ActualHeader(h["guid"], h["typeName"], qn, owner if isinstance(owner, str) else None)
+        digest = attrs.get(digest_attribute) if digest_attribute else None
+        yield ActualHeader(
+            h["guid"],
+            h["typeName"],
+            qn,
+            owner if isinstance(owner, str) else None,
+            digest if isinstance(digest, str) else None,
+        )
 
 
 def _iter_labelled(

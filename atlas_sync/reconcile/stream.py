@@ -43,6 +43,7 @@ from atlas_sync.reconcile.actual import (
     to_actual,
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.digest import DIGEST_MARK, with_digest
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -139,7 +140,7 @@ class _Spool:
                 body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE TABLE actual (
-                type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT,
+                type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT, digest TEXT,
                 PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE INDEX actual_guid ON actual (guid);
             CREATE TABLE foreign_ (
@@ -287,33 +288,46 @@ class _Spool:
     def is_desired(self, key: Key) -> bool:
         return self.db.execute("SELECT 1 FROM desired WHERE type = ? AND qn = ?", key).fetchone() is not None
 
-    def desired_with_guids(self) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
-        """Desired entities in dependency order, with the guid Atlas holds them under, in chunks of
-        at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON."""
+    def desired_with_guids(self) -> Iterator[list[tuple[DesiredEntity, str | None, str | None]]]:
+        """Desired entities in dependency order, with the guid Atlas holds them under and the digest
+        stored with them, in chunks of at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON."""
         cur = self.db.execute(
-            "SELECT d.body, d.tier, a.guid FROM desired d LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn "
-            "ORDER BY d.tier, d.type, d.qn"
+            "SELECT d.body, d.tier, a.guid, a.digest FROM desired d "
+            "LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn ORDER BY d.tier, d.type, d.qn"
         )
-        out: list[tuple[DesiredEntity, str | None]] = []
+        out: list[tuple[DesiredEntity, str | None, str | None]] = []
         size = 0
-        for body, tier, guid in _rows(cur):
+        for body, tier, guid, digest in _rows(cur):
             if out and (len(out) >= READ_CHUNK or size + len(body) > READ_BYTES):
                 yield out
                 out, size = [], 0
             e = _desired_from_json(json.loads(body))
             e.tier = tier
-            out.append((e, guid))
+            out.append((e, guid, digest))
             size += len(body)
         if out:
             yield out
 
     # ------------------------------------------------------------------ actual
-    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None]]) -> None:
+    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None, str | None]]) -> None:
+        """Listed entities: (type, qualifiedName, guid, owner, stored digest); a key listed again (or
+        written) keeps its first owner and digest and takes the new guid."""
         self.db.executemany(
-            "INSERT INTO actual (type, qn, guid, owner) VALUES (?, ?, ?, ?) "
+            "INSERT INTO actual (type, qn, guid, owner, digest) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET guid = excluded.guid",
             rows,
         )
+
+    def missing(self, keys: Iterable[Key]) -> set[Key]:
+        """The ``keys`` Atlas does not hold (neither listed in the domain nor found outside it)."""
+        out: set[Key] = set()
+        for k in set(keys):
+            if (
+                self.db.execute("SELECT 1 FROM actual WHERE type = ? AND qn = ?", k).fetchone() is None
+                and self.db.execute("SELECT 1 FROM foreign_ WHERE type = ? AND qn = ?", k).fetchone() is None
+            ):
+                out.add(k)
+        return out
 
     def actual_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
@@ -448,6 +462,7 @@ class StreamSync:
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
+        self.digest_attribute: str | None = None
 
     def __enter__(self) -> StreamSync:
         return self
@@ -581,18 +596,32 @@ class StreamSync:
         progress: Progress | None = None,
         dry_run: bool = False,
         listed: int | None = SHOWN_ITEMS,
+        digest_attribute: str | None = None,
+        refresh: bool = False,
     ) -> StreamResult:
         """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last.
         ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
-        how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too)."""
+        how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too).
+        ``digest_attribute``: the profile's digest attribute, when the server's types have it: written
+        with every entity, and an entity whose stored digest matches is unchanged without a full read
+        (``refresh``: read and compare every entity in full all the same, e.g. after edits in the UI)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         # a native profile's scope is the domain's label and its owner mark the job's label
         native = self.profile.mapping_file is not None
         owner = label_for(JOB_LABEL, job) if native else job
+        self.digest_attribute = digest_attribute
+        listed_digest = None if refresh else digest_attribute
         self.spool.add_actual(
-            (h.type_name, h.qualified_name, h.guid, h.owner)
+            (h.type_name, h.qualified_name, h.guid, h.owner, h.digest)
             # the spool keeps one row per key, so the client need not remember every guid
-            for h in iter_scope(self.client, root_types, self.domain, labels=native, dedupe=False)
+            for h in iter_scope(
+                self.client,
+                root_types,
+                self.domain,
+                labels=native,
+                digest_attribute=listed_digest,
+                dedupe=False,
+            )
         )
         foreign = self.spool.foreign_processes(process_types, owner)
         if foreign:
@@ -643,7 +672,7 @@ class StreamSync:
                 parallel=1,
             )
             self.spool.add_actual(
-                (k[0], k[1], g, owner) for k, g in res.guids.items() if k in pending.desired
+                (k[0], k[1], g, owner, None) for k, g in res.guids.items() if k in pending.desired
             )
             _add(applied, res)
             done += len(pending.items)
@@ -653,10 +682,30 @@ class StreamSync:
             pending.desired.clear()
 
         for chunk in self.spool.desired_with_guids():
-            existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+            if self.digest_attribute:
+                chunk = [(with_digest(e, self.digest_attribute), g, d) for e, g, d in chunk]
+            same = self._same_digest(chunk) if listed_digest else set()
+            existing = read_entities(
+                self.client, [g for e, g, _ in chunk if g and e.key not in same], by_guid, ref_attrs
+            )
             unchanged = 0
-            for e, guid in chunk:
+            for e, guid, stored in chunk:
                 if e.key in skipped:
+                    continue
+                if e.key in same:
+                    # what we last wrote is what we would write now: decided from the listing
+                    plan.record(
+                        PlanItem(
+                            "unchanged",
+                            e.type_name,
+                            e.qualified_name,
+                            guid=guid,
+                            tier=e.tier,
+                            fingerprint=DIGEST_MARK + (stored or ""),
+                        ),
+                        e,
+                    )
+                    unchanged += 1
                     continue
                 e = without_refs_to(e, skipped)
                 if e.shared and guid is None:
@@ -668,6 +717,9 @@ class StreamSync:
                         unchanged += 1
                         continue
                 item = plan_item(e, existing.get(e.key) if guid else None)
+                if len(item.changes) > 1 and self.digest_attribute:
+                    # the digest changes with every other change: not worth a line of the plan
+                    item.changes = [c for c in item.changes if c.attribute != self.digest_attribute]
                 if e.shared and item.action == "update":
                     # a shared dataset is written once, minimally: what a hook adds later is not fought over
                     item = PlanItem(
@@ -707,6 +759,26 @@ class StreamSync:
                 progress(done, total)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
+
+    def _same_digest(self, chunk: list[tuple[DesiredEntity, str | None, str | None]]) -> set[Key]:
+        """Keys of ``chunk`` whose stored digest is the one they would be written with, unless they
+        refer to an entity Atlas does not hold (about to be created: a deleted entity's relationships
+        are gone with it, so the reference must be written again)."""
+        attr = self.digest_attribute
+        assert attr is not None
+        same = {
+            e.key: e
+            for e, guid, stored in chunk
+            if guid and stored is not None and stored == e.attributes.get(attr)
+        }
+        if not same:
+            return set()
+        refs = {
+            e.key: [k for v in e.refs.values() for k in (v if isinstance(v, list) else ([v] if v else []))]
+            for e in same.values()
+        }
+        missing = self.spool.missing(k for ks in refs.values() for k in ks)
+        return {k for k, ks in refs.items() if not missing.intersection(ks)}
 
     def _deletes(
         self,

@@ -72,6 +72,32 @@ def test_sync_then_resync_writes_nothing(env, tmp_path, doc_file, emulator_serve
     assert again["applied"] is None
 
 
+def test_refresh_finds_an_edit_made_in_atlas_that_a_plain_resync_keeps(
+    env, tmp_path, doc_file, emulator_server
+):
+    from atlas_sync.atlas import AtlasClient
+
+    run(["sync", "--domain", "demo", "--from", "graph", str(doc_file)], env, tmp_path)
+    client = AtlasClient(emulator_server.url, auth=("admin", "admin"))
+    qn = "raw.orders@demo"
+    ent = client.get_entity_by_unique("lineage_dataset", qn)
+    attrs = {k: v for k, v in ent["attributes"].items() if isinstance(v, str)}
+    client.upsert_entities([{"typeName": "lineage_dataset", "attributes": {**attrs, "kind": "edited"}}])
+    plain = run(
+        ["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--detailed-exitcode"], env, tmp_path
+    )
+    assert plain.returncode == 0, plain.stdout  # decided by the stored digests: no changes seen
+    full = run(
+        ["plan", "--domain", "demo", "--from", "graph", str(doc_file), "--refresh", "--detailed-exitcode"],
+        env,
+        tmp_path,
+    )
+    assert full.returncode == 2
+    assert f"~ lineage_dataset {qn}" in full.stdout and 'kind: "edited" -> "table"' in full.stdout
+    run(["sync", "--domain", "demo", "--from", "graph", str(doc_file), "--refresh"], env, tmp_path)
+    assert client.get_entity_by_unique("lineage_dataset", qn)["attributes"]["kind"] == "table"
+
+
 def test_plan_prints_terraform_style_and_detailed_exitcode(env, tmp_path, doc_file):
     run(["typedefs", "apply", "--profile", "lineage"], env, tmp_path)
     p = run(

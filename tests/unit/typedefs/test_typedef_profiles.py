@@ -11,10 +11,20 @@ from atlas_sync.typedefs.model import EntityDef, RelationshipDef
 S, INT, B, AS = "string", "int", "boolean", "array<string>"
 
 PICO_ROOTS = {
-    "pico_spark_data_type": ("DataSet", {"atlasSyncJob": S, "levelExpr": S, "columns": AS}),
+    "pico_spark_data_type": (
+        "DataSet",
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "levelExpr": S, "columns": AS},
+    ),
     "pico_spark_process_type": (
         "Process",
-        {"atlasSyncJob": S, "operator": S, "levelExpr": S, "levelNum": INT, "planText": S},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "operator": S,
+            "levelExpr": S,
+            "levelNum": INT,
+            "planText": S,
+        },
     ),
 }
 PICO_OPERATORS = {
@@ -39,11 +49,17 @@ PICO_OPERATORS = {
 LINEAGE_ENTITIES = {
     "lineage_dataset": (
         "DataSet",
-        {"atlasSyncJob": S, "namespace": S, "kind": S, "format": S, "location": S},
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "namespace": S, "kind": S, "format": S, "location": S},
     ),
-    "lineage_column": ("DataSet", {"atlasSyncJob": S, "dataType": S, "position": INT}),
-    "lineage_process": ("Process", {"atlasSyncJob": S, "kind": S, "queryText": S, "sourceFile": S}),
-    "lineage_column_lineage": ("Process", {"atlasSyncJob": S, "dependencyType": S, "expression": S}),
+    "lineage_column": ("DataSet", {"atlasSyncJob": S, "atlasSyncDigest": S, "dataType": S, "position": INT}),
+    "lineage_process": (
+        "Process",
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "kind": S, "queryText": S, "sourceFile": S},
+    ),
+    "lineage_column_lineage": (
+        "Process",
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "dependencyType": S, "expression": S},
+    ),
 }
 LINEAGE_RELATIONSHIPS = {
     "lineage_dataset_columns": (

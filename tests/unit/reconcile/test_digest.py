@@ -1,0 +1,59 @@
+"""The digest stored with each entity: equal exactly when a full compare would find nothing to write."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from atlas_sync.reconcile.actual import ActualEntity
+from atlas_sync.reconcile.digest import entity_digest, with_digest
+from atlas_sync.reconcile.plan import diff_entity
+from atlas_sync.render.renderer import DesiredEntity
+
+ATTR = "atlasSyncDigest"
+
+
+def process(**attrs: object) -> DesiredEntity:
+    return DesiredEntity(
+        type_name="lineage_process",
+        qualified_name="job:p@d",
+        attributes={"qualifiedName": "job:p@d", "name": "p", "kind": "sql", **attrs},
+        refs={"inputs": [("lineage_dataset", "a@d"), ("lineage_dataset", "b@d")], "outputs": []},
+    )
+
+
+def test_the_digest_ignores_what_a_full_compare_ignores() -> None:
+    base = entity_digest(process(), ATTR)
+    # relationship arrays are sets; 2.0 and 2 are one value in Atlas
+    swapped = dataclasses.replace(
+        process(), refs={"inputs": [("lineage_dataset", "b@d"), ("lineage_dataset", "a@d")], "outputs": []}
+    )
+    assert entity_digest(swapped, ATTR) == base
+    assert entity_digest(process(size=2.0), ATTR) == entity_digest(process(size=2), ATTR)
+    # the digest attribute itself (an old digest carried along) is not part of it
+    assert entity_digest(process(**{ATTR: "1:old"}), ATTR) == base
+
+
+def test_the_digest_changes_with_any_attribute_or_reference() -> None:
+    base = entity_digest(process(), ATTR)
+    assert entity_digest(process(kind="spark"), ATTR) != base
+    assert entity_digest(process(extra=None), ATTR) != base
+    fewer = dataclasses.replace(process(), refs={"inputs": [("lineage_dataset", "a@d")], "outputs": []})
+    assert entity_digest(fewer, ATTR) != base
+    renamed = dataclasses.replace(process(), qualified_name="job:q@d")
+    assert entity_digest(renamed, ATTR) != base
+
+
+def test_equal_digests_agree_with_a_full_compare() -> None:
+    desired = with_digest(process(), ATTR)
+    stored = ActualEntity(
+        guid="g",
+        type_name="lineage_process",
+        qualified_name="job:p@d",
+        owner="job",
+        attributes=dict(desired.attributes),
+        refs={"inputs": [("lineage_dataset", "b@d"), ("lineage_dataset", "a@d")], "outputs": []},
+    )
+    assert diff_entity(desired, stored) == []
+    changed = with_digest(process(kind="spark"), ATTR)
+    assert {c.attribute for c in diff_entity(changed, stored)} == {"kind", ATTR}
+    assert with_digest(desired, ATTR) is desired  # already carrying its digest: the same object
