@@ -9,7 +9,6 @@ would find nothing to write, unless someone changed the entity in Atlas since (d
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from typing import Any
@@ -30,11 +29,3 @@ def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
     doc: list[Any] = [e.type_name, e.qualified_name, attrs, refs]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return f"{VERSION}:{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}"
-
-
-def with_digest(e: DesiredEntity, digest_attribute: str) -> DesiredEntity:
-    """``e`` carrying its digest as the attribute ``digest_attribute`` (written with it)."""
-    digest = entity_digest(e, digest_attribute)
-    if e.attributes.get(digest_attribute) == digest:
-        return e
-    return dataclasses.replace(e, attributes={**e.attributes, digest_attribute: digest})

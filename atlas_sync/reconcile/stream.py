@@ -43,7 +43,7 @@ from atlas_sync.reconcile.actual import (
     to_actual,
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
-from atlas_sync.reconcile.digest import DIGEST_MARK, with_digest
+from atlas_sync.reconcile.digest import DIGEST_MARK, entity_digest
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -137,8 +137,11 @@ class _Spool:
                 tier INTEGER NOT NULL, PRIMARY KEY (ds, col)) WITHOUT ROWID;
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
-                body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0,
+                body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0, digest TEXT,
                 PRIMARY KEY (type, qn)) WITHOUT ROWID;
+            CREATE TABLE desired_ref (
+                type TEXT NOT NULL, qn TEXT NOT NULL, rtype TEXT NOT NULL, rqn TEXT NOT NULL,
+                PRIMARY KEY (type, qn, rtype, rqn)) WITHOUT ROWID;
             CREATE TABLE actual (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT, digest TEXT,
                 PRIMARY KEY (type, qn)) WITHOUT ROWID;
@@ -257,23 +260,42 @@ class _Spool:
         return int(self.db.execute("SELECT count(*) FROM dataset").fetchone()[0])
 
     # ------------------------------------------------------------------ desired
-    def add_desired(self, state: DesiredState) -> set[str]:
+    def add_desired(self, state: DesiredState, digest_attribute: str | None = None) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
+        With ``digest_attribute``, each one's digest (reconcile.digest) and the keys it refers to.
         Returns the names of the reference attributes seen."""
         rows = []
+        refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
         for e in state.entities.values():
             ref_names.update(e.refs)
+            digest = None
+            if digest_attribute is not None:
+                digest = entity_digest(e, digest_attribute)
+                refs.extend(
+                    (e.type_name, e.qualified_name, k[0], k[1])
+                    for v in e.refs.values()
+                    for k in (v if isinstance(v, list) else ([v] if v else []))
+                )
             rows.append(
-                (e.type_name, e.qualified_name, e.tier, e.origin, json.dumps(_desired_json(e)), int(e.shared))
+                (
+                    e.type_name,
+                    e.qualified_name,
+                    e.tier,
+                    e.origin,
+                    json.dumps(_desired_json(e)),
+                    int(e.shared),
+                    digest,
+                )
             )
         # Same key from another origin: two nodes render to one name (reported before any write).
         self.db.executemany(
-            "INSERT INTO desired (type, qn, tier, origin, body, shared) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO desired (type, qn, tier, origin, body, shared, digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET conflict = COALESCE(conflict, excluded.origin) "
             "WHERE desired.origin != excluded.origin",
             rows,
         )
+        self.db.executemany("INSERT OR IGNORE INTO desired_ref VALUES (?, ?, ?, ?)", refs)
         return ref_names
 
     def first_collision(self) -> tuple[str, str, str, str] | None:
@@ -288,14 +310,35 @@ class _Spool:
     def is_desired(self, key: Key) -> bool:
         return self.db.execute("SELECT 1 FROM desired WHERE type = ? AND qn = ?", key).fetchone() is not None
 
-    def desired_with_guids(self) -> Iterator[list[tuple[DesiredEntity, str | None, str | None]]]:
-        """Desired entities in dependency order, with the guid Atlas holds them under and the digest
-        stored with them, in chunks of at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON."""
+    # A desired entity whose stored digest is the one it would be written with, and that refers to
+    # nothing Atlas lacks (a deleted entity's relationships went with it: they must be written again).
+    _SAME = (
+        "a.digest IS NOT NULL AND a.digest = d.digest AND NOT EXISTS ("
+        " SELECT 1 FROM desired_ref r WHERE r.type = d.type AND r.qn = d.qn"
+        " AND NOT EXISTS (SELECT 1 FROM actual x WHERE x.type = r.rtype AND x.qn = r.rqn)"
+        " AND NOT EXISTS (SELECT 1 FROM foreign_ f WHERE f.type = r.rtype AND f.qn = r.rqn))"
+    )
+
+    def same_digest(self) -> Iterator[tuple[str, str, int, str, str]]:
+        """(type, qualifiedName, tier, guid, digest) of the desired entities found unchanged by digest."""
         cur = self.db.execute(
-            "SELECT d.body, d.tier, a.guid, a.digest FROM desired d "
-            "LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn ORDER BY d.tier, d.type, d.qn"
+            "SELECT d.type, d.qn, d.tier, a.guid, a.digest FROM desired d "
+            f"JOIN actual a ON a.type = d.type AND a.qn = d.qn WHERE {self._SAME} ORDER BY d.tier, d.type, d.qn"
         )
-        out: list[tuple[DesiredEntity, str | None, str | None]] = []
+        yield from _rows(cur)
+
+    def desired_with_guids(
+        self, *, digest_attribute: str | None = None, skip_same: bool = False
+    ) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
+        """Desired entities in dependency order, with the guid Atlas holds them under, in chunks of
+        at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON; ``digest_attribute``: each
+        carrying its digest; ``skip_same``: without those :meth:`same_digest` gives."""
+        where = f"WHERE NOT (a.guid IS NOT NULL AND {self._SAME}) " if skip_same else ""
+        cur = self.db.execute(
+            "SELECT d.body, d.tier, a.guid, d.digest FROM desired d "
+            f"LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn {where}ORDER BY d.tier, d.type, d.qn"
+        )
+        out: list[tuple[DesiredEntity, str | None]] = []
         size = 0
         for body, tier, guid, digest in _rows(cur):
             if out and (len(out) >= READ_CHUNK or size + len(body) > READ_BYTES):
@@ -303,7 +346,9 @@ class _Spool:
                 out, size = [], 0
             e = _desired_from_json(json.loads(body))
             e.tier = tier
-            out.append((e, guid, digest))
+            if digest_attribute is not None and digest is not None:
+                e.attributes[digest_attribute] = digest
+            out.append((e, guid))
             size += len(body)
         if out:
             yield out
@@ -317,17 +362,6 @@ class _Spool:
             "ON CONFLICT (type, qn) DO UPDATE SET guid = excluded.guid",
             rows,
         )
-
-    def missing(self, keys: Iterable[Key]) -> set[Key]:
-        """The ``keys`` Atlas does not hold (neither listed in the domain nor found outside it)."""
-        out: set[Key] = set()
-        for k in set(keys):
-            if (
-                self.db.execute("SELECT 1 FROM actual WHERE type = ? AND qn = ?", k).fetchone() is None
-                and self.db.execute("SELECT 1 FROM foreign_ WHERE type = ? AND qn = ?", k).fetchone() is None
-            ):
-                out.add(k)
-        return out
 
     def actual_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
@@ -581,7 +615,7 @@ class StreamSync:
         )
 
     def _add_state(self, state: DesiredState) -> None:
-        self._ref_names |= self.spool.add_desired(state)
+        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute)
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -681,31 +715,24 @@ class StreamSync:
             pending.items.clear()
             pending.desired.clear()
 
-        for chunk in self.spool.desired_with_guids():
-            if self.digest_attribute:
-                chunk = [(with_digest(e, self.digest_attribute), g, d) for e, g, d in chunk]
-            same = self._same_digest(chunk) if listed_digest else set()
-            existing = read_entities(
-                self.client, [g for e, g, _ in chunk if g and e.key not in same], by_guid, ref_attrs
-            )
-            unchanged = 0
-            for e, guid, stored in chunk:
-                if e.key in skipped:
-                    continue
-                if e.key in same:
-                    # what we last wrote is what we would write now: decided from the listing
-                    plan.record(
-                        PlanItem(
-                            "unchanged",
-                            e.type_name,
-                            e.qualified_name,
-                            guid=guid,
-                            tier=e.tier,
-                            fingerprint=DIGEST_MARK + (stored or ""),
-                        ),
-                        e,
+        if listed_digest:
+            # what we last wrote is what we would write now: decided from the listing, nothing read
+            for type_name, qn, tier, held, stored in self.spool.same_digest():
+                plan.record(
+                    PlanItem(
+                        "unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored
                     )
-                    unchanged += 1
+                )
+                done += 1
+            if progress and done:
+                progress(done, total)
+        for chunk in self.spool.desired_with_guids(
+            digest_attribute=self.digest_attribute, skip_same=bool(listed_digest)
+        ):
+            existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+            unchanged = 0
+            for e, guid in chunk:
+                if e.key in skipped:
                     continue
                 e = without_refs_to(e, skipped)
                 if e.shared and guid is None:
@@ -759,26 +786,6 @@ class StreamSync:
                 progress(done, total)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
-
-    def _same_digest(self, chunk: list[tuple[DesiredEntity, str | None, str | None]]) -> set[Key]:
-        """Keys of ``chunk`` whose stored digest is the one they would be written with, unless they
-        refer to an entity Atlas does not hold (about to be created: a deleted entity's relationships
-        are gone with it, so the reference must be written again)."""
-        attr = self.digest_attribute
-        assert attr is not None
-        same = {
-            e.key: e
-            for e, guid, stored in chunk
-            if guid and stored is not None and stored == e.attributes.get(attr)
-        }
-        if not same:
-            return set()
-        refs = {
-            e.key: [k for v in e.refs.values() for k in (v if isinstance(v, list) else ([v] if v else []))]
-            for e in same.values()
-        }
-        missing = self.spool.missing(k for ks in refs.values() for k in ks)
-        return {k for k, ks in refs.items() if not missing.intersection(ks)}
 
     def _deletes(
         self,
