@@ -9,6 +9,7 @@ would find nothing to write, unless someone changed the entity in Atlas since (d
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
@@ -23,9 +24,11 @@ DIGEST_MARK = "digest:"
 
 
 def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
-    """``<VERSION>:<hex>`` over ``e``'s type, name, attributes (but the digest's own) and references."""
+    """``<VERSION>:<11 characters>`` (64 bits of BLAKE2b, base64url) over ``e``'s type, name, attributes
+    (but the digest's own) and references: short, since every write carries it."""
     attrs = {k: _norm(v) for k, v in e.attributes.items() if k != digest_attribute}
     refs = {k: _ref_norm(v) for k, v in e.refs.items()}
     doc: list[Any] = [e.type_name, e.qualified_name, attrs, refs]
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return f"{VERSION}:{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}"
+    raw = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return f"{VERSION}:{base64.urlsafe_b64encode(raw).decode().rstrip('=')}"
