@@ -58,6 +58,7 @@ class SyncKwargs(PlanKwargs, total=False):
     ensure_typedefs: bool  # register the profile's typedefs first (default True)
     allow_partial: bool  # publish what could be read from an input with errors (never deletes)
     progress: Progress | None  # update(done, total) while applying
+    parallel: int | None  # write batches in flight at most (default: the publisher's ``parallel``, 2)
 
 
 def _streamed(options: Mapping[str, Any], graph: LineageGraph) -> dict[str, Any]:
@@ -355,6 +356,7 @@ class Publisher:
                     missing_datasets=self.missing_datasets,
                 ),
                 batch_size=self.batch_size,
+                parallel=options.get("parallel") or self.parallel,
                 purge=options.get("purge", False),
                 progress=options.get("progress"),
                 dry_run=dry_run,
@@ -479,8 +481,13 @@ class Publisher:
         return out
 
     def rebuild(
-        self, graph: LineageGraph, job: str | None = None, *, progress: Progress | None = None
+        self,
+        graph: LineageGraph,
+        job: str | None = None,
+        *,
+        progress: Progress | None = None,
+        parallel: int | None = None,
     ) -> SyncResult:
         """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
         self.teardown(purge=True)
-        return self.sync(graph, job, progress=progress)
+        return self.sync(graph, job, progress=progress, parallel=parallel)

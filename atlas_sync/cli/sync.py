@@ -322,8 +322,10 @@ _PARALLEL = click.option(
     "--parallel",
     type=click.IntRange(min=1),
     metavar="N",
-    help="write batches in flight at most (never two touching the same entity; one at a time once Atlas "
-    "signals lock contention) [env ATLAS_SYNC_PARALLEL; default 2]",
+    help="write batches in flight at most, to overlap Atlas's latency: a batch waits for every batch in flight "
+    "or before it that writes or refers to one of its entities (Atlas on JanusGraph times out on locks "
+    "otherwise), and one at a time runs once Atlas signals lock contention. The default 2 was measured "
+    "without a lock timeout on a real Atlas 2.1 [env ATLAS_SYNC_PARALLEL; default 2]",
 )
 
 
@@ -346,6 +348,7 @@ _PARALLEL = click.option(
     "several chunks (query logs over "
     "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
 )
+@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
 @write_path_options
@@ -355,6 +358,7 @@ def sync_cmd(
     no_typedefs: bool,
     allow_partial: bool,
     stream: bool | None,
+    parallel: int | None,
     as_json: bool,
 ) -> None:
     """Publish FILE...'s lineage to Atlas: plan + apply.
@@ -370,7 +374,7 @@ def sync_cmd(
     from atlas_sync.reconcile import plan_text
 
     t = target
-    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
+    pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent, parallel=parallel)
     quiet = verbosity() < 0
     common = {
         "allow_delete": not t.no_delete,
@@ -510,9 +514,10 @@ def teardown_cmd(
 @_common
 @_input
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
+@_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
-def rebuild_cmd(target: Target, yes: bool, as_json: bool) -> None:
+def rebuild_cmd(target: Target, yes: bool, parallel: int | None, as_json: bool) -> None:
     """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
 
     For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
@@ -522,7 +527,7 @@ def rebuild_cmd(target: Target, yes: bool, as_json: bool) -> None:
     Example:
       atlas-sync rebuild --domain demo --profile pico cars.plan.txt --yes
     """
-    pub, _ = _publisher(target.domain, target.profile)
+    pub, _ = _publisher(target.domain, target.profile, parallel=parallel)
     graph = _read(pub, target)
     if not yes:
         _confirm("rebuild", f"Delete and rebuild domain {pub.domain!r}?")

@@ -1,19 +1,21 @@
 """Execute a Plan with the fewest requests: creates and updates in dependency order, then deletes.
 
 Small plans go in one bulk request (new entities referenced by placeholder guid). Larger plans go
-tier by tier (datasets, then what references them, ...). Batches of one tier may run in parallel
-(up to ``parallel``) but never two that touch the same entity (write it or refer to it: a dataset
-read by processes of two batches, a column and its table): a real Atlas (JanusGraph) then times out
-on locks. When a write fails in a way that signals contention, the rest goes one batch at a time and
-the failed batch is retried alone. Deletes follow the writes: processes before datasets.
+tier by tier (datasets, then what references them, ...). Write batches, of ``apply`` and of ``sync``
+(:mod:`atlas_sync.reconcile.stream`) alike, go through one :class:`WriteScheduler`: up to ``parallel``
+at once but never two that touch the same entity (write it or refer to it: a dataset read by
+processes of two batches, a column and its table): a real Atlas (JanusGraph) then times out on
+locks; and a batch only after every earlier batch it touches has finished. When a write fails in a
+way that signals contention, the rest goes one batch at a time and the failed batch is retried
+alone. Deletes follow the writes: processes before datasets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -100,12 +102,12 @@ class _Flight:
             self.cond.wait_for(lambda: self.active - self.parked <= 1)
 
 
-def _touched(items: list[PlanItem], plan: Plan) -> set[Key]:
+def _touched(items: list[PlanItem], desired: Mapping[Key, DesiredEntity]) -> set[Key]:
     """Entities a batch writes or refers to (Atlas locks both ends of a relationship)."""
     out: set[Key] = set()
     for it in items:
         out.add(it.key)
-        e = plan.desired.get(it.key)
+        e = desired.get(it.key)
         for v in e.refs.values() if e else ():
             if isinstance(v, list):
                 out.update(v)
@@ -114,10 +116,175 @@ def _touched(items: list[PlanItem], plan: Plan) -> set[Key]:
     return out
 
 
+@dataclass
+class WriteBatch:
+    """One bulk write: its plan items (creates and updates), their desired entities, and every entity
+    it writes or refers to."""
+
+    items: list[PlanItem]
+    desired: dict[Key, DesiredEntity]
+    touched: set[Key] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if not self.touched:
+            self.touched = _touched(self.items, self.desired)
+
+    def refs(self) -> set[Key]:
+        return self.touched - {it.key for it in self.items}
+
+
+@dataclass
+class BatchOutcome:
+    assigned: dict[Key, str]  # guids Atlas gave the batch's new entities
+    requests: int
+
+
+class WriteScheduler:
+    """Runs write batches, given in dependency order, conflict-free and at most ``parallel`` at once.
+
+    A batch starts only when it touches (writes or refers to) no entity of a batch in flight or of an
+    earlier batch not yet finished: a real Atlas (JanusGraph/BerkeleyJE) times out on locks when two
+    writes touch the same entities, and an entity one batch refers to must have been committed by the
+    earlier batch that creates it. After a contention signal one batch runs at a time
+    (:class:`_Flight`). At most ``parallel`` + 1 batches are held: :meth:`submit` returns once at most
+    ``parallel`` are waiting or in flight.
+
+    ``prepare(batch)`` and ``finished(batch, outcome)`` run on the calling thread (the one that calls
+    :meth:`submit` and :meth:`close`), so they may use what is not thread-safe (a SQLite spool);
+    ``prepare`` returns the work done on a worker thread. The first error stops new batches, lets
+    those in flight end (their results are folded in) and is raised; batches not started are dropped.
+    """
+
+    def __init__(
+        self,
+        parallel: int,
+        prepare: Callable[[WriteBatch, _Flight], Callable[[], BatchOutcome]],
+        finished: Callable[[WriteBatch, BatchOutcome], None],
+    ) -> None:
+        self.hold = max(1, parallel)
+        self.flight = _Flight(self.hold)
+        self.prepare = prepare
+        self.finished = finished
+        self.pool = ThreadPoolExecutor(max_workers=self.hold) if self.hold > 1 else None
+        self.waiting: list[WriteBatch] = []
+        self.running: dict[Future[BatchOutcome], WriteBatch] = {}
+        self.error: BaseException | None = None
+
+    def __enter__(self) -> WriteScheduler:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is not None:
+            self.error = self.error or RuntimeError("stopped")
+            self.waiting.clear()
+            with contextlib.suppress(BaseException):
+                self._drain()
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+    def submit(self, batch: WriteBatch) -> None:
+        """Queue ``batch``; start what may start; wait while more than ``parallel`` batches are held."""
+        self._raise_if_failed()
+        self.waiting.append(batch)
+        self._start()
+        while len(self.waiting) + len(self.running) > self.hold:
+            self._wait_one()
+            self._start()
+        self._raise_if_failed()
+
+    def close(self) -> None:
+        """Run every queued batch to its end; raise the first error."""
+        try:
+            self._drain()
+            self._raise_if_failed()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True)
+
+    def _drain(self) -> None:
+        self._start()
+        while self.running or (self.waiting and self.error is None):
+            self._wait_one()
+            self._start()
+
+    def _raise_if_failed(self) -> None:
+        if self.error is None:
+            return
+        self.waiting.clear()
+        while self.running:
+            self._wait_one()
+        raise self.error
+
+    def _start(self) -> None:
+        if self.error is not None:
+            return
+        busy: set[Key] = set().union(*(b.touched for b in self.running.values()))
+        for batch in list(self.waiting):
+            if len(self.running) >= self.flight.limit:
+                break
+            if batch.touched.isdisjoint(busy):
+                self.waiting.remove(batch)
+                work = self.prepare(batch, self.flight)
+                if self.pool is None:  # one at a time: in this thread
+                    try:
+                        outcome = work()
+                    except BaseException as exc:  # noqa: BLE001 - raised by submit/close
+                        self.error = exc
+                        return
+                    self.finished(batch, outcome)
+                    continue
+                self.flight.begin()
+                self.running[self.pool.submit(self._job, work)] = batch
+            # an earlier batch not yet finished keeps what it touches from later ones
+            busy |= batch.touched
+
+    def _job(self, work: Callable[[], BatchOutcome]) -> BatchOutcome:
+        try:
+            return work()
+        finally:
+            self.flight.end()
+
+    def _wait_one(self) -> None:
+        if not self.running:
+            return
+        done_now, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+        for fut in done_now:
+            batch = self.running.pop(fut)
+            exc = fut.exception()
+            if exc is not None:
+                self.error = self.error or exc
+            else:
+                self.finished(batch, fut.result())
+
+
+def write_batch(
+    client: ApplyClient, batch: WriteBatch, known: Mapping[Key, str], flight: _Flight
+) -> BatchOutcome:
+    """Send one batch (new entities by placeholder guid, known ones by guid, the rest by unique
+    attributes), then bring back references Atlas 2.4.0 left DELETED (:func:`_relink`)."""
+    batcher = _Batcher(known)
+    for it in batch.items:
+        if it.action == "update" and it.guid:
+            batcher.known[it.key] = it.guid
+    placeholders = {it.key: batcher.placeholder() for it in batch.items if it.action == "create"}
+    bodies = []
+    for it in batch.items:
+        e = batch.desired[it.key]
+        guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
+        bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
+    res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry)
+    ga = _assignments(res)
+    assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
+    batcher.known.update(assigned)
+    requests = int(getattr(res, "requests", 1) or 1)
+    requests += _relink(client, batch.desired, batch.items, batcher.known)
+    return BatchOutcome(assigned, requests)
+
+
 class _Batcher:
     """Builds entity payloads, referring to known entities by guid and to new ones by placeholder."""
 
-    def __init__(self, known: dict[Key, str]) -> None:
+    def __init__(self, known: Mapping[Key, str]) -> None:
         self.known = dict(known)
         self._next = 0
 
@@ -178,63 +345,41 @@ def apply_plan(
     deletes = [i for i in plan.items if i.action == "delete"]
     total = len(writes) + len(deletes)
     done = 0
-    batcher = _Batcher(known_guids)
+    known = dict(known_guids)
     for i in writes:
         if i.action == "update" and i.guid:
-            batcher.known[i.key] = i.guid
+            known[i.key] = i.guid
 
-    flight = _Flight(parallel)
+    def prepare(batch: WriteBatch, flight: _Flight) -> Callable[[], BatchOutcome]:
+        refs = {k: known[k] for k in batch.refs() if k in known}
+        return lambda: write_batch(client, batch, refs, flight)
 
-    def run_batch(items: list[PlanItem]) -> tuple[dict[Key, str], int]:
-        placeholders: dict[Key, str] = {}
-        bodies = []
-        for it in items:
-            if it.action == "create":
-                placeholders[it.key] = batcher.placeholder()
-        for it in items:
-            e = plan.desired[it.key]
-            guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
-            bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
-        res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry)
-        ga = _assignments(res)
-        assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
-        return assigned, int(getattr(res, "requests", 1) or 1)
-
-    def finished(batch: list[PlanItem], outcome: tuple[dict[Key, str], int]) -> None:
+    def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
         nonlocal done
-        assigned, nreq = outcome
-        batcher.known.update(assigned)
-        result.requests += nreq
-        for it in batch:
+        known.update(outcome.assigned)
+        result.requests += outcome.requests
+        for it in batch.items:
             if it.action == "create":
                 result.created += 1
             else:
                 result.updated += 1
-        done += len(batch)
+        done += len(batch.items)
         if progress:
             progress(done, total)
 
     if writes:
-        if len(writes) <= batch_size:
-            groups = [[writes]]
-        else:
-            by_tier: dict[int, list[PlanItem]] = defaultdict(list)
-            for it in writes:
-                by_tier[it.tier].append(it)
-            groups = [
-                [items[j : j + batch_size] for j in range(0, len(items), batch_size)]
-                for _, items in sorted(by_tier.items())
-            ]
-        if parallel <= 1 or all(len(g) == 1 for g in groups):
-            for group in groups:
-                for batch in group:
-                    finished(batch, run_batch(batch))
-        else:
-            with ThreadPoolExecutor(max_workers=parallel) as pool:
-                for group in groups:
-                    _run_group(pool, flight, group, [_touched(b, plan) for b in group], run_batch, finished)
-
-    result.requests += _relink(client, plan, writes, batcher.known)
+        # tier by tier (datasets, then what refers to them, ...); the scheduler runs independent batches at once
+        ordered = sorted(writes, key=lambda it: it.tier) if len(writes) > batch_size else writes
+        with WriteScheduler(parallel, prepare, finished) as scheduler:
+            lo = 0
+            while lo < len(ordered):
+                hi = min(lo + batch_size, len(ordered))
+                if len(writes) > batch_size:  # a batch holds one tier
+                    hi = next((j for j in range(lo, hi) if ordered[j].tier != ordered[lo].tier), hi)
+                items = ordered[lo:hi]
+                scheduler.submit(WriteBatch(items, {it.key: plan.desired[it.key] for it in items}))
+                lo = hi
+            scheduler.close()
 
     if deletes:
         for tier in sorted({d.tier for d in deletes}):
@@ -250,55 +395,13 @@ def apply_plan(
             res = client.purge_entities(guids)
             result.requests += int(getattr(res, "requests", 1) or 1)
             result.purged += len(guids)
-    result.guids = batcher.known
+    result.guids = known
     return result
 
 
-def _run_group(
-    pool: ThreadPoolExecutor,
-    flight: _Flight,
-    group: list[list[PlanItem]],
-    touched: list[set[Key]],
-    run: Callable[[list[PlanItem]], tuple[dict[Key, str], int]],
-    finished: Callable[[list[PlanItem], tuple[dict[Key, str], int]], None],
-) -> None:
-    """Run one tier's batches: in order, at most ``flight.limit`` at once, and a batch only when it
-    touches no entity of a batch in flight. Results are folded in as batches finish; the first
-    error is raised once every batch in flight has ended (nothing new starts after it)."""
-    pending = list(range(len(group)))
-    running: dict[Future[tuple[dict[Key, str], int]], int] = {}
-    error: BaseException | None = None
-
-    def job(i: int) -> tuple[dict[Key, str], int]:
-        try:
-            return run(group[i])
-        finally:
-            flight.end()
-
-    while running or (pending and error is None):
-        if error is None:
-            busy: set[Key] = set().union(*(touched[i] for i in running.values()))
-            for i in list(pending):
-                if len(running) >= flight.limit:
-                    break
-                if touched[i].isdisjoint(busy):
-                    pending.remove(i)
-                    busy |= touched[i]
-                    flight.begin()
-                    running[pool.submit(job, i)] = i
-        done_now, _ = wait(list(running), return_when=FIRST_COMPLETED)
-        for fut in done_now:
-            i = running.pop(fut)
-            exc = fut.exception()
-            if exc is not None:
-                error = error or exc
-            else:
-                finished(group[i], fut.result())
-    if error is not None:
-        raise error
-
-
-def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, str]) -> int:
+def _relink(
+    client: Any, desired: Mapping[Key, DesiredEntity], writes: list[PlanItem], known: Mapping[Key, str]
+) -> int:
     """Bring back references that Atlas 2.4.0 left DELETED after an update; returns the requests made.
 
     When an updated entity lists again a reference it had before, Atlas 2.4.0 may reuse the old, DELETED
@@ -316,7 +419,7 @@ def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, st
     for it in writes:
         if it.action != "update" or not it.guid:
             continue
-        e = plan.desired[it.key]
+        e = desired[it.key]
         names = [c.attribute for c in it.changes if isinstance(e.refs.get(c.attribute), list)]
         if names:
             todo[it.guid] = (e, names)
@@ -333,8 +436,8 @@ def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, st
     end1_names: dict[str, str | None] = {}
     requests = 1
     for ent in read(list(todo)):
-        desired, names = todo.get(ent.get("guid", ""), (None, []))
-        if desired is None:
+        want_entity, names = todo.get(ent.get("guid", ""), (None, []))
+        if want_entity is None:
             continue
         for name in names:
             entries = [
@@ -346,7 +449,7 @@ def _relink(client: Any, plan: Plan, writes: list[PlanItem], known: dict[Key, st
                 if x.get("relationshipStatus", "ACTIVE") == "ACTIVE"
                 and x.get("entityStatus", "ACTIVE") == "ACTIVE"
             }
-            wanted = desired.refs.get(name)
+            wanted = want_entity.refs.get(name)
             for want in wanted if isinstance(wanted, list) else []:
                 stale = next(
                     (

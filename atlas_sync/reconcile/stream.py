@@ -42,7 +42,14 @@ from atlas_sync.reconcile.actual import (
     reference_attributes,
     to_actual,
 )
-from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.apply import (
+    ApplyResult,
+    BatchOutcome,
+    WriteBatch,
+    WriteScheduler,
+    apply_plan,
+    write_batch,
+)
 from atlas_sync.reconcile.digest import DIGEST_MARK, entity_digest
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -497,11 +504,14 @@ class StreamSync:
         self.processes = 0
         self._ref_names: set[str] = set()
         self.digest_attribute: str | None = None
+        self._writes: WriteScheduler | None = None
 
     def __enter__(self) -> StreamSync:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
+        if self._writes is not None:  # stopped by an error: let the writes in flight end first
+            self._writes.__exit__(*exc)
         self.spool.close()
 
     # ------------------------------------------------------------------ pass 1: read
@@ -626,6 +636,7 @@ class StreamSync:
         process_types: set[str],
         options: PlanOptions,
         batch_size: int = 500,
+        parallel: int = 2,
         purge: bool = False,
         progress: Progress | None = None,
         dry_run: bool = False,
@@ -684,34 +695,33 @@ class StreamSync:
         done = 0
         first_created_process: str | None = None
 
-        def flush() -> None:
+        # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
+        # only after every earlier one it touches has finished (batches span tiers: a column batch
+        # refers to datasets an earlier batch creates). The spool is used on this thread only.
+        def prepare(batch: WriteBatch, flight: Any) -> Callable[[], BatchOutcome]:
+            known = self.spool.guids_of(batch.refs())  # the batches it depends on have finished
+            return lambda: write_batch(self.client, batch, known, flight)
+
+        def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
             nonlocal done
-            if not pending.items:
-                return
-            if dry_run:
-                pending.items.clear()
-                pending.desired.clear()
-                return
-            refs = [
-                k
-                for e in pending.desired.values()
-                for v in e.refs.values()
-                for k in (v if isinstance(v, list) else ([v] if v else []))
-            ]
-            res = apply_plan(
-                self.client,
-                pending,
-                known_guids=self.spool.guids_of(refs),
-                batch_size=max(batch_size, len(pending.items)),
-                parallel=1,
-            )
-            self.spool.add_actual(
-                (k[0], k[1], g, owner, None) for k, g in res.guids.items() if k in pending.desired
-            )
-            _add(applied, res)
-            done += len(pending.items)
+            self.spool.add_actual((k[0], k[1], g, owner, None) for k, g in outcome.assigned.items())
+            applied.requests += outcome.requests
+            for it in batch.items:
+                if it.action == "create":
+                    applied.created += 1
+                else:
+                    applied.updated += 1
+            done += len(batch.items)
             if progress:
                 progress(done, total)
+
+        scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
+
+        def flush() -> None:
+            if not pending.items:
+                return
+            if not dry_run:
+                scheduler.submit(WriteBatch(list(pending.items), dict(pending.desired)))
             pending.items.clear()
             pending.desired.clear()
 
@@ -766,6 +776,8 @@ class StreamSync:
             if progress and unchanged:
                 progress(done, total)
         flush()
+        scheduler.close()
+        self._writes = None
 
         for item in deletes:
             plan.record(item)
