@@ -23,6 +23,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+from issue_workload import issue_graph  # noqa: E402, F401  (re-exported for the tests)
 from workload import change_fraction, job_graph, shape_for_entities  # noqa: E402
 
 Key = tuple[str, str]

@@ -8,6 +8,8 @@ a time, the failed batch's retry alone.
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 import time
 from typing import Any
@@ -16,11 +18,14 @@ import pytest
 import requests
 
 from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.emulator import Emulator
 from atlas_sync.emulator.http import serve
+from atlas_sync.errors import AtlasSyncError
+from atlas_sync.lineage.model import LineageGraph
 
-from .helpers import assert_exact_state, client_for, fast_retry, graph_a
+from .helpers import assert_exact_state, client_for, expected_keys, fast_retry, graph_a, issue_graph, rows
 
 BULK = "/api/atlas/v2/entity/bulk"
 GENERIC_500 = "There was an error processing your request. It has been logged (ID 0123456789abcdef)."
@@ -107,7 +112,7 @@ def test_a_parallel_apply_never_writes_batches_that_touch_the_same_entities_at_o
     graph = graph_a(1500)  # processes of several batches read the same raw datasets
     pub = _publisher(emu, parallel=4)
     pub.ensure_typedefs()
-    pub.apply(pub.plan(graph, "j"))  # `apply` runs batches in parallel (`sync` writes one at a time)
+    pub.apply(pub.plan(graph, "j"))
     assert contention is not None and contention.collisions == 0
     assert log.most >= 2, "the sync should have run independent batches in parallel"
     assert all(status == 200 for _, _, status in log.calls)
@@ -144,3 +149,106 @@ def test_contention_signals() -> None:
     assert not signals_contention(500, '{"errorCode": "ATLAS-500-00-011", "errorMessage": "bad value"}')
     assert not signals_contention(400, "lock")
     assert not signals_contention(404, "")
+
+
+# ---------------------------------------------------------------- sync over HTTP, batches in parallel
+
+
+def _http_publisher(url: str, parallel: int, batch_size: int = 100, retries: int = 5) -> Publisher:
+    retry, _ = fast_retry(retries)
+    client = AtlasClient(url, auth=("admin", "admin"), retry=retry, batch_size=batch_size, timeout=(5, 30))
+    return Publisher(client, domain="c", parallel=parallel, batch_size=batch_size)
+
+
+def _stored(emu: Emulator) -> tuple[set[tuple[str, str, str]], set[tuple[str, str, str, str]]]:
+    """What the emulator holds for domain c, guids replaced by qualified names: entities (type, name,
+    attributes) and relationships (type, end 1, end 2, status)."""
+    qn = {r["guid"]: r["qualified_name"] for r in rows(emu)}
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, dict):
+            if "guid" in v:
+                return ["ref", qn.get(v["guid"], v["guid"])]
+            return {k: norm(x) for k, x in sorted(v.items())}
+        if isinstance(v, list):
+            return sorted((norm(x) for x in v), key=json.dumps)
+        return v
+
+    entities = {
+        (r["type_name"], r["qualified_name"], json.dumps(norm(r["attrs"]), sort_keys=True))
+        for r in rows(emu, "c")
+        if r["status"] == "ACTIVE"
+    }
+    rels = {
+        (r[0], qn.get(r[1], r[1]), qn.get(r[2], r[2]), r[3])
+        for r in emu.store.conn.execute("SELECT type_name, end1, end2, status FROM relationships")
+    }
+    return entities, rels
+
+
+def _sync_over_http(graph: LineageGraph, parallel: int) -> tuple[Any, WriteLog, Any, Emulator]:
+    emu = Emulator()
+    contention = emu.set_contention(hold_ms=10)
+    log = WriteLog(emu)
+    server = serve(emu)
+    try:
+        pub = _http_publisher(server.url, parallel)
+        pub.ensure_typedefs()
+        result = pub.sync(graph, "j")
+    finally:
+        server.shutdown()
+    return result, log, contention, emu
+
+
+def test_a_sync_at_parallel_2_over_http_writes_exactly_what_parallel_1_writes_without_lock_timeouts() -> None:
+    graph = issue_graph(200, job="j")  # 2,500 entities; processes of many batches read the same datasets
+    one, log1, c1, emu1 = _sync_over_http(graph, parallel=1)
+    two, log2, c2, emu2 = _sync_over_http(graph, parallel=2)
+    try:
+        assert c1 is not None and c2 is not None
+        assert (c1.collisions, c2.collisions) == (0, 0)
+        assert all(status == 200 for _, _, status in log1.calls + log2.calls), "no failed write request"
+        assert log1.most == 1 and log2.most == 2, "parallel 2 must have run two batches at once"
+        assert one.applied is not None and two.applied is not None
+        assert (two.applied.created, two.applied.requests) == (one.applied.created, one.applied.requests)
+        assert len(log2.calls) == len(log1.calls) == math.ceil(one.applied.created / 100)
+        assert _stored(emu2) == _stored(emu1)
+        assert_exact_state(emu2, graph, "c")
+    finally:
+        emu1.close()
+        emu2.close()
+
+
+def test_a_failed_batch_stops_a_parallel_sync_with_nothing_started_after_it_and_a_rerun_completes_it() -> (
+    None
+):
+    graph = issue_graph(200, job="j")
+    emu = Emulator()
+    emu.set_contention(hold_ms=10)
+    # the 6th entity write is refused (not retried): the sync stops there
+    emu.inject_fault("status", at=6, status=400, path_prefix=BULK, method="POST")
+    log = WriteLog(emu)
+    server = serve(emu)
+    try:
+        pub = _http_publisher(server.url, parallel=2)
+        pub.ensure_typedefs()
+        with pytest.raises(AtlasSyncError):
+            pub.sync(graph, "j")
+        failed = [c for c in log.calls if c[2] == 400]
+        assert len(failed) == 1
+        later = [c for c in log.calls if c[0] > failed[0][0]]
+        assert all(start < failed[0][1] for start, _, _ in later), "a write started after the failure"
+        assert len(log.calls) < 10, "the sync went on after the failure"
+        written = {
+            k
+            for k in expected_keys(graph, "c")
+            if k in {(r["type_name"], r["qualified_name"]) for r in rows(emu, "c")}
+        }
+        assert written, "the batches before the failure were applied"
+        again = pub.sync(graph, "j")
+        assert again.applied is not None
+        assert again.applied.created == len(expected_keys(graph, "c")) - len(written), "nothing written twice"
+        assert_exact_state(emu, graph, "c")
+    finally:
+        server.shutdown()
+        emu.close()
