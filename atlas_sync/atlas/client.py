@@ -36,6 +36,7 @@ from atlas_sync.atlas.errors import (
 from atlas_sync.atlas.mutation import (
     MutationResult,
     encode_entity,
+    guid_assignments_only,
     order_for_batching,
     rewrite_placeholders,
 )
@@ -199,11 +200,13 @@ class AtlasClient:
         not_found_ok: bool = False,
         data: bytes | None = None,
         before_retry: Callable[[int | None, str], None] | None = None,
+        parse: Callable[[bytes], Any] | None = None,
     ) -> Any:
         """One API call with retries; returns the parsed JSON (None for an empty body).
 
         With ``not_found_ok`` a 404 returns None instead of raising. ``data``: a JSON body already encoded.
         ``before_retry(status, body text)`` runs before each retry (status None: no answer).
+        ``parse``: reads a successful answer's body instead of a full JSON parse.
         """
         url = self.base_url + API + path
         if data is None and body is not None:
@@ -283,7 +286,7 @@ class AtlasClient:
                 if not content.strip():
                     return None
                 try:
-                    return resp.json()
+                    return parse(content) if parse is not None else resp.json()
                 except ValueError:
                     return resp.text
             if status == 404 and not_found_ok:
@@ -440,6 +443,7 @@ class AtlasClient:
         batch_size: int | None = None,
         max_bytes: int | None = None,
         before_retry: Callable[[int | None, str], None] | None = None,
+        headers: bool = True,
     ) -> MutationResult:
         """Create or update entities (POST ``/v2/entity/bulk``) in batches.
 
@@ -451,8 +455,11 @@ class AtlasClient:
         raised :class:`AtlasError` has ``.partial``: the merged result of the batches already applied.
         ``before_retry(status, body text)`` runs before a failed request is retried (e.g. to let
         other writes in flight finish first when the server signals lock contention).
+        ``headers=False``: keep only ``guid_assignments`` (and ``requests``), not the entity headers of
+        ``created`` / ``updated``; the answers (~0.6 KB per entity) are then not parsed in full.
         """
         result = MutationResult()
+        parse = None if headers else guid_assignments_only
         if not entities:
             return result
         batch_size = batch_size or self.batch_size
@@ -476,7 +483,12 @@ class AtlasClient:
             body = b'{"entities":[' + b",".join(parts) + b"]}"
             try:
                 response = self._call(
-                    "entity_write", "POST", "/v2/entity/bulk", data=body, before_retry=before_retry
+                    "entity_write",
+                    "POST",
+                    "/v2/entity/bulk",
+                    data=body,
+                    before_retry=before_retry,
+                    parse=parse,
                 )
             except AtlasError as exc:
                 if exc.status == 413 and len(batch) > 1:

@@ -97,6 +97,39 @@ class MutationResult:
         }
 
 
+_DECODER = json.JSONDecoder()
+_ASSIGNMENTS_KEY = b'"guidAssignments"'
+
+
+def guid_assignments_only(content: bytes) -> dict[str, Any]:
+    """``{"guidAssignments": {...}}`` of an ``EntityMutationResponse`` body, without parsing its
+    ``mutatedEntities`` (entity headers: most of the bytes) when ``guidAssignments`` is its last
+    member, as Atlas (and the emulator) write it; otherwise the whole body, parsed."""
+    at = content.rfind(_ASSIGNMENTS_KEY)
+    if at > 0:
+        text = content[at + len(_ASSIGNMENTS_KEY) :].decode("utf-8")
+        colon = text.find(":")
+        if colon >= 0 and not text[:colon].strip():
+            start = colon + 1
+            while start < len(text) and text[start] in " \t\r\n":
+                start += 1
+            try:
+                value, end = _DECODER.raw_decode(text, start)
+            except ValueError:
+                value, end = None, 0
+            # one closing brace left: the key was a member of the outermost object (the last one)
+            if (
+                isinstance(value, dict)
+                and text[end:].strip() == "}"
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+            ):
+                return {"guidAssignments": value}
+    parsed = json.loads(content)
+    if isinstance(parsed, dict):
+        return {"guidAssignments": parsed.get("guidAssignments") or {}}
+    return {}
+
+
 def is_placeholder(guid: Any) -> bool:
     """Atlas treats a guid starting with '-' as unassigned (a placeholder)."""
     return isinstance(guid, str) and guid.startswith("-")

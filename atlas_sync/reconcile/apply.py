@@ -272,7 +272,9 @@ def write_batch(
         e = batch.desired[it.key]
         guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
         bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
-    res = client.upsert_entities(bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry)
+    res = client.upsert_entities(
+        bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry, headers=False
+    )
     ga = _assignments(res)
     assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
     batcher.known.update(assigned)

@@ -201,3 +201,38 @@ def test_a_413_splits_the_batch_and_names_an_entity_too_big_alone() -> None:
     finally:
         server.shutdown()
         emu.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Atlas's order: the entity headers, then the assignments (read without parsing the headers)
+        {"mutatedEntities": {"CREATE": [{"guid": "g1", "attributes": {"m": {"guidAssignments": {"-9": "x"}}}}]},
+         "guidAssignments": {"-1": "g1"}},
+        # another order, or a key of that name inside an attribute: the whole body is parsed
+        {"guidAssignments": {"-1": "g1"},
+         "mutatedEntities": {"CREATE": [{"guid": "g1", "attributes": {"guidAssignments": {"-9": "x"}}}]}},
+        {"mutatedEntities": {"CREATE": [{"guid": "g1", "attributes": {"qualifiedName": '"guidAssignments": {"-9":"x"}}'}}]},
+         "guidAssignments": {"-1": "g1"}},
+    ],
+)  # fmt: skip
+def test_an_upsert_without_headers_keeps_exactly_the_guid_assignments(body: dict[str, Any]) -> None:
+    from atlas_sync.atlas.mutation import guid_assignments_only
+
+    for raw in (json.dumps(body), json.dumps(body, indent=2)):
+        assert guid_assignments_only(raw.encode()) == {"guidAssignments": {"-1": "g1"}}
+    assert guid_assignments_only(b'{"mutatedEntities": {"UPDATE": []}}') == {"guidAssignments": {}}
+
+
+@responses.activate
+def test_upsert_entities_with_headers_false_returns_the_assignments_and_no_headers() -> None:
+    answer = {
+        "mutatedEntities": {"CREATE": [{"guid": "g1", "typeName": "demo_dataset"}]},
+        "guidAssignments": {"-1": "g1"},
+    }
+    responses.add(responses.POST, BULK, json=answer)
+    client = AtlasClient("http://atlas.test:21000", auth=("u", "p"))
+    res = client.upsert_entities([ds(1)], headers=False)
+    assert res.guid_assignments == {"-1": "g1"} and res.created == [] and res.requests == 1
+    responses.add(responses.POST, BULK, json=answer)
+    assert client.upsert_entities([ds(1)]).created_guids == ["g1"]
