@@ -465,7 +465,11 @@ class AtlasClient:
         batch_size = batch_size or self.batch_size
         max_bytes = max_bytes or self.max_batch_bytes
         assigned = result.guid_assignments
-        pending = deque(order_for_batching(entities))
+        # One request resolves its placeholders in any order: reorder only when there will be several.
+        encoded = [encode_entity(e) for e in entities] if len(entities) <= batch_size else []
+        ordered = not encoded or sum(map(len, encoded)) + len(encoded) > max_bytes
+        pending = deque(order_for_batching(entities) if ordered else entities)
+        first = {} if ordered else {id(e): part for e, part in zip(entities, encoded, strict=True)}
         n = 0
         while pending:
             # Sized on the bytes sent: placeholders of earlier batches already replaced by real guids.
@@ -473,7 +477,9 @@ class AtlasClient:
             parts: list[bytes] = []
             size = 0
             while pending and len(batch) < batch_size:
-                part = encode_entity(rewrite_placeholders(pending[0], assigned))
+                part = first.get(id(pending[0])) if not assigned else None
+                if part is None:
+                    part = encode_entity(rewrite_placeholders(pending[0], assigned))
                 if batch and size + len(part) + 1 > max_bytes:
                     break
                 batch.append(pending.popleft())
@@ -501,6 +507,8 @@ class AtlasClient:
                         max_bytes,
                     )
                     pending.extendleft(reversed(batch))
+                    if not ordered:  # now split: placeholders must come before their references
+                        pending, ordered = deque(order_for_batching(list(pending))), True
                     n -= 1
                     continue
                 exc.partial = result

@@ -236,3 +236,23 @@ def test_upsert_entities_with_headers_false_returns_the_assignments_and_no_heade
     assert res.guid_assignments == {"-1": "g1"} and res.created == [] and res.requests == 1
     responses.add(responses.POST, BULK, json=answer)
     assert client.upsert_entities([ds(1)]).created_guids == ["g1"]
+
+
+def test_a_batch_sent_unordered_in_one_request_is_put_in_dependency_order_when_a_413_splits_it() -> None:
+    from atlas_sync.emulator import Emulator
+    from atlas_sync.emulator.http import serve
+
+    emu = Emulator()
+    server = serve(emu, max_body_bytes=1500)
+    try:
+        client = AtlasClient(server.url, auth=("admin", "admin"), retry=None)
+        client.create_typedefs({"entityDefs": [{"name": "demo_dataset", "superTypes": ["DataSet"]}]})
+        client.create_typedefs({"entityDefs": [{"name": "demo_process", "superTypes": ["Process"]}]})
+        # the process comes first and refers to datasets sent after it; all fit one request of 4 MB
+        entities = [proc(9, [1, 2], [3])] + [ds(i, description="d" * 400) for i in (1, 2, 3)]
+        result = client.upsert_entities(entities)
+        assert result.requests >= 2, "the server's 413 split the batch"
+        assert set(result.guid_assignments) == {"-9", "-1", "-2", "-3"}
+    finally:
+        server.shutdown()
+        emu.close()
