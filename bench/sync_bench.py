@@ -265,10 +265,13 @@ def _run_phase(
     limit: float,
     workload: str,
     client_path: str | None = None,
+    parallel: int = 0,
 ) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", approach, "--phase", phase, "--url", url]
     cmd += ["--entities", str(n), "--batch-size", str(batch), "--workload", workload]
     env = dict(os.environ)
+    if parallel:
+        env["ATLAS_SYNC_PARALLEL"] = str(parallel)
     if client_path:  # another atlas-sync checkout for the worker (before/after comparisons)
         env["PYTHONPATH"] = client_path + os.pathsep + env.get("PYTHONPATH", "")
     try:
@@ -298,14 +301,14 @@ def _fmt_bytes(n: float) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    head = f"{'N':>7} {'approach':<14} {'phase':<10} {'requests':>9} {'writes':>7} {'sent':>9} {'received':>9} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7}"
+    head = f"{'N':>7} {'approach':<16} {'phase':<10} {'requests':>9} {'writes':>7} {'sent':>9} {'received':>9} {'wall s':>8} {'CPU s':>7} {'RSS MB':>7}"
     lines = [head, "-" * len(head)]
     for r in rows:
         if "error" in r:
-            lines.append(f"{r['n']:>7} {r['approach']:<14} {r['phase']:<10} {r['error']}")
+            lines.append(f"{r['n']:>7} {r['approach']:<16} {r['phase']:<10} {r['error']}")
             continue
         lines.append(
-            f"{r['n']:>7} {r['approach']:<14} {r['phase']:<10} {r['requests']:>9} {r['write_requests']:>7} "
+            f"{r['n']:>7} {r['approach']:<16} {r['phase']:<10} {r['requests']:>9} {r['write_requests']:>7} "
             f"{_fmt_bytes(r['bytes_sent']):>9} {_fmt_bytes(r['bytes_received']):>9} {r['wall_s']:>8.2f} "
             f"{r.get('cpu_s', float('nan')):>7.2f} {r['peak_rss_mb']:>7.1f}"
         )
@@ -315,9 +318,10 @@ def _table(rows: list[dict[str, Any]]) -> str:
 def _ratios(rows: list[dict[str, Any]], batch: int) -> list[str]:
     by = {(r["n"], r["approach"], r["phase"]): r for r in rows if "error" not in r}
     out = []
+    mine = sorted({r["approach"] for r in rows if r["approach"].startswith("atlas-sync")})
     for n in sorted({r["n"] for r in rows}):
-        for phase in PHASES:
-            ours = by.get((n, "atlas-sync", phase))
+        for phase, label in ((ph, lb) for ph in PHASES for lb in mine):
+            ours = by.get((n, label, phase))
             if not ours:
                 continue
             for other in ("seed", "pyapacheatlas"):
@@ -329,14 +333,14 @@ def _ratios(rows: list[dict[str, Any]], batch: int) -> list[str]:
                     return f"{a.get(key, 0) / max(b.get(key, 0), 1e-9):.3f}"
 
                 out.append(
-                    f"N={n:<7} {phase:<10} atlas-sync/{other:<13} wall {ratio('wall_s')}  cpu {ratio('cpu_s')}"
+                    f"N={n:<7} {phase:<10} {label}/{other:<13} wall {ratio('wall_s')}  cpu {ratio('cpu_s')}"
                     f"  requests {ratio('requests')}  sent {ratio('bytes_sent')}"
                     f"  received {ratio('bytes_received')}  rss {ratio('peak_rss_mb')}"
                 )
             changed = ours.get("writes", 0)
             bound = math.ceil(changed / batch) if changed else 0
             out.append(
-                f"N={n:<7} {phase:<10} atlas-sync write requests {ours['write_requests']} "
+                f"N={n:<7} {phase:<10} {label} write requests {ours['write_requests']} "
                 f"vs bound ceil({changed}/{batch}) = {bound}"
             )
     return out
@@ -353,6 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-entity-ms", type=float, default=0.0, help="emulator delay per entity")
     ap.add_argument("--per-kib-ms", type=float, default=2.0, help="emulator delay per KiB of request body")
     ap.add_argument("--batch-size", type=int, default=500)
+    ap.add_argument(
+        "--parallel",
+        help="comma-separated write parallelism for atlas-sync, one column each in the same run "
+        "(e.g. 1,2,4) [default: ATLAS_SYNC_PARALLEL or 2]",
+    )
+    ap.add_argument("--phases", default=",".join(PHASES), help="comma-separated phases to run, in order")
     ap.add_argument("--phase-limit", type=float, default=900, help="seconds before a phase is abandoned")
     ap.add_argument("--out", help="JSON results file [bench/results/sync_bench-<time>.json]")
     ap.add_argument(
@@ -374,13 +384,20 @@ def main(argv: list[str] | None = None) -> int:
     if "pyapacheatlas" in approaches and (why := _pyapacheatlas_available()):
         approaches.remove("pyapacheatlas")
         notes.append(f"pyapacheatlas column skipped: {why}")
+    parallels = [
+        int(x) for x in (args.parallel or os.environ.get("ATLAS_SYNC_PARALLEL", "2")).split(",") if x
+    ]
+    phases = [x for x in args.phases.split(",") if x]
+    # atlas-sync once per parallel setting ("atlas-sync p2"), each with its own emulator
+    columns = [(a, p) for a in approaches for p in (parallels if a == "atlas-sync" else [0])]
     rows: list[dict[str, Any]] = []
     for n in sizes:
-        for approach in approaches:
+        for approach, par in columns:
+            label = f"{approach} p{par}" if par else approach
             server = Server(args.latency_ms, args.per_entity_ms, args.per_kib_ms)
             try:
                 _prepare(server.url)
-                for phase in PHASES:
+                for phase in phases:
                     r = _run_phase(
                         approach,
                         phase,
@@ -390,8 +407,9 @@ def main(argv: list[str] | None = None) -> int:
                         args.phase_limit,
                         args.workload,
                         args.client_path if approach == "atlas-sync" else None,
+                        par,
                     )
-                    row = {"n": n, "approach": approach, "phase": phase, **r}
+                    row = {"n": n, "approach": label, "parallel": par or None, "phase": phase, **r}
                     if "error" not in r:
                         row["domain_entities_after"] = _domain_count(server.url)
                     rows.append(row)
@@ -399,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
                     if "error" in r:
                         break
                 for row in rows:
-                    if row["n"] == n and row["approach"] == approach:
+                    if row["n"] == n and row["approach"] == label:
                         row["emulator_peak_rss_mb"] = server.rss_mb()
             finally:
                 server.stop()
@@ -422,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
             "per_kib_ms": args.per_kib_ms,
             "workload": args.workload,
             "batch_size": args.batch_size,
+            "parallel": parallels,
+            "phases": phases,
             "cpus": os.cpu_count(),
         },
         "rows": rows,
