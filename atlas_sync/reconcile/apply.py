@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -216,6 +216,7 @@ class WriteScheduler:
         raise self.error
 
     def _start(self) -> None:
+        self._reap()  # a batch that failed meanwhile stops everything not started yet
         if self.error is not None:
             return
         busy: set[Key] = set().union(*(b.touched for b in self.running.values()))
@@ -248,7 +249,13 @@ class WriteScheduler:
         if not self.running:
             return
         done_now, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
-        for fut in done_now:
+        self._reap(done_now)
+
+    def _reap(self, done_now: Iterable[Future[BatchOutcome]] | None = None) -> None:
+        """Fold in the batches that have ended (``done_now``, or any found done)."""
+        for fut in list(self.running) if done_now is None else done_now:
+            if not fut.done():
+                continue
             batch = self.running.pop(fut)
             exc = fut.exception()
             if exc is not None:
