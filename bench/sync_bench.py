@@ -57,6 +57,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -85,14 +86,26 @@ def _auth(real: bool) -> tuple[str, str]:
     return (os.environ.get("ATLAS_USERNAME", "admin"), password)
 
 
+def _endpoint(method: str, url: str) -> str:
+    """``METHOD /v2/path`` with guids and type names replaced, to group requests by endpoint."""
+    path = urlsplit(url).path.split("/api/atlas", 1)[-1]
+    path = re.sub(r"/guid/[^/]+", "/guid/{guid}", path)
+    return method + " " + re.sub(r"/type/[^/]+", "/type/{type}", path)
+
+
 class Counter:
-    """Counts every request sent through ``requests`` in this process."""
+    """Counts every request sent through ``requests`` in this process; per endpoint too (count and
+    seconds spent waiting, which overlap when requests run in parallel), and when each entity write
+    started and how long it took (seconds since ``install``)."""
 
     def __init__(self) -> None:
         self.requests = 0
         self.write_requests = 0
         self.bytes_sent = 0
         self.bytes_received = 0
+        self.by_endpoint: dict[str, list[float]] = {}
+        self.writes: list[tuple[float, float]] = []
+        self.t0 = time.perf_counter()
 
     def install(self) -> None:
         import requests
@@ -103,14 +116,23 @@ class Counter:
         def send(session: Any, request: Any, **kw: Any) -> Any:
             body = request.body or b""
             counter.requests += 1
-            if request.method in ("POST", "PUT", "DELETE") and "/v2/entity" in (request.url or ""):
+            write = request.method in ("POST", "PUT", "DELETE") and "/v2/entity" in (request.url or "")
+            if write:
                 counter.write_requests += 1
             counter.bytes_sent += len(body.encode() if isinstance(body, str) else body)
+            started = time.perf_counter()
             resp = original(session, request, **kw)
             counter.bytes_received += len(resp.content or b"")
+            took = time.perf_counter() - started
+            slot = counter.by_endpoint.setdefault(_endpoint(request.method, request.url or ""), [0, 0.0])
+            slot[0] += 1
+            slot[1] += took
+            if write:
+                counter.writes.append((round(started - counter.t0, 2), round(took, 2)))
             return resp
 
         requests.Session.send = send  # type: ignore[method-assign,assignment]
+        self.t0 = time.perf_counter()
 
 
 def _graph(n: int, phase: str, kind: str = "issue") -> Any:
@@ -223,6 +245,10 @@ def worker(args: argparse.Namespace) -> int:
                 "wall_s": round(wall, 3),
                 "cpu_s": round(cpu, 3),
                 "peak_rss_mb": round(rss_kb / 1024, 1),
+                "by_endpoint": {
+                    k: [int(n), round(t, 2)] for k, (n, t) in sorted(counter.by_endpoint.items())
+                },
+                "write_timeline": counter.writes,
                 **extra,
             }
         )

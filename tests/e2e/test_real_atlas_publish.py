@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 import pytest
+from issue15_workload import entity_count, issue_graph
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
@@ -169,8 +170,6 @@ def references(entity: dict[str, Any], attribute: str, names: dict[str, str]) ->
 
 
 def test_a_workload_of_several_write_batches_syncs_exactly_then_resyncs_by_its_difference() -> None:
-    from issue15_workload import entity_count, issue_graph
-
     domain = f"e2eb{uuid.uuid4().hex[:8]}"
     c = client()
     counter = WriteCounter(c)
