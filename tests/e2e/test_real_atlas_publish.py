@@ -2,16 +2,21 @@
 
 The contract suite checks Atlas's behaviour call by call; this checks that the publisher's whole
 path works on that server: a sync (whole and streamed) creates what the input says, a second run
-writes nothing, the streamed and whole plans agree, and a teardown with purge removes it all.
+writes nothing, the streamed and whole plans agree, and a teardown with purge removes it all; and
+that a workload of issue 15's shape big enough for several write batches at the default batch size
+(1,250 entities) lands exactly, re-syncs without a write and writes a small change in one batch.
 Expected counts are derived by hand from DOC and the lineage profile's rules (docs/profiles.md).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
+from typing import Any
 
 import pytest
+from issue15_workload import entity_count, issue_graph
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
@@ -90,3 +95,119 @@ def test_sync_resync_plan_and_teardown_on_a_real_atlas(stream: bool) -> None:
     finally:
         down = Publisher(client(), domain=domain).teardown(purge=True)
     assert down.purged == TOTAL
+
+
+# --------------------------------------------------------------------------- several write batches
+
+ISSUE_PROCESSES = 100  # 1,250 entities: three write batches or more at the default batch size (500)
+DEFAULT_BATCH = 500
+
+
+class WriteCounter:
+    """Counts entity write requests (POST / PUT / DELETE under ``/v2/entity``) a client sends, seen on
+    its HTTP session, not as the client reports them."""
+
+    def __init__(self, c: AtlasClient) -> None:
+        self.writes = 0
+        c.session.hooks.setdefault("response", []).append(self._seen)
+
+    def _seen(self, resp: Any, *args: Any, **kwargs: Any) -> None:
+        req = resp.request
+        if req.method in ("POST", "PUT", "DELETE") and "/api/atlas/v2/entity" in (req.url or ""):
+            self.writes += 1
+
+    def take(self) -> int:
+        n, self.writes = self.writes, 0
+        return n
+
+
+def expected_entities(g: LineageGraph, domain: str) -> dict[tuple[str, str], dict[str, set[str]]]:
+    """(type, qualifiedName) -> {"inputs", "outputs"} (qualifiedNames), by the lineage profile's naming
+    rules (docs/profiles.md): ``<dataset>@d``, ``<dataset>.<column>@d``, ``<job>:<process>@d``,
+    ``<job>:<process>:<dataset>.<column>@d`` (one per target column)."""
+    out: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for d in g.datasets:
+        out[("lineage_dataset", f"{d.id}@{domain}")] = {}
+        for c in d.columns:
+            out[("lineage_column", f"{d.id}.{c.name}@{domain}")] = {}
+    for p in g.processes:
+        out[("lineage_process", f"{g.job}:{p.id}@{domain}")] = {
+            "inputs": {f"{i}@{domain}" for i in p.inputs},
+            "outputs": {f"{o}@{domain}" for o in p.outputs},
+        }
+    for e in g.edges:
+        qn = f"{g.job}:{e.process}:{e.target.dataset}.{e.target.column}@{domain}"
+        refs = out.setdefault(("lineage_column_lineage", qn), {"inputs": set(), "outputs": set()})
+        refs["inputs"].add(f"{e.source.dataset}.{e.source.column}@{domain}")
+        refs["outputs"].add(f"{e.target.dataset}.{e.target.column}@{domain}")
+    return out
+
+
+def domain_entities(c: AtlasClient, domain: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The domain's ACTIVE entities as Atlas holds them (one basic search per type, then bulk reads)."""
+    flt = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for type_name in ("lineage_dataset", "lineage_column", "lineage_process", "lineage_column_lineage"):
+        names = [
+            h["attributes"]["qualifiedName"]
+            for h in c.search_basic(
+                type_name, entity_filters=flt, attributes=["qualifiedName"], include_subtypes=False
+            )
+            if str(h["attributes"]["qualifiedName"]).endswith("@" + domain)
+        ]
+        for e in c.get_entities_by_unique(type_name, names, min_ext_info=True):
+            out[(e["typeName"], e["attributes"]["qualifiedName"])] = e
+    return out
+
+
+def references(entity: dict[str, Any], attribute: str, names: dict[str, str]) -> set[str]:
+    """The qualifiedNames an entity's ``inputs`` / ``outputs`` point at (guids resolved by ``names``)."""
+    out = set()
+    for ref in entity["attributes"].get(attribute) or []:
+        unique = ref.get("uniqueAttributes") or {}
+        out.add(str(names.get(ref.get("guid", ""), unique.get("qualifiedName"))))
+    return out
+
+
+def test_a_workload_of_several_write_batches_syncs_exactly_then_resyncs_by_its_difference() -> None:
+    domain = f"e2eb{uuid.uuid4().hex[:8]}"
+    c = client()
+    counter = WriteCounter(c)
+    g = issue_graph(ISSUE_PROCESSES, job="nightly")
+    expected = expected_entities(g, domain)
+    total = entity_count(ISSUE_PROCESSES)
+    assert len(expected) == total and total > 2 * DEFAULT_BATCH
+    pub = Publisher(c, domain=domain)  # the default batch size
+    assert pub.batch_size == DEFAULT_BATCH
+    try:
+        first = pub.sync(g)
+        assert first.plan.counts == {"create": total, "update": 0, "delete": 0, "unchanged": 0}
+        assert counter.take() >= math.ceil(total / DEFAULT_BATCH)
+
+        held = domain_entities(c, domain)
+        assert set(held) == set(expected)
+        names = {e["guid"]: qn for (_, qn), e in held.items()}
+        for key, refs in expected.items():
+            if refs:  # processes and column lineages point at what the input says
+                assert references(held[key], "inputs", names) == refs["inputs"], key
+                assert references(held[key], "outputs", names) == refs["outputs"], key
+
+        again = pub.sync(issue_graph(ISSUE_PROCESSES, job="nightly"))
+        assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": total}
+        assert counter.take() == 0
+
+        changed = issue_graph(ISSUE_PROCESSES, job="nightly")
+        columns = [(d, col) for d in changed.datasets for col in d.columns][::50]  # 12 of 600
+        for _, col in columns:
+            col.type = "decimal(38,2)"
+        small = pub.sync(changed)
+        n = len(columns)
+        assert small.plan.counts == {"create": 0, "update": n, "delete": 0, "unchanged": total - n}
+        assert counter.take() == math.ceil(n / DEFAULT_BATCH)
+        now = c.get_entities_by_unique(
+            "lineage_column", [f"{d.id}.{col.name}@{domain}" for d, col in columns]
+        )
+        assert sorted(e["attributes"]["dataType"] for e in now) == ["decimal(38,2)"] * n
+    finally:
+        down = Publisher(client(), domain=domain).teardown(purge=True)
+    assert down.purged == total
