@@ -323,9 +323,9 @@ class _Batcher:
 
     def _ref(self, key: Key, placeholders: dict[Key, str]) -> dict[str, Any]:
         if key in placeholders:
-            return {"guid": placeholders[key], "typeName": key[0]}
+            return {"guid": placeholders[key]}
         if key in self.known:
-            return {"guid": self.known[key], "typeName": key[0]}
+            return {"guid": self.known[key]}
         return {"typeName": key[0], "uniqueAttributes": {"qualifiedName": key[1]}}
 
 
