@@ -20,6 +20,7 @@ from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 Key = tuple[str, str]
 
 OWNER_ATTRIBUTE = "atlasSyncJob"
+SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
 
 
 class ScopeClient(Protocol):
@@ -76,7 +77,13 @@ class ActualState:
 def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> Iterator[dict[str, Any]]:
     """Basic search over several root types (with subtypes): one search with the names joined by
     commas, or, on servers before Atlas 2.2 that refuse that (``ATLAS-400-00-00A`` for the joined
-    name), one search per type. Root types are not subtypes of one another, so nothing repeats."""
+    name), one search per type. Root types are not subtypes of one another, so nothing repeats.
+
+    Pages hold ``SCOPE_PAGE`` headers: a domain filter Atlas cannot run on its index (``@`` in the
+    value) is checked in memory from the first entity of the type again for every page, so small pages
+    make a listing quadratic (a real Atlas 2.1.0 listed 12,500 entities in 10.3 s with pages of
+    1,000, in 3.8 s with pages of 10,000)."""
+    search.setdefault("page_size", SCOPE_PAGE)
     if len(root_types) > 1 and not getattr(client, "_one_type_per_search", False):
         given = False
         try:
