@@ -536,10 +536,10 @@ def _check_file(spool: _Spool, f: _File) -> None:
         raise f.errors["statements"]
     if f.job is not None and (msg := _field_error(job=f.job)):
         raise InputError(msg, file=f.path)
-    for label, cls in (("dataset", Dataset), ("process", Process)):
+    for label, key, cls in (("dataset", "datasets", Dataset), ("process", "processes", Process)):
         if label in f.duplicate:
             i = f.duplicate[label]
-            msg = _field_error(**{label + "s": [cls(id=i, name=i), cls(id=i, name=i)]})
+            msg = _field_error(**{key: [cls(id=i, name=i), cls(id=i, name=i)]})
             raise InputError(msg or f"duplicate {label} id {i!r}", file=f.path)
     for pid, refs in db.execute("SELECT id, refs FROM process WHERE file = ? ORDER BY ord", (f.no,)):
         if bad := process_dangling(Process(id=pid, name=pid, inputs=json.loads(refs)), f.ids):
@@ -604,7 +604,7 @@ def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[L
                 q += " AND idx < ?"
                 q_args += (hi,)
             items[key] = [doc for (doc,) in db.execute(q + " ORDER BY idx", q_args)]
-        yield LineageGraph(
+        graph = LineageGraph(
             datasets=datasets,
             processes=processes,
             edges=edges,
@@ -612,6 +612,9 @@ def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[L
             statements=[json.loads(doc) for doc in items["statements"]],
             job=job,
         )
+        del datasets, processes, edges, items
+        yield graph
+        del graph  # the consumer's copy only: never two chunks at once
 
 
 READER = GraphReader()
