@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,66 @@ def test_a_bad_item_at_the_end_of_a_big_graph_document_publishes_nothing(
     # nothing written at all: no entity, not even the profile's typedefs (searches are POSTs that read)
     requests = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert [r for r in requests if r["method"] != "GET" and "/search/" not in r["path"]] == []
+
+
+# --------------------------------------------------------------------------- same Atlas as a whole sync
+def atlas_state(emu: Any, domain: str) -> tuple[dict[tuple[str, str], Any], set[tuple[Any, ...]]]:
+    """ACTIVE entities of the domain (attributes as stored) and ACTIVE relationships between them,
+    guids replaced by (type, qualifiedName) so two emulators compare."""
+    conn = emu.store.conn
+    keys = {r["guid"]: (r["type_name"], r["qualified_name"]) for r in conn.execute("SELECT * FROM entities")}
+    ents = {
+        (r["type_name"], r["qualified_name"]): json.loads(r["attrs"])
+        for r in conn.execute("SELECT * FROM entities WHERE status = 'ACTIVE'")
+        if (r["qualified_name"] or "").endswith("@" + domain)
+    }
+    rels = {
+        (r["type_name"], keys.get(r["end1"]), keys.get(r["end2"]))
+        for r in conn.execute("SELECT * FROM relationships WHERE status = 'ACTIVE'")
+    }
+    return ents, rels
+
+
+def documents() -> Iterator[Any]:
+    sys.path.insert(0, str(ROOT / "tests" / "unit"))
+    from test_graph_reader_chunks import odd_document
+
+    yield pytest.param(odd_document(), id="odd")
+    yield pytest.param(
+        ("spark-plan", ["spark/spark-plan-to-atlas.logical.txt"], {"mode": "operator"}), id="spark"
+    )
+    seatunnel = [
+        "mysql_to_pg.conf",
+        "sql_transform.conf",
+        "two_jdbc_sources.conf",
+        "multi_table_placeholders.conf",
+    ]
+    yield pytest.param(("seatunnel", [f"seatunnel/{f}" for f in seatunnel], {}), id="seatunnel")
+
+
+@pytest.mark.parametrize("source", list(documents()))
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_sync_of_the_chunks_leaves_atlas_as_a_sync_of_the_whole_read(tmp_path: Path, source: Any, n: int):
+    from atlas_sync.api import Publisher
+    from atlas_sync.emulator import Emulator
+    from atlas_sync.factory import embedded_client
+    from atlas_sync.lineage import registry
+    from atlas_sync.lineage.readers.graph import READER
+
+    if isinstance(source, tuple):
+        reader, files, options = source
+        source = registry.read(
+            reader, [str(ROOT / "tests" / "data" / f) for f in files], **options
+        ).to_document()
+    path = tmp_path / "doc.lineage.json"
+    path.write_text(json.dumps(source), encoding="utf-8")
+    whole_emu, chunked_emu = Emulator(None), Emulator(None)
+    chunks = list(READER.read_chunks([str(path)], chunk_processes=n))
+    assert len(chunks) > 1
+    Publisher(embedded_client(emulator=whole_emu), profile="lineage", domain="w").sync(
+        READER.read([str(path)])
+    )
+    Publisher(embedded_client(emulator=chunked_emu), profile="lineage", domain="w").sync_chunks(iter(chunks))
+    whole = atlas_state(whole_emu, "w")
+    assert whole[0], "nothing published"
+    assert atlas_state(chunked_emu, "w") == whole

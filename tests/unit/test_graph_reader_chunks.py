@@ -60,8 +60,9 @@ def assert_contract(chunks: list[LineageGraph], whole: LineageGraph, n: int) -> 
         assert len(c.processes) <= n
         assert c.check() == [], f"chunk {i} refers to what it does not hold"
         pids = {p.id for p in c.processes}
-        for e in c.edges:
-            assert e.process in pids or (e.process is None and i == len(chunks) - 1)
+        outputs = [o for p in c.processes for o in p.outputs]
+        for e in c.edges:  # an edge without a process goes with the first process writing its target
+            assert e.process in pids or (e.process is None and (e.target.dataset in outputs or not pids))
         assert c.job == whole.job
         assert c.source == whole.source
     assert [p.id for c in chunks for p in c.processes] == [p.id for p in whole.processes]
@@ -96,7 +97,8 @@ def odd_document() -> dict[str, Any]:
         {"source": f"db.t{i}.a", "target": f"db.t{i + 1}.b", "kind": "TRANSFORMATION", "process": f"p{i}"}
         for i in reversed(range(10))
     ]
-    edges.insert(3, {"source": "db.t10.*", "target": "db.t11.a", "kind": "FILTER"})
+    edges.insert(3, {"source": "db.t10.*", "target": "db.t11.a", "kind": "FILTER"})  # no writer of t11
+    edges.insert(5, {"source": "db.t2.a", "target": "db.t3.b", "kind": "IDENTITY"})  # p2 writes t3
     edges.append({"source": {"dataset": "db.t0", "column": "b"}, "target": "db.t1.a", "process": "p0"})
     return {
         "edges": edges,
@@ -144,14 +146,19 @@ def test_keys_in_any_order_unused_datasets_and_edges_without_a_process(tmp_path,
     whole = READER.read([path])
     chunks = list(READER.read_chunks([path], chunk_processes=n))
     assert_contract(chunks, whole, n)
+    # the edge no process can own: alone in a last chunk without processes (when there are several)
     last = chunks[-1]
-    assert "db.unused" in {d.id for d in last.datasets}
-    assert all("db.unused" not in {d.id for d in c.datasets} for c in chunks[:-1])
-    assert any(e.process is None for e in last.edges)
+    assert last.processes == [] and [str(e.target) for e in last.edges] == ["db.t11.a"]
+    assert "db.unused" in {d.id for d in chunks[-2].datasets}
+    assert all("db.unused" not in {d.id for d in c.datasets} for c in chunks[:-2])
+    # the edge without a process is with p2, which writes its target
+    (home,) = [c for c in chunks if any(e.process is None and str(e.target) == "db.t3.b" for e in c.edges)]
+    assert "p2" in {p.id for p in home.processes}
     # problems and statements spread as documented: chunk k carries k*n .. (k+1)*n - 1, the last the rest
     assert [len(c.problems) for c in chunks[:-1]] == [
         min(n, max(0, 7 - k * n)) for k in range(len(chunks) - 1)
     ]
+    assert sum(len(c.problems) for c in chunks) == 7
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -216,7 +223,12 @@ def test_chunk_processes_must_be_a_positive_integer(tmp_path, value):
 
 def test_chunk_processes_from_the_command_line_is_text(tmp_path):
     path = write(tmp_path / "x.lineage.json", odd_document())
-    assert [len(c.processes) for c in registry.read_chunks("graph", [path], chunk_processes="4")] == [4, 4, 2]
+    assert [len(c.processes) for c in registry.read_chunks("graph", [path], chunk_processes="4")] == [
+        4,
+        4,
+        2,
+        0,
+    ]
 
 
 # --------------------------------------------------------------------------- errors

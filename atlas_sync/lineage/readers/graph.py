@@ -7,9 +7,11 @@ graphs of at most ``chunk_processes`` processes (default 5000) with their column
 datasets they refer to: a document of 100,000 processes is never held in memory whole. The contract
 is :func:`atlas_sync.lineage.registry.read_chunks`'s; in particular:
 
-* a document's datasets no process or edge refers to, its edges without a process, and the problems
-  and statements past the other chunks' share are in its last chunk (chunk ``k`` carries problems and
-  statements ``k * chunk_processes`` up to the next chunk's first);
+* an edge without a process is in the chunk of the first process writing its target (the process
+  the renderer gives it); one whose target no process writes is in an extra last chunk without
+  processes (the renderer drops it, as from the whole graph); datasets nothing refers to are in the
+  last chunk with processes; chunk ``k`` carries problems and statements ``k * chunk_processes`` up
+  to the next chunk's first, the last chunk the rest;
 * an input with at most ``chunk_processes`` processes in all is one chunk, equal to ``read()``;
   merging the chunks of a bigger one gives ``read()``'s datasets, processes, edges, problems and
   statements, datasets and edges ordered by the chunk that first needs them rather than by their
@@ -296,9 +298,13 @@ class _Spool:
             CREATE INDEX process_id ON process (id, file);
             CREATE TABLE raw_edge (file INTEGER NOT NULL, key TEXT NOT NULL, idx INTEGER NOT NULL,
                 doc TEXT NOT NULL, PRIMARY KEY (file, key, idx));
+            CREATE TABLE output (file INTEGER NOT NULL, ds TEXT NOT NULL, ord INTEGER NOT NULL);
+            CREATE INDEX output_ds ON output (file, ds, ord);
+            -- producer: for an edge without a process, the first process writing its target
             CREATE TABLE edge (file INTEGER NOT NULL, idx INTEGER NOT NULL, pid TEXT,
-                doc TEXT NOT NULL, PRIMARY KEY (file, idx));
+                doc TEXT NOT NULL, producer INTEGER, PRIMARY KEY (file, idx));
             CREATE INDEX edge_pid ON edge (file, pid);
+            CREATE INDEX edge_producer ON edge (file, producer) WHERE pid IS NULL;
             CREATE TABLE item (file INTEGER NOT NULL, key TEXT NOT NULL, idx INTEGER NOT NULL,
                 doc TEXT NOT NULL, PRIMARY KEY (file, key, idx));
             """
@@ -346,14 +352,14 @@ def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
         if total <= n:  # one graph, as read() gives it
             graph: LineageGraph | None = None
             for f in files:
-                for g in _file_chunks(spool, f, n, job):
+                for g in _file_chunks(spool, f, n, job, whole=True):
                     graph = g if graph is None else _merge(graph, g, f.path)
             if graph is not None:
                 graph.job = job
                 yield graph
             return
         for f in files:
-            yield from _file_chunks(spool, f, n, job)
+            yield from _file_chunks(spool, f, n, job, whole=False)
     finally:
         spool.close()
 
@@ -433,6 +439,7 @@ def _forget(spool: _Spool, f: _File, key: str) -> None:
         f.duplicate.pop("dataset", None)
     elif key == "processes":
         db.execute("DELETE FROM process WHERE file = ?", (f.no,))
+        db.execute("DELETE FROM output WHERE file = ?", (f.no,))
         f.pids.clear()
         f.duplicate.pop("process", None)
     elif key in ("edges", "columns"):
@@ -473,6 +480,7 @@ def _process(db: sqlite3.Connection, f: _File, i: int, item: Any) -> None:
         "INSERT INTO process VALUES (?, ?, ?, ?, ?)",
         (f.no, i, p.id, p.model_dump_json(exclude_unset=True), json.dumps([*p.inputs, *p.outputs])),
     )
+    db.executemany("INSERT INTO output VALUES (?, ?, ?)", [(f.no, o, i) for o in p.outputs])
 
 
 def _problem(db: sqlite3.Connection, f: _File, i: int, item: Any) -> None:
@@ -525,8 +533,13 @@ def _check_file(spool: _Spool, f: _File) -> None:
             e = edge_from_document(json.loads(doc), f.ids, file=f.path, where=f"$.{key}[{idx}]")
             if dangling_edge is None and (bad := edge_dangling(e, f.ids, f.pids)):
                 dangling_edge = bad[0]
-            out.append((f.no, idx, e.process, e.model_dump_json(exclude_unset=True)))
-        db.executemany("INSERT INTO edge VALUES (?, ?, ?, ?)", out)
+            producer = None
+            if e.process is None:  # rendered against the first process writing its target
+                producer = db.execute(
+                    "SELECT min(ord) FROM output WHERE file = ? AND ds = ?", (f.no, e.target.dataset)
+                ).fetchone()[0]
+            out.append((f.no, idx, e.process, e.model_dump_json(exclude_unset=True), producer))
+        db.executemany("INSERT INTO edge VALUES (?, ?, ?, ?, ?)", out)
         resolved += len(out)
     db.execute("DELETE FROM raw_edge WHERE file = ?", (f.no,))
     f.counts["edges"] = resolved
@@ -559,13 +572,23 @@ def _check_file(spool: _Spool, f: _File) -> None:
     db.commit()
 
 
-def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[LineageGraph]:
-    """Second pass: one document's graphs of at most ``n`` processes each."""
+def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None, whole: bool) -> Iterator[LineageGraph]:
+    """Second pass: one document's graphs of at most ``n`` processes each (``whole``: the input is
+    one graph, so this document gives exactly one).
+
+    An edge without a process goes with the first process writing its target (the process the
+    renderer gives it); one whose target no process writes (the renderer drops it from a graph of
+    several processes) goes, unless ``whole``, in a last graph without processes: in a graph of one
+    process the renderer would give it to that process."""
     db = spool.db
     count = f.counts.get("processes", 0)
     chunks = max(1, -(-count // n))
-    for k in range(chunks):
-        last = k == chunks - 1
+    orphans = db.execute(
+        "SELECT count(*) FROM edge WHERE file = ? AND pid IS NULL AND producer IS NULL", (f.no,)
+    ).fetchone()[0]
+    apart = bool(orphans) and not whole
+    for k in range(chunks + apart):
+        final = k == chunks - 1 + apart
         lo, hi = k * n, (k + 1) * n
         processes = [
             Process.model_validate_json(doc)
@@ -575,11 +598,12 @@ def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[L
         ]
         sql = (
             "SELECT e.idx, e.doc FROM process p JOIN edge e ON e.file = p.file AND e.pid = p.id "
-            "WHERE p.file = ? AND p.ord >= ? AND p.ord < ?"
+            "WHERE p.file = ? AND p.ord >= ? AND p.ord < ? UNION ALL "
+            "SELECT idx, doc FROM edge WHERE file = ? AND pid IS NULL AND producer >= ? AND producer < ?"
         )
-        args: tuple[Any, ...] = (f.no, lo, hi)
-        if last:
-            sql += " UNION ALL SELECT idx, doc FROM edge WHERE file = ? AND pid IS NULL"
+        args: tuple[Any, ...] = (f.no, lo, hi, f.no, lo, hi)
+        if final:
+            sql += " UNION ALL SELECT idx, doc FROM edge WHERE file = ? AND pid IS NULL AND producer IS NULL"
             args += (f.no,)
         edges = [ColumnEdge.model_validate_json(doc) for _idx, doc in sorted(db.execute(sql, args))]
         wanted = dict.fromkeys(ref for p in processes for ref in (*p.inputs, *p.outputs))
@@ -591,7 +615,7 @@ def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[L
             row = db.execute("SELECT idx, doc FROM dataset WHERE file = ? AND id = ?", (f.no, ds)).fetchone()
             rows.append(row)
         db.executemany("UPDATE dataset SET used = 1 WHERE file = ? AND idx = ?", [(f.no, r[0]) for r in rows])
-        if last:
+        if k == chunks - 1:
             rows += db.execute("SELECT idx, doc FROM dataset WHERE file = ? AND used = 0", (f.no,)).fetchall()
         rows.sort()
         datasets = [Dataset.model_validate_json(doc) for _idx, doc in rows]
@@ -600,7 +624,7 @@ def _file_chunks(spool: _Spool, f: _File, n: int, job: str | None) -> Iterator[L
         for key in ("problems", "statements"):
             q = "SELECT doc FROM item WHERE file = ? AND key = ? AND idx >= ?"
             q_args: tuple[Any, ...] = (f.no, key, lo)
-            if not last:
+            if not final:
                 q += " AND idx < ?"
                 q_args += (hi,)
             items[key] = [doc for (doc,) in db.execute(q + " ORDER BY idx", q_args)]
