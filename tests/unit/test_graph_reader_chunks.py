@@ -254,7 +254,7 @@ def test_the_bad_corpus_gives_the_whole_reads_error(name):
         assert streamed == whole
 
 
-BIG = 3000  # processes: 30 chunks of 100
+BIG = 1500  # processes: 15 chunks of 100
 
 
 def big_document() -> dict[str, Any]:
@@ -374,7 +374,7 @@ def test_the_reader_never_holds_more_than_a_chunk_of_processes(tmp_path, monkeyp
         sizes.append(len(chunk.processes))
         del chunk
         gc.collect()
-    assert sizes == [100] * 30
+    assert sizes == [100] * 15
     # one chunk's processes and the datasets they refer to (at most 4 per process), never two chunks
     assert 0 < live.most <= 100 + 100 * 4, live.most
     assert live.most < BIG
