@@ -346,7 +346,8 @@ _PARALLEL = click.option(
     help="keep the entities between reading and writing in a temporary spool file instead of "
     "memory (same plan and result, bounded memory) [default: when the reader gives the input in "
     "several chunks (query logs over "
-    "-o chunk_statements=5000 statements) or it renders to over 50,000 entities]",
+    "-o chunk_statements=5000 statements, graph documents over -o chunk_processes=5000 processes) or it "
+    "renders to over 50,000 entities]",
 )
 @_PARALLEL
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")

@@ -14,7 +14,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -96,6 +96,9 @@ def split_dotted(name: str) -> list[str]:
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+_M = TypeVar("_M", bound=_Model)
 
 
 class Column(_Model):
@@ -284,17 +287,9 @@ class LineageGraph(_Model):
         pids = {p.id for p in self.processes}
         out: list[str] = []
         for p in self.processes:
-            for ref in (*p.inputs, *p.outputs):
-                if ref not in ids:
-                    out.append(f"process {p.id!r} refers to unknown dataset {ref!r}")
+            out.extend(process_dangling(p, ids))
         for e in self.edges:
-            for end in (e.source, e.target):
-                if end.dataset not in ids:
-                    out.append(
-                        f"column edge {e.source} -> {e.target} refers to unknown dataset {end.dataset!r}"
-                    )
-            if e.process is not None and e.process not in pids:
-                out.append(f"column edge {e.source} -> {e.target} refers to unknown process {e.process!r}")
+            out.extend(edge_dangling(e, ids, pids))
         return out
 
     def merge(self, other: LineageGraph) -> LineageGraph:
@@ -359,60 +354,118 @@ class LineageGraph(_Model):
 
     @classmethod
     def from_document(cls, doc: Any, *, file: str | None = None) -> LineageGraph:
-        """Read the document back. ``edges`` (all edges) wins over ``columns`` (end-to-end summary)."""
+        """Read the document back. ``edges`` (all edges) wins over ``columns`` (end-to-end summary).
+
+        The ``graph`` reader's ``read_chunks`` checks a document piece by piece with the same helpers
+        (:func:`document_list`, :func:`edge_from_document`, ...) and reports the same first error."""
         if not isinstance(doc, dict):
             raise InputError("a lineage document must be a JSON object", file=file, path="$")
-        try:
-            datasets = [Dataset.model_validate(d) for d in doc.get("datasets") or []]
-            processes = [Process.model_validate(p) for p in doc.get("processes") or []]
-            problems = [Problem.model_validate(p) for p in doc.get("problems") or []]
-        except ValueError as exc:
-            raise InputError(_first_error(exc), file=file) from None
+        datasets = [
+            validate_item(Dataset, d, file=file, where=f"$.datasets[{i}]")
+            for i, d in enumerate(document_list(doc.get("datasets"), "datasets", file))
+        ]
+        processes = [
+            validate_item(Process, p, file=file, where=f"$.processes[{i}]")
+            for i, p in enumerate(document_list(doc.get("processes"), "processes", file))
+        ]
+        problems = [
+            validate_item(Problem, p, file=file, where=f"$.problems[{i}]")
+            for i, p in enumerate(document_list(doc.get("problems"), "problems", file))
+        ]
         for problem in problems:  # a problem read from a file is reported in that file
             if problem.file is None:
                 problem.file = file
         ids = {d.id for d in datasets}
-        key = "edges" if doc.get("edges") is not None else "columns"
-        raw_edges = doc.get(key) or []
-        if not isinstance(raw_edges, list):
-            raise InputError(f"'{key}' must be a list", file=file, path=f"$.{key}")
-        edges: list[ColumnEdge] = []
-        for i, e in enumerate(raw_edges):
-            where = f"$.{key}[{i}]"
-            if not isinstance(e, dict) or "source" not in e or "target" not in e:
-                raise InputError("a column edge needs 'source' and 'target'", file=file, path=where)
-            kind = e.get("kind", "IDENTITY")
-            if kind not in ALL_KINDS:
-                raise InputError(
-                    f"unknown dependency kind {kind!r} (one of {', '.join(ALL_KINDS)})", file=file, path=where
-                )
-            try:
-                edges.append(
-                    ColumnEdge(
-                        source=parse_column_ref(e["source"], ids),
-                        target=parse_column_ref(e["target"], ids),
-                        kind=kind,
-                        expression=e.get("expression"),
-                        process=e.get("process"),
-                    )
-                )
-            except ValueError as exc:
-                raise InputError(str(exc), file=file, path=where) from None
+        key = edges_key(doc.get("edges"))
+        edges = [
+            edge_from_document(e, ids, file=file, where=f"$.{key}[{i}]")
+            for i, e in enumerate(document_list(doc.get(key), key, file))
+        ]
+        statements = document_list(doc.get("statements"), "statements", file)
         try:
             g = cls(
                 datasets=datasets,
                 processes=processes,
                 edges=edges,
                 problems=problems,
-                statements=list(doc.get("statements") or []),
+                statements=statements,
                 job=doc.get("job"),
             )
         except ValueError as exc:
-            raise InputError(_first_error(exc), file=file) from None
+            raise InputError(first_error(exc), file=file) from None
         dangling = g.check()
         if dangling:
             raise InputError(dangling[0], file=file)
         return g
+
+
+# ----------------------------------------------------------------- reading the document, piece by piece
+def document_list(value: Any, key: str, file: str | None) -> list[Any]:
+    """A top-level list of the document: absent, null or empty is ``[]``; anything else not a list
+    is an error at ``$.key``."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"'{key}' must be a list", file=file, path=f"$.{key}")
+    return value
+
+
+def validate_item(model: type[_M], value: Any, *, file: str | None, where: str) -> _M:
+    """One item of the document's ``datasets``, ``processes`` or ``problems``; an
+    :class:`InputError` at ``where`` (its JSON path) naming the first invalid field."""
+    try:
+        return model.model_validate(value)
+    except ValueError as exc:
+        raise InputError(first_error(exc), file=file, path=where) from None
+
+
+def edges_key(edges: Any) -> str:
+    """Which list holds the document's column edges: ``edges`` (all edges) when present and not
+    null, else ``columns`` (the end-to-end summary)."""
+    return "edges" if edges is not None else "columns"
+
+
+def edge_from_document(e: Any, dataset_ids: Collection[str], *, file: str | None, where: str) -> ColumnEdge:
+    """One item of the document's ``edges`` (or ``columns``), its ends resolved against the
+    document's dataset ids; an :class:`InputError` at ``where`` (its JSON path) when it is bad."""
+    if not isinstance(e, dict) or "source" not in e or "target" not in e:
+        raise InputError("a column edge needs 'source' and 'target'", file=file, path=where)
+    kind = e.get("kind", "IDENTITY")
+    if kind not in ALL_KINDS:
+        raise InputError(
+            f"unknown dependency kind {kind!r} (one of {', '.join(ALL_KINDS)})", file=file, path=where
+        )
+    try:
+        return ColumnEdge(
+            source=parse_column_ref(e["source"], dataset_ids),
+            target=parse_column_ref(e["target"], dataset_ids),
+            kind=kind,
+            expression=e.get("expression"),
+            process=e.get("process"),
+        )
+    except ValueError as exc:
+        raise InputError(str(exc), file=file, path=where) from None
+
+
+def process_dangling(p: Process, dataset_ids: Collection[str]) -> list[str]:
+    """The process's inputs and outputs that name no dataset (as :meth:`LineageGraph.check` words them)."""
+    return [
+        f"process {p.id!r} refers to unknown dataset {ref!r}"
+        for ref in (*p.inputs, *p.outputs)
+        if ref not in dataset_ids
+    ]
+
+
+def edge_dangling(e: ColumnEdge, dataset_ids: Collection[str], process_ids: Collection[str]) -> list[str]:
+    """The edge's ends and process that name nothing (as :meth:`LineageGraph.check` words them)."""
+    out = [
+        f"column edge {e.source} -> {e.target} refers to unknown dataset {end.dataset!r}"
+        for end in (e.source, e.target)
+        if end.dataset not in dataset_ids
+    ]
+    if e.process is not None and e.process not in process_ids:
+        out.append(f"column edge {e.source} -> {e.target} refers to unknown process {e.process!r}")
+    return out
 
 
 def parse_column_ref(value: Any, dataset_ids: Collection[str]) -> ColumnRef:
@@ -466,7 +519,8 @@ def _ordered(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _first_error(exc: ValueError) -> str:
+def first_error(exc: ValueError) -> str:
+    """The first error of a pydantic validation error as ``loc: message`` (else its first line)."""
     errors = getattr(exc, "errors", None)
     if callable(errors):
         try:

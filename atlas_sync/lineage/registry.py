@@ -128,14 +128,18 @@ def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[Lin
       :meth:`LineageGraph.merge` gives the graph ``read()`` gives (equal ``to_document()``), except
       that a later chunk may refine a dataset's ``kind`` from ``table`` to ``view``/``intermediate``
       (a table read before a later statement creates it as a view), which ``merge`` does not carry
-      over: a consumer that merges datasets itself should apply that refinement;
+      over: a consumer that merges datasets itself should apply that refinement; and the ``graph``
+      reader's merged chunks list datasets and edges in the order the chunks need them (a dataset
+      with the first chunk that refers to it, unused ones in the last chunk), which may differ from
+      the document's order;
     * ``job`` and ``source`` are the same on every chunk; problems are in the chunk where they were
       found; input-wide items (the query log's "QUERY LOG SUMMARY" statement) are in the last chunk;
     * input-wide failures (nothing could be analysed, a CSV error on a late row) are raised as
       :class:`InputError` by the iterator, possibly after earlier chunks were yielded, so a consumer
       must not publish anything before the iterator is exhausted;
     * option ``chunk_statements`` (int, default 5000): distinct statements per chunk for the
-      ``query-log`` reader; other readers ignore it.
+      ``query-log`` reader; option ``chunk_processes`` (int, default 5000): processes per chunk for
+      the ``graph`` reader; other readers ignore them.
 
     The reader is looked up at once (an unknown name raises here); reading starts on the first ``next``.
     """
