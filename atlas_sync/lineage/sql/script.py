@@ -84,6 +84,10 @@ def parse_statement(
         return None, {"message": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
     except RecursionError:
         return None, {"message": "statement nested too deeply to parse"}
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+        # sqlglot's parser itself failed on this odd token sequence (e.g. tsql `SELECT INTO =`):
+        # the statement is unreadable, as with a ParseError
+        return None, {"message": f"the SQL parser failed on this statement ({type(exc).__name__}: {exc})"}
     if not exprs:
         return None, None
     return exprs[0], None

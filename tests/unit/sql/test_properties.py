@@ -69,3 +69,11 @@ def test_any_token_soup_gives_results_or_per_statement_errors_never_an_exception
         if res.error:
             assert [p["severity"] for p in res.problems].count("error") == 1
             assert res.writes == [] and res.edges == []
+
+
+def test_a_statement_the_sql_parser_fails_on_is_an_error_of_that_statement_only() -> None:
+    # sqlglot's tsql parser raises AttributeError on `SELECT INTO =` (found by the property above)
+    first, second = analyze_sql("INSERT INTO t SELECT a FROM s; SELECT INTO = AS x", dialect="tsql")
+    assert not first.error and first.writes
+    assert second.error and [p["code"] for p in second.problems] == ["sql-parse"]
+    assert "parser failed" in second.problems[0]["message"]
