@@ -38,6 +38,9 @@ from typing import IO, Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from issue_workload import TYPES, source_count  # noqa: E402
 
 from atlas_sync.lineage.model import (  # noqa: E402
     EdgeTuple,
@@ -48,7 +51,6 @@ from atlas_sync.lineage.model import (  # noqa: E402
     write_document,
 )
 
-TYPES = ("string", "bigint", "double", "date")  # as bench/issue_workload.py
 DOMAIN = "bench"
 PHASES = ("initial", "unchanged", "changed")
 ROOT_TYPES = ("lineage_dataset", "lineage_column", "lineage_process", "lineage_column_lineage")
@@ -62,7 +64,7 @@ def write_issue_document(
     by item. ``changed``: positions of datasets (sources first, then outputs) whose columns get the
     type ``changed_<type>``. Returns the document's counts."""
     rng = random.Random(seed)
-    n_sources = max(3, processes // 2)
+    n_sources = source_count(processes)
     proc_tuples: list[ProcessTuple] = []
     edge_tuples: list[EdgeTuple] = []
     kinds: list[tuple[str, str]] = []
@@ -123,7 +125,7 @@ def write_issue_document(
 
 def changed_datasets(processes: int, fraction: float = 0.01, *, seed: int = 1) -> frozenset[int]:
     """Positions of ``ceil(fraction * datasets)`` datasets of the workload, seeded."""
-    total = max(3, processes // 2) + processes
+    total = source_count(processes) + processes
     return frozenset(random.Random(seed).sample(range(total), max(1, math.ceil(total * fraction))))
 
 

@@ -12,6 +12,19 @@ import random
 from atlas_sync.lineage.model import Column, ColumnEdge, ColumnRef, Dataset, LineageGraph, Process
 
 TYPES = ("string", "bigint", "double", "date")
+COLUMNS = 4
+
+
+def source_count(processes: int) -> int:
+    """The shared source datasets the processes read from."""
+    return max(3, processes // 2)
+
+
+def entity_count(processes: int) -> int:
+    """Entities under the ``lineage`` profile, by its rules (docs/profiles.md): every dataset and its
+    4 columns, every process, one column-lineage entity per output column."""
+    datasets = source_count(processes) + processes
+    return datasets * (1 + COLUMNS) + processes * (1 + COLUMNS)
 
 
 def issue_graph(processes: int, *, seed: int = 0, job: str = "bench") -> LineageGraph:
@@ -22,12 +35,12 @@ def issue_graph(processes: int, *, seed: int = 0, job: str = "bench") -> Lineage
 
     def dataset(ds_id: str) -> Dataset:
         ns, name = ds_id.split(".", 1)
-        cols = [Column(name=f"c{i}", type=rng.choice(TYPES)) for i in range(4)]
+        cols = [Column(name=f"c{i}", type=rng.choice(TYPES)) for i in range(COLUMNS)]
         d = Dataset(id=ds_id, namespace=ns, name=name, columns=cols)
         datasets.append(d)
         return d
 
-    sources = [dataset(f"raw.s{i}") for i in range(max(3, processes // 2))]
+    sources = [dataset(f"raw.s{i}") for i in range(source_count(processes))]
     for p in range(processes):
         reads = rng.sample(sources, rng.randint(1, 3))
         out = dataset(f"mart.t{p}")

@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
-from issue15_workload import entity_count, issue_graph
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.config import load_settings
+from atlas_sync.factory import client_from_settings
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile.stream import chunks_of
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from issue_workload import entity_count, issue_graph  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not os.environ.get("ATLAS_URL"), reason="needs a real Atlas (ATLAS_URL)")
 
@@ -52,13 +58,8 @@ TOTAL = 16
 
 
 def client() -> AtlasClient:
-    password = os.environ.get("ATLAS_PASSWORD")
-    if password is None and os.environ.get("ATLAS_PASSWORD_FILE"):
-        with open(os.environ["ATLAS_PASSWORD_FILE"], encoding="utf-8") as fh:
-            password = fh.read().strip()
-    return AtlasClient(
-        os.environ["ATLAS_URL"], auth=(os.environ.get("ATLAS_USERNAME", "admin"), password or "")
-    )
+    # ATLAS_URL, ATLAS_USERNAME, ATLAS_PASSWORD or ATLAS_PASSWORD_FILE, as the CLI reads them
+    return client_from_settings(load_settings())
 
 
 def graph() -> LineageGraph:
