@@ -51,6 +51,7 @@ from atlas_sync.lineage.model import (
     process_dangling,
     validate_item,
 )
+from atlas_sync.lineage.readers.options import positive_int
 
 #: Processes per chunk of ``read_chunks`` (option ``chunk_processes``).
 DEFAULT_CHUNK_PROCESSES = 5000
@@ -87,7 +88,7 @@ class GraphReader:
     ) -> Iterator[LineageGraph]:
         """The documents' lineage as graphs of at most ``chunk_processes`` processes (see the module
         docstring); every file is parsed and checked before the first graph is given."""
-        n = _positive_int(chunk_processes, DEFAULT_CHUNK_PROCESSES, "chunk_processes")
+        n = positive_int(chunk_processes, DEFAULT_CHUNK_PROCESSES, "chunk_processes")
         return _chunks(list(paths), n)
 
 
@@ -100,19 +101,6 @@ def _merge(graph: LineageGraph, other: LineageGraph, file: str) -> LineageGraph:
         return graph.merge_into(other)
     except ValueError as exc:  # a process id that an earlier file has too
         raise InputError(str(exc), file=file) from None
-
-
-def _positive_int(value: Any, default: int, name: str) -> int:
-    """An integer option >= 1 (may arrive as text from ``-o``)."""
-    if value is None or value == "":
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = 0
-    if n < 1:
-        raise InputError(f"option {name} must be a positive integer, not {value!r}")
-    return n
 
 
 # --------------------------------------------------------------------------- the byte source

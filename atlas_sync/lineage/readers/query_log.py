@@ -39,6 +39,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
+from atlas_sync.lineage.readers.options import positive_int
 from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
@@ -181,19 +182,6 @@ def _truthy(value: Any) -> bool:
     return bool(value)
 
 
-def _positive_int(value: Any, default: int, name: str) -> int:
-    """An integer option >= 1 (may arrive as text from ``-o``)."""
-    if value is None or value == "":
-        return default
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = 0
-    if n < 1:
-        raise InputError(f"option {name} must be a positive integer, not {value!r}")
-    return n
-
-
 def _float(value: str | None) -> float:
     try:
         return float(value) if value not in (None, "") else 0.0
@@ -222,7 +210,7 @@ class QueryLogReader:
         distinct statements each, in log order (the contract of
         :func:`atlas_sync.lineage.registry.read_chunks`). The summary statement is in the last chunk;
         "none could be analysed" is raised after the other chunks were yielded."""
-        n = _positive_int(chunk_statements, DEFAULT_CHUNK_STATEMENTS, "chunk_statements")
+        n = positive_int(chunk_statements, DEFAULT_CHUNK_STATEMENTS, "chunk_statements")
         return self._run(paths, n, **options)
 
     def _run(
