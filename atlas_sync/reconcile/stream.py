@@ -503,7 +503,6 @@ class StreamSync:
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
-        self.digest_attribute: str | None = None
         self._writes: WriteScheduler | None = None
 
     def __enter__(self) -> StreamSync:
@@ -654,7 +653,6 @@ class StreamSync:
         # a native profile's scope is the domain's label and its owner mark the job's label
         native = self.profile.mapping_file is not None
         owner = label_for(JOB_LABEL, job) if native else job
-        self.digest_attribute = digest_attribute
         listed_digest = None if refresh else digest_attribute
         self.spool.add_actual(
             (h.type_name, h.qualified_name, h.guid, h.owner, h.digest)
@@ -737,7 +735,7 @@ class StreamSync:
             if progress and done:
                 progress(done, total)
         for chunk in self.spool.desired_with_guids(
-            digest_attribute=self.digest_attribute, skip_same=bool(listed_digest)
+            digest_attribute=digest_attribute, skip_same=bool(listed_digest)
         ):
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
             unchanged = 0
@@ -754,9 +752,9 @@ class StreamSync:
                         unchanged += 1
                         continue
                 item = plan_item(e, existing.get(e.key) if guid else None)
-                if len(item.changes) > 1 and self.digest_attribute:
+                if len(item.changes) > 1 and digest_attribute:
                     # the digest changes with every other change: not worth a line of the plan
-                    item.changes = [c for c in item.changes if c.attribute != self.digest_attribute]
+                    item.changes = [c for c in item.changes if c.attribute != digest_attribute]
                 if e.shared and item.action == "update":
                     # a shared dataset is written once, minimally: what a hook adds later is not fought over
                     item = PlanItem(
