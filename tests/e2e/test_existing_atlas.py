@@ -22,6 +22,8 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.config import load_settings
+from atlas_sync.factory import client_from_settings
 from atlas_sync.lineage.registry import read
 from atlas_sync.render.native import ownership_labels
 
@@ -46,13 +48,8 @@ def _client() -> AtlasClient:
         from atlas_sync.factory import embedded_client
 
         return embedded_client(None)
-    password = os.environ.get("ATLAS_PASSWORD")
-    if password is None and os.environ.get("ATLAS_PASSWORD_FILE"):
-        with open(os.environ["ATLAS_PASSWORD_FILE"], encoding="utf-8") as fh:
-            password = fh.read().strip()
-    return AtlasClient(
-        os.environ["ATLAS_URL"], auth=(os.environ.get("ATLAS_USERNAME", "admin"), password or "")
-    )
+    # ATLAS_URL, ATLAS_USERNAME, ATLAS_PASSWORD or ATLAS_PASSWORD_FILE, as the CLI reads them
+    return client_from_settings(load_settings())
 
 
 # ------------------------------------------------------------------ the catalog, as the Hive hook writes it

@@ -22,6 +22,8 @@ import pytest
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.hook import AtlasHookClient, HookConfig, HookProducer, wait_until
+from atlas_sync.config import load_settings
+from atlas_sync.factory import client_from_settings
 from atlas_sync.lineage.model import LineageGraph
 
 pytestmark = pytest.mark.skipif(
@@ -55,13 +57,8 @@ WAIT = 180.0
 
 
 def rest() -> AtlasClient:
-    password = os.environ.get("ATLAS_PASSWORD")
-    if password is None and os.environ.get("ATLAS_PASSWORD_FILE"):
-        with open(os.environ["ATLAS_PASSWORD_FILE"], encoding="utf-8") as fh:
-            password = fh.read().strip()
-    return AtlasClient(
-        os.environ["ATLAS_URL"], auth=(os.environ.get("ATLAS_USERNAME", "admin"), password or "")
-    )
+    # ATLAS_URL, ATLAS_USERNAME, ATLAS_PASSWORD or ATLAS_PASSWORD_FILE, as the CLI reads them
+    return client_from_settings(load_settings())
 
 
 def hook_client() -> AtlasHookClient:

@@ -18,8 +18,10 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.config import load_settings
 from atlas_sync.emulator import Emulator
 from atlas_sync.emulator.http import serve
+from atlas_sync.factory import client_from_settings
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.render.profile import load_profile
 
@@ -53,22 +55,12 @@ def graph(doc: dict[str, Any] = DOC) -> LineageGraph:
     return g
 
 
-def real_client() -> AtlasClient:
-    password = os.environ.get("ATLAS_PASSWORD")
-    if password is None and os.environ.get("ATLAS_PASSWORD_FILE"):
-        with open(os.environ["ATLAS_PASSWORD_FILE"], encoding="utf-8") as fh:
-            password = fh.read().strip()
-    return AtlasClient(
-        os.environ["ATLAS_URL"], auth=(os.environ.get("ATLAS_USERNAME", "admin"), password or "")
-    )
-
-
 @pytest.fixture(params=["emulator", "real"])
 def client(request: pytest.FixtureRequest) -> Iterator[AtlasClient]:
     if request.param == "real":
         if not os.environ.get("ATLAS_URL"):
             pytest.skip("needs a real Atlas (ATLAS_URL)")
-        yield real_client()
+        yield client_from_settings(load_settings())  # ATLAS_URL, ATLAS_USERNAME, ATLAS_PASSWORD(_FILE)
         return
     emu = Emulator()
     server = serve(emu)
