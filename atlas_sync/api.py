@@ -344,6 +344,7 @@ class Publisher:
             s.render(job)
             ensure = options.get("ensure_typedefs", True) and not dry_run
             writes = self.ensure_typedefs() if ensure else 0
+            attrs = self._server_attributes()
             out = s.run(
                 job=job,
                 root_types=self._scope_types(),
@@ -361,7 +362,8 @@ class Publisher:
                 progress=options.get("progress"),
                 dry_run=dry_run,
                 listed=SHOWN_ITEMS if streamed else None,
-                digest_attribute=self._digest_attribute(),
+                digest_attribute=attrs["digest_attribute"],
+                scope_attribute=attrs["scope_attribute"],
                 refresh=options.get("refresh", False),
             )
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
@@ -415,27 +417,26 @@ class Publisher:
             return self.profile.root_types()
         return self._existing_root_types()
 
-    def _digest_attribute(self) -> str | None:
-        """The profile's digest attribute when the server's types have it (an older bundle registered
-        without it: a search naming it is a 400, and Atlas would drop it from writes)."""
-        attr = self.profile.digest_attribute
-        if attr is None:
-            return None
+    def _server_attributes(self) -> dict[str, str | None]:
+        """The profile's ``digest_attribute`` and ``scope_attribute``, each when the server's types have
+        it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
+        it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
+        wanted = {k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute")}
         roots = self.profile.root_types()
-        missing = [t for t in roots if attr not in self.profile.schema.own_attributes.get(t, {})]
-        if missing:
-            raise AtlasSyncError(
-                f"profile {self.profile.name!r}: digest_attribute {attr!r} is not an attribute of "
-                f"{', '.join(missing)}",
-                hint="declare it (a string) in the profile's typedefs, or remove digest_attribute",
-            )
-        if self._typedefs_ensured:
-            return attr
+        for key, attr in wanted.items():
+            missing = [t for t in roots if attr and attr not in self.profile.schema.own_attributes.get(t, {})]
+            if missing:
+                raise AtlasSyncError(
+                    f"profile {self.profile.name!r}: {key} {attr!r} is not an attribute of {', '.join(missing)}",
+                    hint=f"declare it (a string) in the profile's typedefs, or remove {key}",
+                )
+        if self._typedefs_ensured or not any(wanted.values()):
+            return wanted
         for t in roots:
             d = self.client.get_typedef_by_name(t)
-            if d is None or attr not in {a.get("name") for a in d.get("attributeDefs") or []}:
-                return None
-        return attr
+            held = {a.get("name") for a in (d or {}).get("attributeDefs") or []}
+            wanted = {k: a if a in held else None for k, a in wanted.items()}
+        return wanted
 
     def _existing_root_types(self) -> list[str]:
         """Root types that exist on the server (a search on an unknown type is a 400)."""

@@ -23,6 +23,13 @@ OWNER_ATTRIBUTE = "atlasSyncJob"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
 
 
+def scope_key(domain: str) -> str:
+    """The value a profile's ``scope_attribute`` holds for ``domain``: letters and digits only, so that
+    Atlas runs a search for it on its index (a value with ``@`` or other query characters, like the
+    ``@domain`` suffix of a qualifiedName, is checked in memory on every entity of the types)."""
+    return "d" + hashlib.blake2b(domain.encode(), digest_size=10).hexdigest()
+
+
 class ScopeClient(Protocol):
     def search_basic(self, type_name: str, **kw: Any) -> Iterable[dict[str, Any]]: ...
 
@@ -115,20 +122,28 @@ def iter_scope(
     *,
     labels: bool = False,
     digest_attribute: str | None = None,
+    scope_attribute: str | None = None,
     **search: Any,
 ) -> Iterator[ActualHeader]:
     """:func:`list_scope` one header at a time, as the search pages arrive (``search``: more
-    arguments for ``client.search_basic``); with ``digest_attribute``, each header's stored digest."""
+    arguments for ``client.search_basic``); with ``digest_attribute``, each header's stored digest.
+
+    With ``scope_attribute`` (the profile's, when the server's types have it), the domain is listed by
+    its :func:`scope_key` on Atlas's index, unless an entity of the domain lacks the key (written
+    before the key existed): then by the qualifiedName suffix, as without it."""
     suffix = "@" + domain
     if not root_types:
         return
     if labels:
         yield from _iter_labelled(client, root_types, domain, **search)
         return
+    by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
+    by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+    keyed = scope_attribute is not None and not _has_unkeyed(client, root_types, by_suffix, scope_attribute)
     headers = search_roots(
         client,
         root_types,
-        entity_filters={"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix},
+        entity_filters=by_key if keyed else by_suffix,
         exclude_deleted=True,
         attributes=["qualifiedName", OWNER_ATTRIBUTE, *([digest_attribute] if digest_attribute else [])],
         **search,
@@ -149,6 +164,26 @@ def iter_scope(
             owner if isinstance(owner, str) else None,
             digest if isinstance(digest, str) else None,
         )
+
+
+def _has_unkeyed(
+    client: ScopeClient, root_types: list[str], by_suffix: dict[str, str], scope_attribute: str
+) -> bool:
+    """Whether an entity of the domain lacks the scope key (one header is enough). Atlas finds the
+    keyless entities on its index and checks only those for the domain's suffix."""
+    probe = search_roots(
+        client,
+        root_types,
+        entity_filters={
+            "condition": "AND",
+            "criterion": [{"attributeName": scope_attribute, "operator": "isNull"}, by_suffix],
+        },
+        exclude_deleted=True,
+        attributes=["qualifiedName"],
+        page_size=1,
+    )
+    # any header (even one the index matched loosely) keeps the suffix listing: it is never wrong
+    return next(iter(probe), None) is not None
 
 
 def _iter_labelled(

@@ -40,6 +40,7 @@ from atlas_sync.reconcile.actual import (
     iter_scope,
     read_entities,
     reference_attributes,
+    scope_key,
     to_actual,
 )
 from atlas_sync.reconcile.apply import (
@@ -267,15 +268,23 @@ class _Spool:
         return int(self.db.execute("SELECT count(*) FROM dataset").fetchone()[0])
 
     # ------------------------------------------------------------------ desired
-    def add_desired(self, state: DesiredState, digest_attribute: str | None = None) -> set[str]:
+    def add_desired(
+        self,
+        state: DesiredState,
+        digest_attribute: str | None = None,
+        scope: tuple[str, str] | None = None,
+    ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
-        With ``digest_attribute``, each one's digest (reconcile.digest) and the keys it refers to.
+        With ``digest_attribute``, each one's digest (reconcile.digest) and the keys it refers to;
+        ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers).
         Returns the names of the reference attributes seen."""
         rows = []
         refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
         for e in state.entities.values():
             ref_names.update(e.refs)
+            if scope is not None:
+                e.attributes[scope[0]] = scope[1]
             digest = None
             if digest_attribute is not None:
                 digest = entity_digest(e, digest_attribute)
@@ -335,11 +344,12 @@ class _Spool:
         yield from _rows(cur)
 
     def desired_with_guids(
-        self, *, digest_attribute: str | None = None, skip_same: bool = False
+        self, *, digest_attribute: str | None = None, skip_same: bool = False, drop: str | None = None
     ) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
         """Desired entities in dependency order, with the guid Atlas holds them under, in chunks of
         at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON; ``digest_attribute``: each
-        carrying its digest; ``skip_same``: without those :meth:`same_digest` gives."""
+        carrying its digest; ``skip_same``: without those :meth:`same_digest` gives; ``drop``: an
+        attribute to leave out (one the server's types lack)."""
         where = f"WHERE NOT (a.guid IS NOT NULL AND {self._SAME}) " if skip_same else ""
         cur = self.db.execute(
             "SELECT d.body, d.tier, a.guid, d.digest FROM desired d "
@@ -355,6 +365,8 @@ class _Spool:
             e.tier = tier
             if digest_attribute is not None and digest is not None:
                 e.attributes[digest_attribute] = digest
+            if drop is not None:
+                e.attributes.pop(drop, None)
             out.append((e, guid))
             size += len(body)
         if out:
@@ -624,7 +636,9 @@ class StreamSync:
         )
 
     def _add_state(self, state: DesiredState) -> None:
-        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute)
+        attr = self.profile.scope_attribute
+        scope = (attr, scope_key(self.domain)) if attr else None
+        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope)
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -641,6 +655,7 @@ class StreamSync:
         dry_run: bool = False,
         listed: int | None = SHOWN_ITEMS,
         digest_attribute: str | None = None,
+        scope_attribute: str | None = None,
         refresh: bool = False,
     ) -> StreamResult:
         """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last.
@@ -648,7 +663,9 @@ class StreamSync:
         how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too).
         ``digest_attribute``: the profile's digest attribute, when the server's types have it: written
         with every entity, and an entity whose stored digest matches is unchanged without a full read
-        (``refresh``: read and compare every entity in full all the same, e.g. after edits in the UI)."""
+        (``refresh``: read and compare every entity in full all the same, e.g. after edits in the UI).
+        ``scope_attribute``: the profile's scope attribute, when the server's types have it: the domain
+        is listed by its key (reconcile.actual.iter_scope; ``refresh`` lists by name all the same)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         # a native profile's scope is the domain's label and its owner mark the job's label
         native = self.profile.mapping_file is not None
@@ -663,6 +680,7 @@ class StreamSync:
                 self.domain,
                 labels=native,
                 digest_attribute=listed_digest,
+                scope_attribute=None if refresh else scope_attribute,
                 dedupe=False,
             )
         )
@@ -734,8 +752,9 @@ class StreamSync:
                 done += 1
             if progress and done:
                 progress(done, total)
+        unknown = self.profile.scope_attribute if scope_attribute is None else None
         for chunk in self.spool.desired_with_guids(
-            digest_attribute=digest_attribute, skip_same=bool(listed_digest)
+            digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
         ):
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
             unchanged = 0

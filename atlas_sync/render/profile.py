@@ -33,6 +33,9 @@ class Profile:
     # A string attribute of the profile's types that keeps the digest of what atlas-sync last wrote
     # (reconcile.digest): a re-sync then reads in full only what may have changed.
     digest_attribute: str | None = None
+    # An indexed string attribute of the profile's types that holds a key of the domain
+    # (reconcile.actual.scope_key): a re-sync lists the domain by it on Atlas's index.
+    scope_attribute: str | None = None
     # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
     native_types: bool = False
     # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
@@ -174,19 +177,19 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         reader_options=dict(cfg.get("reader_options") or {}),
         description=str(cfg.get("description", "")),
         create_only_attributes=list(cfg.get("create_only_attributes") or []),
-        digest_attribute=_digest_attribute(cfg, cfg_file),
+        digest_attribute=_attribute_name(cfg, cfg_file, "digest_attribute"),
+        scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
         native_types=native_types,
         mapping_file=mapping_file,
     )
 
 
-def _digest_attribute(cfg: dict[str, Any], cfg_file: Path) -> str | None:
-    value = cfg.get("digest_attribute")
+def _attribute_name(cfg: dict[str, Any], cfg_file: Path, key: str) -> str | None:
+    value = cfg.get(key)
     if value is None:
         return None
     if not isinstance(value, str) or not value.isidentifier():
         raise ConfigError(
-            f"{cfg_file}: digest_attribute must be the name of a string attribute of the profile's types, "
-            f"not {value!r}"
+            f"{cfg_file}: {key} must be the name of a string attribute of the profile's types, not {value!r}"
         )
     return value

@@ -9,66 +9,18 @@ and, when ``ATLAS_URL`` names one (CI's real-Atlas step), against a real Atlas.
 from __future__ import annotations
 
 import dataclasses
-import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from resync_support import DOC, PROCESS, TOTAL, active_inputs, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
-from atlas_sync.config import load_settings
 from atlas_sync.emulator import Emulator
 from atlas_sync.emulator.http import serve
-from atlas_sync.factory import client_from_settings
-from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.render.profile import load_profile
-
-DOC: dict[str, Any] = {
-    "datasets": [
-        {"id": "raw.orders", "namespace": "raw", "name": "orders", "columns": ["id", "amount"]},
-        {"id": "raw.regions", "namespace": "raw", "name": "regions", "columns": ["id", "name"]},
-        {"id": "mart.revenue", "namespace": "mart", "name": "revenue", "columns": ["region", "total"]},
-    ],
-    "processes": [
-        {"id": "rev", "name": "rev", "inputs": ["raw.orders", "raw.regions"], "outputs": ["mart.revenue"]},
-    ],
-    "edges": [
-        {"source": "raw.regions.name", "target": "mart.revenue.region", "kind": "IDENTITY", "process": "rev"},
-        {
-            "source": "raw.orders.amount",
-            "target": "mart.revenue.total",
-            "kind": "AGGREGATION",
-            "process": "rev",
-        },
-    ],
-}
-# 3 datasets + 6 columns + 1 process + 2 column lineages (one per target column)
-TOTAL = 12
-PROCESS = "nightly:rev"
-
-
-def graph(doc: dict[str, Any] = DOC) -> LineageGraph:
-    g = LineageGraph.from_document(doc)
-    g.job = "nightly"
-    return g
-
-
-@pytest.fixture(params=["emulator", "real"])
-def client(request: pytest.FixtureRequest) -> Iterator[AtlasClient]:
-    if request.param == "real":
-        if not os.environ.get("ATLAS_URL"):
-            pytest.skip("needs a real Atlas (ATLAS_URL)")
-        yield client_from_settings(load_settings())  # ATLAS_URL, ATLAS_USERNAME, ATLAS_PASSWORD(_FILE)
-        return
-    emu = Emulator()
-    server = serve(emu)
-    try:
-        yield AtlasClient(server.url, auth=("admin", "admin"))
-    finally:
-        server.shutdown()
-        emu.close()
 
 
 @pytest.fixture
@@ -76,26 +28,6 @@ def domain(client: AtlasClient) -> Iterator[str]:
     name = "dg" + uuid.uuid4().hex[:10]
     yield name
     Publisher(client, domain=name).teardown(purge=True)
-
-
-def entity(client: AtlasClient, type_name: str, qn: str) -> dict[str, Any]:
-    got = client.get_entity_by_unique(type_name, qn)
-    assert got is not None, f"{type_name} {qn} missing"
-    return got
-
-
-def active_inputs(client: AtlasClient, qn: str) -> set[str]:
-    ent = entity(client, "lineage_process", qn)
-    return {
-        r["displayText"] if "displayText" in r else r["uniqueAttributes"]["qualifiedName"]
-        for r in ent["relationshipAttributes"]["inputs"]
-        if r.get("relationshipStatus", "ACTIVE") == "ACTIVE" and r.get("entityStatus", "ACTIVE") == "ACTIVE"
-    }
-
-
-def resync(client: AtlasClient, domain: str, doc: dict[str, Any] = DOC, **options: Any) -> Any:
-    client.stats.reset()
-    return Publisher(client, domain=domain).sync(graph(doc), **options)
 
 
 def test_every_written_entity_carries_the_digest_of_what_was_written(

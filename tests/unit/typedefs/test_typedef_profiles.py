@@ -13,13 +13,14 @@ S, INT, B, AS = "string", "int", "boolean", "array<string>"
 PICO_ROOTS = {
     "pico_spark_data_type": (
         "DataSet",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "levelExpr": S, "columns": AS},
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "levelExpr": S, "columns": AS},
     ),
     "pico_spark_process_type": (
         "Process",
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncScope": S,
             "operator": S,
             "levelExpr": S,
             "levelNum": INT,
@@ -49,16 +50,34 @@ PICO_OPERATORS = {
 LINEAGE_ENTITIES = {
     "lineage_dataset": (
         "DataSet",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "namespace": S, "kind": S, "format": S, "location": S},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "atlasSyncScope": S,
+            "namespace": S,
+            "kind": S,
+            "format": S,
+            "location": S,
+        },
     ),
-    "lineage_column": ("DataSet", {"atlasSyncJob": S, "atlasSyncDigest": S, "dataType": S, "position": INT}),
+    "lineage_column": (
+        "DataSet",
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "dataType": S, "position": INT},
+    ),
     "lineage_process": (
         "Process",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "kind": S, "queryText": S, "sourceFile": S},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "atlasSyncScope": S,
+            "kind": S,
+            "queryText": S,
+            "sourceFile": S,
+        },
     ),
     "lineage_column_lineage": (
         "Process",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "dependencyType": S, "expression": S},
+        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "dependencyType": S, "expression": S},
     ),
 }
 LINEAGE_RELATIONSHIPS = {

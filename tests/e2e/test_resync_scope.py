@@ -1,0 +1,146 @@
+"""A re-sync lists the domain by its key (``atlasSyncScope``) on Atlas's index, not by name.
+
+Atlas runs a search for a value with ``@`` in memory over every entity of the types, so listing by the
+``@domain`` suffix of qualifiedNames costs as much as every domain together (docs/resync.md). Every
+entity the lineage profile writes carries the domain's key; a re-sync lists by it once no entity of the
+domain lacks it. These run over HTTP against the emulator and, when ``ATLAS_URL`` names one (CI's
+real-Atlas step), against a real Atlas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from resync_support import DOC, TOTAL, entity, graph, resync
+
+from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
+from atlas_sync.reconcile.actual import scope_key
+from atlas_sync.render.profile import load_profile
+
+KEY = "atlasSyncScope"
+# the profile as an atlas-sync before domain keys had it: its entities carry no key
+KEYLESS = dataclasses.replace(load_profile("lineage"), scope_attribute=None)
+
+
+@pytest.fixture
+def domains(client: AtlasClient) -> Iterator[list[str]]:
+    names: list[str] = []
+    yield names
+    for name in names:
+        Publisher(client, domain=name).teardown(purge=True)
+
+
+def new_domain(domains: list[str]) -> str:
+    domains.append("ds" + uuid.uuid4().hex[:10])
+    return domains[-1]
+
+
+@pytest.fixture
+def searches(client: AtlasClient, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The entity filters of every basic search the client makes (the client itself is real)."""
+    seen: list[dict[str, Any]] = []
+    real = client.search_basic
+
+    def spy(type_name: str, **kw: Any) -> Any:
+        seen.append(kw.get("entity_filters") or {})
+        return real(type_name, **kw)
+
+    monkeypatch.setattr(client, "search_basic", spy)
+    return seen
+
+
+def listed_by(searches: list[dict[str, Any]]) -> set[str]:
+    """How the domain was listed: 'key', 'name', and 'probe' for the check for keyless entities."""
+    kinds = set()
+    for f in searches:
+        if f.get("attributeName") == KEY and f.get("operator") == "eq":
+            kinds.add("key")
+        elif f.get("attributeName") == "qualifiedName" and f.get("operator") == "endsWith":
+            kinds.add("name")
+        elif any(
+            c.get("attributeName") == KEY and c.get("operator") == "isNull" for c in f.get("criterion", [])
+        ):
+            kinds.add("probe")
+    return kinds
+
+
+def test_the_key_is_letters_and_digits_and_one_per_domain() -> None:
+    # '@' and other query characters keep Atlas's search off its index
+    assert re.fullmatch(r"[a-z0-9]+", scope_key("sales@eu-west/1"))
+    assert scope_key("sales") == scope_key("sales")
+    assert scope_key("sales") != scope_key("sales2")
+
+
+def test_every_written_entity_carries_its_domains_key(client: AtlasClient, domains: list[str]) -> None:
+    domain = new_domain(domains)
+    Publisher(client, domain=domain).sync(graph())
+    assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"][KEY] == scope_key(domain)
+    assert entity(client, "lineage_process", f"nightly:rev@{domain}")["attributes"][KEY] == scope_key(domain)
+
+
+def test_a_resync_lists_the_domain_by_its_key_and_only_that_domain(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    domain, other = new_domain(domains), new_domain(domains)
+    Publisher(client, domain=other).sync(graph())
+    Publisher(client, domain=domain).sync(graph())
+    searches.clear()
+    again = resync(client, domain)
+    assert listed_by(searches) == {"probe", "key"}
+    assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
+    assert client.stats["entity_write"].requests == 0 and client.stats["entity_read"].requests == 0
+    # the key listing holds this domain only: the other domain's entities are neither compared nor deleted
+    assert all(i.qualified_name.endswith("@" + domain) for i in again.plan.items)
+    assert entity(client, "lineage_dataset", f"raw.orders@{other}")["status"] == "ACTIVE"
+
+
+def test_entities_written_before_keys_are_found_by_name_and_keyed_once(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    domain = new_domain(domains)
+    old = {**DOC, "processes": [*DOC["processes"], {"id": "gone", "name": "gone", "inputs": ["raw.orders"]}]}
+    Publisher(client, profile=KEYLESS, domain=domain).sync(graph(old))
+    assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"].get(KEY) is None
+    searches.clear()
+    first = resync(client, domain)  # the process "gone" is no longer in the input
+    assert listed_by(searches) == {"probe", "name"}
+    assert first.plan.counts == {"create": 0, "update": TOTAL, "delete": 1, "unchanged": 0}
+    assert {c.attribute for i in first.plan.by_action("update") for c in i.changes} == {KEY}
+    (deleted,) = first.plan.by_action("delete")
+    assert deleted.qualified_name == f"nightly:gone@{domain}"  # found although it had no key
+    searches.clear()
+    second = resync(client, domain)
+    assert listed_by(searches) == {"probe", "key"}
+    assert second.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
+    assert client.stats["entity_write"].requests == 0
+
+
+def test_keyless_entities_of_another_domain_do_not_change_how_this_one_is_listed(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    keyed, keyless = new_domain(domains), new_domain(domains)
+    Publisher(client, profile=KEYLESS, domain=keyless).sync(graph())
+    Publisher(client, domain=keyed).sync(graph())
+    searches.clear()
+    assert resync(client, keyed).plan.counts["unchanged"] == TOTAL
+    assert listed_by(searches) == {"probe", "key"}
+    searches.clear()
+    assert resync(client, keyless).plan.counts["update"] == TOTAL
+    assert listed_by(searches) == {"probe", "name"}
+
+
+def test_a_refresh_lists_by_name(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    # a full compare trusts nothing it wrote: not the digest, not the key
+    domain = new_domain(domains)
+    Publisher(client, domain=domain).sync(graph())
+    searches.clear()
+    assert resync(client, domain, refresh=True).plan.counts["unchanged"] == TOTAL
+    assert listed_by(searches) == {"name"}
