@@ -340,6 +340,10 @@ class Publisher:
             if not dry_run:
                 _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
+            # The listing runs while the input renders; it is of Atlas before this run writes anything.
+            s.start_listing(
+                self._scope_types(), **self._server_attributes(), refresh=options.get("refresh", False)
+            )
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             ensure = options.get("ensure_typedefs", True) and not dry_run

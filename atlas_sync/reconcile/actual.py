@@ -21,6 +21,7 @@ Key = tuple[str, str]
 
 OWNER_ATTRIBUTE = "atlasSyncJob"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
+PROBE_PAGE = 1_000
 
 
 def scope_key(domain: str) -> str:
@@ -180,7 +181,9 @@ def _has_unkeyed(
         },
         exclude_deleted=True,
         attributes=["qualifiedName"],
-        page_size=1,
+        # Atlas fetches as many candidates from its index per round as the page holds, then checks the
+        # suffix on them: a page of 1 costs one index query per keyless entity of another domain
+        page_size=PROBE_PAGE,
     )
     # any header (even one the index matched loosely) keeps the suffix listing: it is never wrong
     return next(iter(probe), None) is not None

@@ -52,6 +52,7 @@ from atlas_sync.reconcile.apply import (
     write_batch,
 )
 from atlas_sync.reconcile.digest import DIGEST_MARK, entity_digest
+from atlas_sync.reconcile.listing import BackgroundListing
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -516,14 +517,51 @@ class StreamSync:
         self.processes = 0
         self._ref_names: set[str] = set()
         self._writes: WriteScheduler | None = None
+        self._listing: BackgroundListing | None = None
+        self._listed_digest: str | None = None
 
     def __enter__(self) -> StreamSync:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        if self._listing is not None and not self._listing.done:
+            self._listing.cancel()
         if self._writes is not None:  # stopped by an error: let the writes in flight end first
             self._writes.__exit__(*exc)
         self.spool.close()
+
+    def start_listing(
+        self,
+        root_types: list[str],
+        *,
+        digest_attribute: str | None = None,
+        scope_attribute: str | None = None,
+        refresh: bool = False,
+    ) -> None:
+        """List the domain on a thread from now on (reconcile.listing), so that rendering overlaps it;
+        ``run`` takes this listing. Call it before anything is written: the listing is of Atlas as it
+        is now. ``digest_attribute``, ``scope_attribute``: those the server's types have now (``None``
+        lists without them, which is never wrong: entities are then compared in full); ``refresh``:
+        list by name, without digests."""
+        native = self.profile.mapping_file is not None
+        self._listed_digest = None if refresh else digest_attribute
+        digest, scope = self._listed_digest, None if refresh else scope_attribute
+        self._listing = BackgroundListing(
+            lambda: iter_scope(
+                self.client,
+                root_types,
+                self.domain,
+                labels=native,
+                digest_attribute=digest,
+                scope_attribute=scope,
+                dedupe=False,
+            )
+        )
+
+    def _take_listed(self, *, wait: bool) -> None:
+        if self._listing is not None:
+            # the spool keeps one row per key, so the client need not remember every guid
+            self._listing.take(self.spool.add_actual, wait=wait)
 
     # ------------------------------------------------------------------ pass 1: read
     def add_chunk(self, graph: LineageGraph) -> None:
@@ -577,6 +615,7 @@ class StreamSync:
             for e in edges:
                 ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
             self._render_part(job, list(ids), processes, edges)
+            self._take_listed(wait=False)
         # Datasets no chunk referenced (rare): render them on their own.
         self._render_datasets(job, self.spool.unrendered_datasets())
         collision = self.spool.first_collision()
@@ -658,7 +697,8 @@ class StreamSync:
         scope_attribute: str | None = None,
         refresh: bool = False,
     ) -> StreamResult:
-        """List the domain, check the fail-safes, then compare and write chunk by chunk; deletes last.
+        """List the domain (unless :meth:`start_listing` did), check the fail-safes, then compare and
+        write chunk by chunk; deletes last.
         ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
         how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too).
         ``digest_attribute``: the profile's digest attribute, when the server's types have it: written
@@ -670,20 +710,15 @@ class StreamSync:
         # a native profile's scope is the domain's label and its owner mark the job's label
         native = self.profile.mapping_file is not None
         owner = label_for(JOB_LABEL, job) if native else job
-        listed_digest = None if refresh else digest_attribute
-        self.spool.add_actual(
-            (h.type_name, h.qualified_name, h.guid, h.owner, h.digest)
-            # the spool keeps one row per key, so the client need not remember every guid
-            for h in iter_scope(
-                self.client,
+        if self._listing is None:
+            self.start_listing(
                 root_types,
-                self.domain,
-                labels=native,
-                digest_attribute=listed_digest,
-                scope_attribute=None if refresh else scope_attribute,
-                dedupe=False,
+                digest_attribute=digest_attribute,
+                scope_attribute=scope_attribute,
+                refresh=refresh,
             )
-        )
+        self._take_listed(wait=True)
+        listed_digest = self._listed_digest
         foreign = self.spool.foreign_processes(process_types, owner)
         if foreign:
             raise foreign_process(*foreign, owner)
