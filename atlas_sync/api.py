@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -331,7 +333,7 @@ class Publisher:
         from atlas_sync.reconcile.stream import SHOWN_ITEMS, StreamSync
 
         streamed = options.get("stream") is not False
-        with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s:
+        with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
             for chunk in chunks:
                 s.add_chunk(chunk)
             on_read = options.get("on_read")
@@ -496,3 +498,16 @@ class Publisher:
         """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
         self.teardown(purge=True)
         return self.sync(graph, job, progress=progress, parallel=parallel)
+
+
+@contextlib.contextmanager
+def _settled_gc() -> Iterator[None]:
+    """Keep what exists before a sync (the input graph, the caller's objects) out of the garbage
+    collector's full passes while it runs: rendering allocates millions of short-lived objects, and
+    each full pass walked the whole input again (a third of the client's CPU at 125,000 entities).
+    Objects made during the sync are collected as usual; ``gc.unfreeze`` gives the rest back."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
