@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -130,8 +131,8 @@ def iter_scope(
     arguments for ``client.search_basic``); with ``digest_attribute``, each header's stored digest.
 
     With ``scope_attribute`` (the profile's, when the server's types have it), the domain is listed by
-    its :func:`scope_key` on Atlas's index, unless an entity of the domain lacks the key (written
-    before the key existed): then by the qualifiedName suffix, as without it."""
+    its :func:`scope_key` on Atlas's index; when an entity of the domain lacks the key (written before
+    the key existed), by the qualifiedName suffix as well, as without it (a header may then repeat)."""
     suffix = "@" + domain
     if not root_types:
         return
@@ -139,12 +140,30 @@ def iter_scope(
         yield from _iter_labelled(client, root_types, domain, **search)
         return
     by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
-    by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
-    keyed = scope_attribute is not None and not _has_unkeyed(client, root_types, by_suffix, scope_attribute)
+    if scope_attribute is not None:
+        by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+        # the check for keyless entities runs beside the key listing (both are server time)
+        with ThreadPoolExecutor(1, thread_name_prefix="atlas-sync-probe") as pool:
+            unkeyed = pool.submit(_has_unkeyed, client, root_types, by_suffix, scope_attribute)
+            yield from _headers(client, root_types, by_key, suffix, digest_attribute, **search)
+            if not unkeyed.result():
+                return
+        # some entity lacks the key: the name listing holds it too (a key listed twice is one entity)
+    yield from _headers(client, root_types, by_suffix, suffix, digest_attribute, **search)
+
+
+def _headers(
+    client: ScopeClient,
+    root_types: list[str],
+    entity_filters: dict[str, Any],
+    suffix: str,
+    digest_attribute: str | None,
+    **search: Any,
+) -> Iterator[ActualHeader]:
     headers = search_roots(
         client,
         root_types,
-        entity_filters=by_key if keyed else by_suffix,
+        entity_filters=entity_filters,
         exclude_deleted=True,
         attributes=["qualifiedName", OWNER_ATTRIBUTE, *([digest_attribute] if digest_attribute else [])],
         **search,

@@ -109,7 +109,7 @@ def test_entities_written_before_keys_are_found_by_name_and_keyed_once(
     assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"].get(KEY) is None
     searches.clear()
     first = resync(client, domain)  # the process "gone" is no longer in the input
-    assert listed_by(searches) == {"probe", "name"}
+    assert listed_by(searches) == {"probe", "key", "name"}
     assert first.plan.counts == {"create": 0, "update": TOTAL, "delete": 1, "unchanged": 0}
     assert {c.attribute for i in first.plan.by_action("update") for c in i.changes} == {KEY}
     (deleted,) = first.plan.by_action("delete")
@@ -132,7 +132,7 @@ def test_keyless_entities_of_another_domain_do_not_change_how_this_one_is_listed
     assert listed_by(searches) == {"probe", "key"}
     searches.clear()
     assert resync(client, keyless).plan.counts["update"] == TOTAL
-    assert listed_by(searches) == {"probe", "name"}
+    assert listed_by(searches) == {"probe", "key", "name"}
 
 
 def test_a_refresh_lists_by_name(
