@@ -293,3 +293,16 @@ def test_input_with_errors_publishes_nothing_unless_partial_is_allowed(client, e
     assert [r for r in emu.request_log if r.method != "GET"] == []
     res = publisher(client).sync(g, job="daily", allow_partial=True)
     assert res.applied is not None and res.applied.created == sum(EXPECTED.values())
+
+
+def test_a_sync_leaves_the_garbage_collector_as_it_found_it(client):
+    # a sync keeps the caller's objects out of the collector's full passes while it runs, and only then
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    publisher(client).sync(graph(), job="daily")
+    assert gc.get_freeze_count() == 0
+    tiny = {"datasets": [{"id": "raw.orders", "name": "orders"}], "processes": [{"id": "daily", "name": "d"}]}
+    with pytest.raises(PlanRefused, match="max-delete-percent"):
+        publisher(client).sync(graph(tiny), job="daily")  # a sync refused midway gives everything back too
+    assert gc.get_freeze_count() == 0
