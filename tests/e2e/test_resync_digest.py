@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from resync_support import DOC, PROCESS, TOTAL, active_inputs, entity, graph, resync
@@ -139,8 +138,12 @@ def test_a_plan_saved_from_a_digest_decision_is_refused_once_atlas_moved_on(
         pub.apply(plan)
 
 
-def test_a_server_whose_types_lack_the_digest_attribute_is_compared_in_full(tmp_path: Any) -> None:
-    # typedefs registered by an atlas-sync before digests, and a sync told not to update them
+@pytest.mark.parametrize(
+    "lacking", [{"atlasSyncDigest"}, {"atlasSyncDigest", "atlasSyncScope"}], ids=["digest", "digest+key"]
+)
+def test_a_server_whose_types_lack_the_digest_attribute_is_compared_in_full(lacking: set[str]) -> None:
+    # typedefs registered by an atlas-sync before digests (and domain keys), and a sync told not to
+    # update them: nothing is written with the missing attributes, and a re-sync writes nothing
     import json
     from pathlib import Path
 
@@ -148,7 +151,7 @@ def test_a_server_whose_types_lack_the_digest_attribute_is_compared_in_full(tmp_
         (Path(__file__).resolve().parents[2] / "typedefs/lineage/0010-lineage_model.json").read_text()
     )
     for d in bundle["entityDefs"]:
-        d["attributeDefs"] = [a for a in d["attributeDefs"] if a["name"] != "atlasSyncDigest"]
+        d["attributeDefs"] = [a for a in d["attributeDefs"] if a["name"] not in lacking]
     emu = Emulator()
     server = serve(emu)
     try:
@@ -158,7 +161,7 @@ def test_a_server_whose_types_lack_the_digest_attribute_is_compared_in_full(tmp_
         first = pub.sync(graph(), ensure_typedefs=False)
         assert first.plan.counts["create"] == TOTAL
         stored = entity(client, "lineage_dataset", "raw.orders@old")["attributes"]
-        assert "atlasSyncDigest" not in stored or stored["atlasSyncDigest"] is None
+        assert all(stored.get(name) is None for name in lacking)
         client.stats.reset()
         again = Publisher(client, domain="old").sync(graph(), ensure_typedefs=False)
         assert again.plan.counts["unchanged"] == TOTAL  # no endless digest updates
