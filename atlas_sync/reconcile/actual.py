@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from atlas_sync.atlas.errors import BadRequestError
 from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 
 Key = tuple[str, str]
+
+log = logging.getLogger(__name__)
 
 OWNER_ATTRIBUTE = "atlasSyncJob"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
@@ -204,8 +207,14 @@ def _has_unkeyed(
         # suffix on them: a page of 1 costs one index query per keyless entity of another domain
         page_size=PROBE_PAGE,
     )
-    # any header (even one the index matched loosely) keeps the suffix listing: it is never wrong
-    return next(iter(probe), None) is not None
+    try:
+        # any header (even one the index matched loosely) keeps the suffix listing: it is never wrong
+        return next(iter(probe), None) is not None
+    except BadRequestError as exc:  # a server refusing the query: list by name, as without keys
+        log.warning(
+            "cannot check the domain for entities without %s (%s): listing it by name", scope_attribute, exc
+        )
+        return True
 
 
 def _iter_labelled(
