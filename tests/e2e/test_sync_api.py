@@ -306,3 +306,16 @@ def test_a_sync_leaves_the_garbage_collector_as_it_found_it(client):
     with pytest.raises(PlanRefused, match="max-delete-percent"):
         publisher(client).sync(graph(tiny), job="daily")  # a sync refused midway gives everything back too
     assert gc.get_freeze_count() == 0
+
+
+def test_a_sync_leaves_a_freeze_made_by_the_host_process_alone(client):
+    import gc
+
+    gc.freeze()  # as a pre-forking server does before it forks its workers
+    try:
+        assert gc.get_freeze_count() > 0
+        publisher(client).sync(graph(), job="daily")
+        # still frozen (less what refcounting freed meanwhile), not thawed by the sync
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
