@@ -24,7 +24,7 @@ from typing_extensions import Unpack
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
-from atlas_sync.reconcile.actual import list_scope, search_roots
+from atlas_sync.reconcile.actual import ActualHeader, list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_LABEL, Namespaces, label_for
@@ -266,7 +266,7 @@ class Publisher:
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
-        headers = list_scope(self.client, self.profile.root_types(), plan.domain, labels=self.native)
+        headers = self._list_domain(self.profile.root_types())
         by_guid = {i.guid: i.key for i in plan.items if i.action == "referenced" and i.guid}
         by_guid.update({h.guid: k for k, h in headers.items()})
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
@@ -387,7 +387,7 @@ class Publisher:
         delete the profile's typedefs when nothing else uses them."""
         result = TeardownResult(domain=self.domain)
         roots = self._existing_root_types()
-        headers = list_scope(self.client, roots, self.domain, labels=self.native)
+        headers = self._list_domain(roots)
         procs = [h.guid for k, h in headers.items() if k[0] in self.process_types]
         others = [h.guid for k, h in headers.items() if k[0] not in self.process_types]
         total = len(procs) + len(others)
@@ -422,6 +422,11 @@ class Publisher:
         if self._typedefs_ensured:
             return self.profile.root_types()
         return self._existing_root_types()
+
+    def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
+        """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
+        scope = self._server_attributes()["scope_attribute"] if roots else None
+        return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
 
     def _server_attributes(self) -> dict[str, str | None]:
         """The profile's ``digest_attribute`` and ``scope_attribute``, each when the server's types have

@@ -113,11 +113,20 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
 
 
 def list_scope(
-    client: ScopeClient, root_types: list[str], domain: str, *, labels: bool = False
+    client: ScopeClient,
+    root_types: list[str],
+    domain: str,
+    *,
+    labels: bool = False,
+    scope_attribute: str | None = None,
 ) -> dict[Key, ActualHeader]:
     """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``;
-    with ``labels`` (native profiles), every one labelled ``atlas-sync-d_<domain>``."""
-    return {h.key: h for h in iter_scope(client, root_types, domain, labels=labels)}
+    with ``labels`` (native profiles), every one labelled ``atlas-sync-d_<domain>``; with
+    ``scope_attribute``, listed by the domain's key as :func:`iter_scope` does."""
+    return {
+        h.key: h
+        for h in iter_scope(client, root_types, domain, labels=labels, scope_attribute=scope_attribute)
+    }
 
 
 def iter_scope(

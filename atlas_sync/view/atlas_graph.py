@@ -6,7 +6,6 @@ from typing import Any
 
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import Dataset, LineageGraph, Process
-from atlas_sync.reconcile.actual import list_scope
 
 
 def _dataset(header: dict[str, Any]) -> Dataset:
@@ -92,7 +91,7 @@ def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> Lin
 def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> LineageGraph:
     client = pub.client
     native = bool(getattr(pub, "native", False))
-    headers = list_scope(client, pub._existing_root_types(), pub.domain, labels=native)
+    headers = pub._list_domain(pub._existing_root_types())
     if qualified_name:
         if not native and not qualified_name.endswith("@" + pub.domain):
             qualified_name = qualified_name + "@" + pub.domain

@@ -144,3 +144,24 @@ def test_a_refresh_lists_by_name(
     searches.clear()
     assert resync(client, domain, refresh=True).plan.counts["unchanged"] == TOTAL
     assert listed_by(searches) == {"name"}
+
+
+def test_teardown_and_saved_plans_list_by_key_and_still_find_keyless_entities(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    keyed, keyless = new_domain(domains), new_domain(domains)
+    pub = Publisher(client, domain=keyed)
+    pub.sync(graph())
+    doc = {**DOC, "datasets": [dict(d) for d in DOC["datasets"]]}
+    doc["datasets"][0]["kind"] = "view"
+    plan = pub.plan(graph(doc), stream=False)
+    searches.clear()
+    assert pub.apply(plan).updated == 1  # the saved plan is checked against a listing by key
+    assert listed_by(searches) == {"probe", "key"}
+    searches.clear()
+    assert pub.teardown().deleted == TOTAL
+    assert listed_by(searches) == {"probe", "key"}
+    Publisher(client, profile=KEYLESS, domain=keyless).sync(graph())
+    searches.clear()
+    assert Publisher(client, domain=keyless).teardown().deleted == TOTAL  # keyless: found by name
+    assert listed_by(searches) == {"probe", "key", "name"}
