@@ -125,8 +125,13 @@ def server_properties(node_id: int, broker_port: int, controller_port: int, log_
 
 
 def cluster_id() -> str:
-    """A random cluster id in Kafka's format (a UUID, URL-safe base64 without padding)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A random cluster id in Kafka's format (a UUID, URL-safe base64 without padding). Never one that
+    starts with ``-``: the storage tool would read it as an option (Kafka's own ``Uuid.randomUuid``
+    draws again for the same reason); one start in 64 failed that way."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 @dataclasses.dataclass(frozen=True)

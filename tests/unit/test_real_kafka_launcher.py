@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from atlas_sync.testing.real_kafka import cluster_id, is_our_kafka, pom_xml, server_properties
 
@@ -36,6 +39,13 @@ def test_cluster_id_is_a_uuid_in_url_safe_base64() -> None:
     assert len(value) == 22
     assert len(base64.urlsafe_b64decode(value + "==")) == 16
     assert cluster_id() != value
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    # kafka-storage format -t -AbC... reads the id as an option ("expected one argument")
+    draws = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x10" + bytes(15))])
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(draws))
+    assert cluster_id() == base64.urlsafe_b64encode(b"\x10" + bytes(15)).decode().rstrip("=")
 
 
 def test_only_a_broker_of_this_home_is_ours(tmp_path: Path) -> None:
