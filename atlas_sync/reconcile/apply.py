@@ -43,6 +43,15 @@ class ApplyResult:
     requests: int = 0
     guids: dict[Key, str] = field(default_factory=dict)
 
+    def count_written(self, items: Iterable[PlanItem], requests: int) -> None:
+        """Fold in one finished write batch: its creates and updates, and the requests it took."""
+        self.requests += requests
+        for it in items:
+            if it.action == "create":
+                self.created += 1
+            else:
+                self.updated += 1
+
     def to_json(self) -> dict[str, int]:
         return {
             "created": self.created,
@@ -366,12 +375,7 @@ def apply_plan(
     def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
         nonlocal done
         known.update(outcome.assigned)
-        result.requests += outcome.requests
-        for it in batch.items:
-            if it.action == "create":
-                result.created += 1
-            else:
-                result.updated += 1
+        result.count_written(batch.items, outcome.requests)
         done += len(batch.items)
         if progress:
             progress(done, total)

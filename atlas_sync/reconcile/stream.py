@@ -756,12 +756,7 @@ class StreamSync:
         def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
             nonlocal done
             self.spool.add_actual((k[0], k[1], g, owner, None) for k, g in outcome.assigned.items())
-            applied.requests += outcome.requests
-            for it in batch.items:
-                if it.action == "create":
-                    applied.created += 1
-                else:
-                    applied.updated += 1
+            applied.count_written(batch.items, outcome.requests)
             done += len(batch.items)
             if progress:
                 progress(done, total)
