@@ -343,17 +343,18 @@ class Publisher:
                 _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
             # The listing runs while the input renders; it is of Atlas before this run writes anything.
-            s.start_listing(
-                self._scope_types(), **self._server_attributes(), refresh=options.get("refresh", False)
-            )
+            roots, attrs = self._scope_types(), self._server_attributes()
+            s.start_listing(roots, **attrs, refresh=options.get("refresh", False))
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             ensure = options.get("ensure_typedefs", True) and not dry_run
-            writes = self.ensure_typedefs() if ensure else 0
-            attrs = self._server_attributes()
+            writes = 0
+            if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
+                writes = self.ensure_typedefs()
+                roots, attrs = self._scope_types(), self._server_attributes()
             out = s.run(
                 job=job,
-                root_types=self._scope_types(),
+                root_types=roots,
                 process_types=self.process_types,
                 options=PlanOptions(
                     allow_delete=options.get("allow_delete", True),
