@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from atlas_sync.errors import InputError
 
@@ -19,14 +19,26 @@ def read_text(path: str) -> str:
         return sys.stdin.read()
     try:
         return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=path) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+        raise _unreadable(path, exc) from None
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """Open an input file (not stdin) for reading bytes, with the errors :func:`read_text` gives."""
+    try:
+        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _unreadable(path: str, exc: OSError) -> InputError:
+    if isinstance(exc, FileNotFoundError):
+        return InputError("no such file", file=path)
+    if isinstance(exc, IsADirectoryError):
+        return InputError("is a directory, not a file", file=path)
+    return InputError(f"cannot read: {exc.strerror}", file=path)
 
 
 def load_json(path: str) -> Any:
@@ -41,4 +53,4 @@ def load_json(path: str) -> Any:
         raise InputError("JSON nested too deeply", file=path) from None
 
 
-__all__ = ["load_json", "read_text"]
+__all__ = ["load_json", "open_binary", "read_text"]

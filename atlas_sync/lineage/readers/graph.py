@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import load_json, read_text
+from atlas_sync.inputs import load_json, open_binary, read_text
 from atlas_sync.lineage.model import (
     ColumnEdge,
     Dataset,
@@ -117,14 +117,7 @@ class _Source:
             shutil.copyfileobj(sys.stdin.buffer, self.fh, _BUF)
             self.fh.seek(0)
         else:
-            try:
-                self.fh = open(path, "rb")  # noqa: SIM115 - closed by close()
-            except FileNotFoundError:
-                raise InputError("no such file", file=path) from None
-            except IsADirectoryError:
-                raise InputError("is a directory, not a file", file=path) from None
-            except OSError as exc:
-                raise InputError(f"cannot read: {exc.strerror}", file=path) from None
+            self.fh = open_binary(path)
         self.rewind()
 
     def rewind(self, slow_from: int | None = None) -> None:
