@@ -27,7 +27,6 @@ import json
 import math
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from issue_workload import TYPES, source_count  # noqa: E402
+from sync_bench import Server as EmulatorServer  # noqa: E402
 
 from atlas_sync.lineage.model import (  # noqa: E402
     EdgeTuple,
@@ -136,29 +136,12 @@ def expected_entities(counts: dict[str, int]) -> int:
 
 
 # --------------------------------------------------------------------------- running it
-class Server:
-    """``atlas-sync emulator serve --memory`` in a child process."""
+class Server(EmulatorServer):
+    """sync_bench's emulator child process, with a request log to count requests and entity writes."""
 
     def __init__(self, latency_ms: float, per_entity_ms: float, per_kib_ms: float, log: Path) -> None:
-        exe = Path(sys.executable).with_name("atlas-sync")
         self.log = log
-        cmd = [str(exe), "emulator", "serve", "--memory", "--port", "0", "--latency-ms", str(latency_ms)]
-        cmd += ["--request-log", str(log)]
-        cmd += ["--latency-per-entity-ms", str(per_entity_ms), "--latency-per-kib-ms", str(per_kib_ms)]
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stderr is not None
-        deadline = time.monotonic() + 30
-        self.url = ""
-        while time.monotonic() < deadline:
-            line = self.proc.stderr.readline()
-            if m := re.search(r"listening on (http://\S+)", line):
-                self.url = m.group(1)
-                break
-            if not line and self.proc.poll() is not None:
-                break
-        if not self.url:
-            self.stop()
-            raise RuntimeError("the emulator did not start")
+        super().__init__(latency_ms, per_entity_ms, per_kib_ms, extra=["--request-log", str(log)])
 
     def requests(self) -> tuple[int, int]:
         """(requests, entity write requests) logged so far."""
@@ -172,20 +155,6 @@ class Server:
                     if rec["method"] in ("POST", "PUT", "DELETE") and "/v2/entity" in path:
                         writes += 1
         return total, writes
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-        return float("nan")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def domain_count(url: str) -> int:

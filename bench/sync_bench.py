@@ -55,6 +55,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -262,11 +263,13 @@ def worker(args: argparse.Namespace) -> int:
 class Server:
     """``atlas-sync emulator serve --memory`` in a child process."""
 
-    def __init__(self, latency_ms: float, per_entity_ms: float, per_kib_ms: float = 0.0) -> None:
+    def __init__(
+        self, latency_ms: float, per_entity_ms: float, per_kib_ms: float = 0.0, extra: Sequence[str] = ()
+    ) -> None:
         exe = Path(sys.executable).with_name("atlas-sync")
         cmd = [str(exe), "emulator", "serve", "--memory", "--port", "0"]
         cmd += ["--latency-ms", str(latency_ms), "--latency-per-entity-ms", str(per_entity_ms)]
-        cmd += ["--latency-per-kib-ms", str(per_kib_ms)]
+        cmd += ["--latency-per-kib-ms", str(per_kib_ms), *extra]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
         assert self.proc.stderr is not None
         deadline = time.monotonic() + 30
