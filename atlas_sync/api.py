@@ -344,7 +344,7 @@ class Publisher:
             job = _check_job(job or s.job or "default")
             # The listing runs while the input renders; it is of Atlas before this run writes anything.
             roots, attrs = self._scope_types(), self._server_attributes()
-            s.start_listing(roots, **attrs, refresh=options.get("refresh", False))
+            s.start_listing(roots, job=job, **attrs, refresh=options.get("refresh", False))
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             ensure = options.get("ensure_typedefs", True) and not dry_run
@@ -371,6 +371,7 @@ class Publisher:
                 listed=SHOWN_ITEMS if streamed else None,
                 digest_attribute=attrs["digest_attribute"],
                 scope_attribute=attrs["scope_attribute"],
+                job_key_attribute=attrs["job_key_attribute"],
                 refresh=options.get("refresh", False),
             )
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
@@ -430,10 +431,12 @@ class Publisher:
         return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
 
     def _server_attributes(self) -> dict[str, str | None]:
-        """The profile's ``digest_attribute`` and ``scope_attribute``, each when the server's types have
+        """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
         it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
         it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
-        wanted = {k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute")}
+        wanted = {
+            k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute", "job_key_attribute")
+        }
         roots = self.profile.root_types()
         for key, attr in wanted.items():
             missing = [t for t in roots if attr and attr not in self.profile.schema.own_attributes.get(t, {})]

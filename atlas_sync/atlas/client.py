@@ -726,6 +726,25 @@ class AtlasClient:
                 return
             offset += len(entities)
 
+    def search_count(
+        self, type_name: str, *, entity_filters: dict[str, Any] | None = None, exclude_deleted: bool = True
+    ) -> int | None:
+        """How many entities a basic search matches (its ``approximateCount``, one request for one
+        header), or ``None`` when the server gives no count."""
+        body: dict[str, Any] = {
+            "typeName": type_name,
+            "excludeDeletedEntities": exclude_deleted,
+            "includeSubTypes": True,
+            "limit": 1,
+            "offset": 0,
+            "attributes": ["qualifiedName"],
+        }
+        if entity_filters:
+            body["entityFilters"] = entity_filters
+        page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
+        count = page.get("approximateCount")
+        return count if isinstance(count, int) and count >= 0 else None
+
     # ------------------------------------------------------------------ lineage
 
     def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> dict[str, Any]:

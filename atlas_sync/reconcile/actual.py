@@ -24,6 +24,7 @@ Key = tuple[str, str]
 log = logging.getLogger(__name__)
 
 OWNER_ATTRIBUTE = "atlasSyncJob"
+UNKNOWN_TYPE = "ATLAS-400-00-014"  # "Type ENTITY with name ... does not exist"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
 PROBE_PAGE = 1_000
 
@@ -33,6 +34,14 @@ def scope_key(domain: str) -> str:
     Atlas runs a search for it on its index (a value with ``@`` or other query characters, like the
     ``@domain`` suffix of a qualifiedName, is checked in memory on every entity of the types)."""
     return "d" + hashlib.blake2b(domain.encode(), digest_size=10).hexdigest()
+
+
+def job_key(domain: str, job: str) -> str:
+    """The value a profile's ``job_key_attribute`` holds for the entities ``job`` owns in ``domain``:
+    letters and digits only, like :func:`scope_key`, so a job's own entities are listed on Atlas's
+    index whatever its name holds (``:`` and ``.`` would keep the search off the index)."""
+    raw = json.dumps([domain, job]).encode()  # unambiguous: no two (domain, job) pairs give one text
+    return "j" + hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
 class ScopeClient(Protocol):
@@ -49,6 +58,8 @@ class ActualHeader:
     owner: str | None
     # what the profile's digest attribute holds (reconcile.digest), when it has one
     digest: str | None = None
+    # whether it carries its owner's job key (False: written before job keys, or the key is unknown)
+    keyed: bool = True
 
     @property
     def key(self) -> Key:
@@ -164,6 +175,165 @@ def iter_scope(
     yield from _headers(client, root_types, by_suffix, suffix, digest_attribute, **search)
 
 
+def iter_job(
+    client: ScopeClient,
+    root_types: list[str],
+    domain: str,
+    job: str,
+    *,
+    job_key_attribute: str | None,
+    labels: bool = False,
+    digest_attribute: str | None = None,
+    scope_attribute: str | None = None,
+    refresh: bool = False,
+    **search: Any,
+) -> Iterator[ActualHeader]:
+    """The entities ``job`` owns in ``domain`` (what its sync may update or delete), listed on Atlas's
+    index by the job's :func:`job_key`: the listing costs what the job holds, not what the domain holds.
+    Native profiles (``labels``) list by the job's label and keep those with the domain's label.
+
+    A job that lists nothing by key may own entities an older atlas-sync wrote without the key: those
+    are listed by owner and domain key (or qualifiedName suffix, for entities older than domain keys)
+    with ``keyed=False``, and the sync writes the key onto them once (reconcile.stream). A job that
+    has keyed entities wrote the key on all it owned then, so it skips that listing, unless ``refresh``.
+    """
+    if not root_types:
+        return
+    suffix = "@" + domain
+    if labels:
+        yield from _iter_labelled(client, root_types, domain, job=job, **search)
+        return
+    found = False
+    if job_key_attribute is not None:
+        by_key = {
+            "attributeName": job_key_attribute,
+            "operator": "eq",
+            "attributeValue": job_key(domain, job),
+        }
+        for h in _headers(client, root_types, by_key, suffix, digest_attribute, **search):
+            found = True
+            yield h
+        if found and not refresh:
+            return
+    owner = {"attributeName": OWNER_ATTRIBUTE, "operator": "eq", "attributeValue": job}
+    by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
+    keyless = [{"attributeName": job_key_attribute, "operator": "isNull"}] if job_key_attribute else []
+    if scope_attribute is not None:
+        # Atlas answers the key criteria from its index and checks the owner on those candidates only
+        filters = [
+            [
+                *keyless,
+                {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)},
+            ],
+            [{"attributeName": scope_attribute, "operator": "isNull"}, by_suffix],
+        ]
+    else:
+        filters = [[*keyless, by_suffix]]
+    for criteria in filters:
+        for h in _headers(
+            client,
+            root_types,
+            {"condition": "AND", "criterion": [*criteria, owner]},
+            suffix,
+            digest_attribute,
+            **search,
+        ):
+            if h.owner == job:
+                h.keyed = False
+                yield h
+
+
+LOOKUP_THREADS = 4
+
+
+def lookup_headers(
+    client: Any,
+    keys: Iterable[Key],
+    domain: str,
+    *,
+    labels: bool = False,
+    digest_attribute: str | None = None,
+    job_key_attribute: str | None = None,
+    outside: dict[Key, str] | None = None,
+) -> list[ActualHeader]:
+    """Headers of the ACTIVE entities of ``domain`` among ``keys``, read by unique attribute (bulk GETs
+    per type, on Atlas's unique index, a few types at once): what a job's sync needs of the entities
+    it wants but does not own (their guid, owner and stored digest), at a cost that follows ``keys``.
+    Under a native profile (``labels``) only entities with the domain's label count; the guids of the
+    others (a hook made them) go to ``outside``."""
+    by_type: dict[str, list[str]] = {}
+    for t, qn in keys:
+        by_type.setdefault(t, []).append(qn)
+    if not by_type:
+        return []
+    mark = label_for(DOMAIN_LABEL, domain)
+    suffix = "@" + domain
+
+    def read(item: tuple[str, list[str]]) -> list[ActualHeader]:
+        t, names = item
+        out: list[ActualHeader] = []
+        try:
+            found = client.get_entities_by_unique(t, names, min_ext_info=True, ignore_relationships=True)
+        except BadRequestError as exc:
+            if exc.error_code != UNKNOWN_TYPE:
+                raise
+            return out  # a type the server lacks has no entities (a plan before typedefs are applied)
+        for ent in found:
+            attrs = ent.get("attributes") or {}
+            qn = attrs.get("qualifiedName")
+            if ent.get("status", "ACTIVE") != "ACTIVE" or not isinstance(qn, str) or ent.get("typeName") != t:
+                continue
+            if labels:
+                if mark not in (ent.get("labels") or []):
+                    if outside is not None:
+                        outside[(t, qn)] = ent["guid"]
+                    continue
+                owner = job_label(ent.get("labels"))
+            else:
+                if not qn.endswith(suffix):
+                    continue
+                value = attrs.get(OWNER_ATTRIBUTE)
+                owner = value if isinstance(value, str) and value else None
+            digest = attrs.get(digest_attribute) if digest_attribute else None
+            # (only an owner's missing key is written later: reconcile.stream)
+            keyed = (
+                labels
+                or job_key_attribute is None
+                or owner is None
+                or attrs.get(job_key_attribute) == job_key(domain, owner)
+            )
+            out.append(
+                ActualHeader(ent["guid"], t, qn, owner, digest if isinstance(digest, str) else None, keyed)
+            )
+        return out
+
+    items = sorted(by_type.items())
+    if len(items) == 1:
+        return read(items[0])
+    with ThreadPoolExecutor(min(LOOKUP_THREADS, len(items)), thread_name_prefix="atlas-sync-lookup") as pool:
+        return [h for part in pool.map(read, items) for h in part]
+
+
+def count_scope(
+    client: Any,
+    root_types: list[str],
+    domain: str,
+    *,
+    labels: bool = False,
+    scope_attribute: str | None = None,
+) -> int:
+    """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count of a
+    search by the domain's key, one request per root type; a listing where it gives no count."""
+    if not labels and scope_attribute is not None:
+        by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+        counts = [client.search_count(t, entity_filters=by_key) for t in root_types]
+        if all(c is not None for c in counts):
+            return sum(c for c in counts if c is not None)
+    return sum(
+        1 for _ in iter_scope(client, root_types, domain, labels=labels, scope_attribute=scope_attribute)
+    )
+
+
 def _headers(
     client: ScopeClient,
     root_types: list[str],
@@ -227,15 +397,16 @@ def _has_unkeyed(
 
 
 def _iter_labelled(
-    client: ScopeClient, root_types: list[str], domain: str, **search: Any
+    client: ScopeClient, root_types: list[str], domain: str, *, job: str | None = None, **search: Any
 ) -> Iterator[ActualHeader]:
     # Atlas keeps labels as the text "|a|b|": `contains` may match a longer label, so the header's
-    # labels are checked here; the owner is the job label
+    # labels are checked here; the owner is the job label. With ``job``, that job's entities only.
     mark = label_for(DOMAIN_LABEL, domain)
+    wanted = mark if job is None else label_for(JOB_LABEL, job)
     headers = search_roots(
         client,
         root_types,
-        entity_filters={"attributeName": "__labels", "operator": "contains", "attributeValue": mark},
+        entity_filters={"attributeName": "__labels", "operator": "contains", "attributeValue": wanted},
         exclude_deleted=True,
         attributes=["qualifiedName"],
         **search,
@@ -243,7 +414,9 @@ def _iter_labelled(
     for h in headers:
         labels = h.get("labels") or []
         qn = (h.get("attributes") or {}).get("qualifiedName")
-        if h.get("status", "ACTIVE") != "ACTIVE" or mark not in labels or not isinstance(qn, str):
+        if h.get("status", "ACTIVE") != "ACTIVE" or not isinstance(qn, str):
+            continue
+        if mark not in labels or wanted not in labels:
             continue
         yield ActualHeader(h["guid"], h["typeName"], qn, job_label(labels))
 

@@ -42,6 +42,7 @@ class ApplyResult:
     purged: int = 0
     requests: int = 0
     guids: dict[Key, str] = field(default_factory=dict)
+    keyed: int = 0  # entities that got their job's key, once (reconcile.stream)
 
     def count_written(self, items: Iterable[PlanItem], requests: int) -> None:
         """Fold in one finished write batch: its creates and updates, and the requests it took."""
@@ -59,6 +60,7 @@ class ApplyResult:
             "deleted": self.deleted,
             "purged": self.purged,
             "requests": self.requests,
+            **({"keyed": self.keyed} if self.keyed else {}),
         }
 
 

@@ -36,8 +36,12 @@ from typing import Any
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile.actual import (
     Key,
+    count_scope,
     fingerprint,
+    iter_job,
     iter_scope,
+    job_key,
+    lookup_headers,
     read_entities,
     reference_attributes,
     scope_key,
@@ -153,7 +157,7 @@ class _Spool:
                 PRIMARY KEY (type, qn, rtype, rqn)) WITHOUT ROWID;
             CREATE TABLE actual (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT, digest TEXT,
-                PRIMARY KEY (type, qn)) WITHOUT ROWID;
+                keyed INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE INDEX actual_guid ON actual (guid);
             CREATE TABLE foreign_ (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, PRIMARY KEY (type, qn)
@@ -274,11 +278,13 @@ class _Spool:
         state: DesiredState,
         digest_attribute: str | None = None,
         scope: tuple[str, str] | None = None,
+        job_key: tuple[str, str] | None = None,
     ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
         With ``digest_attribute``, each one's digest (reconcile.digest) and the keys it refers to;
-        ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers).
-        Returns the names of the reference attributes seen."""
+        ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers);
+        ``job_key``: (attribute, value) written when an entity is created, with its owner (so the
+        digest does not cover it). Returns the names of the reference attributes seen."""
         rows = []
         refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
@@ -286,6 +292,8 @@ class _Spool:
             ref_names.update(e.refs)
             if scope is not None:
                 e.attributes[scope[0]] = scope[1]
+            if job_key is not None:
+                e.create_only[job_key[0]] = job_key[1]
             digest = None
             if digest_attribute is not None:
                 digest = entity_digest(e, digest_attribute)
@@ -374,17 +382,43 @@ class _Spool:
             yield out
 
     # ------------------------------------------------------------------ actual
-    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None, str | None]]) -> None:
-        """Listed entities: (type, qualifiedName, guid, owner, stored digest); a key listed again (or
-        written) keeps its first owner and digest and takes the new guid."""
+    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None, str | None, bool]]) -> None:
+        """Listed entities: (type, qualifiedName, guid, owner, stored digest, carries its job key); a
+        key listed again (or written) keeps its first owner and digest and takes the new guid."""
         self.db.executemany(
-            "INSERT INTO actual (type, qn, guid, owner, digest) VALUES (?, ?, ?, ?, ?) "
+            "INSERT INTO actual (type, qn, guid, owner, digest, keyed) VALUES (?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET guid = excluded.guid",
             rows,
         )
 
-    def actual_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
+    def actual_count(self, owner: str | None = None) -> int:
+        """Entities listed (or looked up), or only those ``owner`` owns."""
+        if owner is None:
+            return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
+        return int(self.db.execute("SELECT count(*) FROM actual WHERE owner = ?", (owner,)).fetchone()[0])
+
+    def unlisted_desired(self, *, shared: bool = True) -> list[Key]:
+        """Desired entities the listing did not give (``shared``: shared ones too): to look up."""
+        cond = "" if shared else " AND d.shared = 0"
+        return [
+            (r[0], r[1])
+            for r in self.db.execute(
+                "SELECT d.type, d.qn FROM desired d WHERE NOT EXISTS "
+                f"(SELECT 1 FROM actual a WHERE a.type = d.type AND a.qn = d.qn){cond} ORDER BY d.type, d.qn"
+            )
+        ]
+
+    def unkeyed(self, owner: str) -> list[tuple[str, str, str]]:
+        """(type, qualifiedName, guid) of ``owner``'s entities that lack its job key."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self.db.execute(
+                "SELECT type, qn, guid FROM actual WHERE owner = ? AND keyed = 0 ORDER BY type, qn", (owner,)
+            )
+        ]
+
+    def forget_actual(self, guids: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM actual WHERE guid = ?", ((g,) for g in guids))
 
     def guids_of(self, keys: Iterable[Key]) -> dict[Key, str]:
         out: dict[Key, str] = {}
@@ -519,6 +553,9 @@ class StreamSync:
         self._writes: WriteScheduler | None = None
         self._listing: BackgroundListing | None = None
         self._listed_digest: str | None = None
+        self._listed_job: str | None = None  # the job whose own entities the listing holds (None: domain)
+        self._roots: list[str] = []
+        self._scope_attribute: str | None = None
 
     def __enter__(self) -> StreamSync:
         return self
@@ -534,18 +571,40 @@ class StreamSync:
         self,
         root_types: list[str],
         *,
+        job: str | None = None,
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
+        job_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> None:
-        """List the domain on a thread from now on (reconcile.listing), so that rendering overlaps it;
-        ``run`` takes this listing. Call it before anything is written: the listing is of Atlas as it
-        is now. ``digest_attribute``, ``scope_attribute``: those the server's types have now (``None``
-        lists without them, which is never wrong: entities are then compared in full); ``refresh``:
-        list by name, without digests."""
+        """List on a thread from now on (reconcile.listing), so that rendering overlaps it; ``run``
+        takes this listing. Call it before anything is written: the listing is of Atlas as it is now.
+        ``job``: list only what that job owns (reconcile.actual.iter_job; ``run`` then looks up the
+        other entities it wants by unique attribute), else the whole domain.
+        ``digest_attribute``, ``scope_attribute``, ``job_key_attribute``: those the server's types
+        have now (``None`` lists without them, which is never wrong: entities are then compared in
+        full); ``refresh``: without digests, and by name as well as by key."""
         native = self.profile.mapping_file is not None
         self._listed_digest = None if refresh else digest_attribute
+        self._listed_job = job
+        self._roots, self._scope_attribute = root_types, scope_attribute
         digest, scope = self._listed_digest, None if refresh else scope_attribute
+        if job is not None:
+            self._listing = BackgroundListing(
+                lambda: iter_job(
+                    self.client,
+                    root_types,
+                    self.domain,
+                    job,
+                    job_key_attribute=job_key_attribute,
+                    labels=native,
+                    digest_attribute=digest,
+                    scope_attribute=scope_attribute,
+                    refresh=refresh,
+                    dedupe=False,
+                )
+            )
+            return
         self._listing = BackgroundListing(
             lambda: iter_scope(
                 self.client,
@@ -643,7 +702,9 @@ class StreamSync:
         }
         part = LineageGraph(job=self.job, source=self.source)
         part.processes, part.edges = processes, edges
-        self._add_state(self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs))))
+        self._add_state(
+            job, self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs)))
+        )
 
     def _render_datasets(self, job: str, ids: list[str]) -> None:
         """Render the catalogue's datasets ``ids`` with their columns, at most ``RENDER_DATASETS``
@@ -666,7 +727,7 @@ class StreamSync:
         part = LineageGraph(job=self.job, source=self.source)
         part.datasets = datasets
         state = self._render(job, part, extra_columns={d.id: extra[d.id] for d in datasets if d.id in extra})
-        self._add_state(state)
+        self._add_state(job, state)
         self.spool.add_keys(state)
 
     def _render(self, job: str, part: LineageGraph, **options: Any) -> DesiredState:
@@ -674,10 +735,11 @@ class StreamSync:
             part, self.profile, domain=self.domain, job=job, single_process=self.processes == 1, **options
         )
 
-    def _add_state(self, state: DesiredState) -> None:
-        attr = self.profile.scope_attribute
+    def _add_state(self, job: str, state: DesiredState) -> None:
+        attr, key_attr = self.profile.scope_attribute, self.profile.job_key_attribute
         scope = (attr, scope_key(self.domain)) if attr else None
-        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope)
+        key = (key_attr, job_key(self.domain, job)) if key_attr else None
+        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope, key)
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -695,6 +757,7 @@ class StreamSync:
         listed: int | None = SHOWN_ITEMS,
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
+        job_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> StreamResult:
         """List the domain (unless :meth:`start_listing` did), check the fail-safes, then compare and
@@ -705,7 +768,10 @@ class StreamSync:
         with every entity, and an entity whose stored digest matches is unchanged without a full read
         (``refresh``: read and compare every entity in full all the same, e.g. after edits in the UI).
         ``scope_attribute``: the profile's scope attribute, when the server's types have it: the domain
-        is listed by its key (reconcile.actual.iter_scope; ``refresh`` lists by name all the same)."""
+        is listed by its key (reconcile.actual.iter_scope; ``refresh`` lists by name all the same).
+        ``job_key_attribute``: the profile's job key attribute, when the server's types have it: written
+        with what the job creates, and onto the job's entities that lack it (written before job keys),
+        once, after the deletes (so a sync killed before then finds them again the same way)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         # a native profile's scope is the domain's label and its owner mark the job's label
         native = self.profile.mapping_file is not None
@@ -713,23 +779,49 @@ class StreamSync:
         if self._listing is None:
             self.start_listing(
                 root_types,
+                job=job,
                 digest_attribute=digest_attribute,
                 scope_attribute=scope_attribute,
+                job_key_attribute=job_key_attribute,
                 refresh=refresh,
             )
         self._take_listed(wait=True)
         listed_digest = self._listed_digest
+        key_attr = self.profile.job_key_attribute
+        # entities of the job listed without its key (written by an earlier atlas-sync): what this sync
+        # creates gets the key only with them, at the end, so a killed sync lists them all again
+        upgrading = bool(self._listed_job and job_key_attribute and self.spool.unkeyed(owner))
+        self._roots, self._scope_attribute = root_types, scope_attribute
+        outside: dict[Key, str] | None = None
+        if self._listed_job is not None and root_types:  # (no root types: the server has none of them)
+            # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
+            outside = {}
+            found = lookup_headers(
+                self.client,
+                self.spool.unlisted_desired(),
+                self.domain,
+                labels=native,
+                digest_attribute=listed_digest,
+                job_key_attribute=job_key_attribute,
+                outside=outside,
+            )
+            self.spool.add_actual(
+                (h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found
+            )
         foreign = self.spool.foreign_processes(process_types, owner)
         if foreign:
             raise foreign_process(*foreign, owner)
         skipped: set[Key] = set()
         if native:
             # datasets that exist outside the domain (a hook made them) are referenced, never written
-            outside = self.spool.shared_outside()
-            found = find_existing(self.client, outside)
+            shared = self.spool.shared_outside()
+            if outside is None:
+                found = find_existing(self.client, shared)
+            else:  # the lookup above read them
+                found = {k: outside[k] for k in shared if k in outside}
             self.spool.add_foreign(found)
             policy = options.missing_datasets
-            missing = {k for k in outside if k not in found}
+            missing = {k for k in shared if k not in found}
             outputs = self.spool.desired_outputs() if policy == "skip" and missing else {}
             skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
             if skipped:
@@ -755,7 +847,9 @@ class StreamSync:
 
         def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
             nonlocal done
-            self.spool.add_actual((k[0], k[1], g, owner, None) for k, g in outcome.assigned.items())
+            self.spool.add_actual(
+                (k[0], k[1], g, owner, None, not upgrading) for k, g in outcome.assigned.items()
+            )
             applied.count_written(batch.items, outcome.requests)
             done += len(batch.items)
             if progress:
@@ -791,6 +885,8 @@ class StreamSync:
             for e, guid in chunk:
                 if e.key in skipped:
                     continue
+                if key_attr and (upgrading or job_key_attribute is None):
+                    e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
@@ -840,11 +936,51 @@ class StreamSync:
                 purge=purge,
             )
             _add(applied, res)
+            self.spool.forget_actual(i.guid for i in deletes if i.guid)
             done += len(deletes)
             if progress:
                 progress(done, total)
-        has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
+        if self._listed_job is not None and key_attr and job_key_attribute and not native:
+            self._write_job_keys(job, job_key_attribute, batch_size, plan, applied, dry_run)
+        has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
+
+    def _write_job_keys(
+        self,
+        job: str,
+        attribute: str,
+        batch_size: int,
+        plan: StreamedPlan,
+        applied: ApplyResult,
+        dry_run: bool,
+    ) -> None:
+        """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):
+        once, last, so that a sync killed before this point finds them again by owner. Each entity is
+        read and sent back with its own plain attributes (Atlas checks the mandatory ones on a bulk
+        write) and the key; references are left out, so Atlas keeps them."""
+        todo = self.spool.unkeyed(job)
+        if not todo:
+            return
+        plan.warnings.append(
+            f"{len(todo)} entities of job {job!r} {'would get' if dry_run else 'get'} the job's key "
+            f"({attribute}), once: they were written before job keys"
+        )
+        if dry_run:
+            return
+        key = job_key(self.domain, job)
+        bodies = []
+        for lo in range(0, len(todo), READ_CHUNK):
+            part = todo[lo : lo + READ_CHUNK]
+            for ent in self.client.get_entities([g for _, _, g in part], ignore_relationships=True):
+                if ent.get("status", "ACTIVE") != "ACTIVE":
+                    continue
+                attrs = {k: v for k, v in (ent.get("attributes") or {}).items() if not _is_reference(v)}
+                attrs[attribute] = key
+                bodies.append({"typeName": ent["typeName"], "guid": ent["guid"], "attributes": attrs})
+            applied.requests += 1 + (len(part) - 1) // 300
+        res = self.client.upsert_entities(bodies, batch_size=batch_size, headers=False)
+        applied.requests += int(getattr(res, "requests", 1) or 1)
+        applied.keyed += len(bodies)
 
     def _deletes(
         self,
@@ -880,7 +1016,7 @@ class StreamSync:
             return []
         plan.deletes_blocked = check_deletes(
             len(out),
-            self.spool.actual_count(),
+            self._domain_size(),
             self.spool.desired_count() > 0,
             self.domain,
             job,
@@ -890,6 +1026,16 @@ class StreamSync:
             plan.warnings.append(plan.deletes_blocked)
             return []
         return out
+
+    def _domain_size(self) -> int:
+        """How many entities the domain holds: the listing's rows, or (a job's listing) Atlas's count."""
+        if self._listed_job is None:
+            return self.spool.actual_count()
+        native = self.profile.mapping_file is not None
+        counted = count_scope(
+            self.client, self._roots, self.domain, labels=native, scope_attribute=self._scope_attribute
+        )
+        return max(counted, self.spool.actual_count())  # (keyless entities are not counted by key)
 
     def _still_used(self, a: Any, gone: set[str], by_guid: _GuidKeys) -> bool:
         """A dataset stays while an entity outside this job's plan (not its container) refers to it.
@@ -913,6 +1059,13 @@ class StreamSync:
             if key not in containers:
                 return True
         return False
+
+
+def _is_reference(value: Any) -> bool:
+    """An attribute value that refers to entities (an object id, or a list of them)."""
+    if isinstance(value, list):
+        return any(isinstance(v, dict) for v in value)
+    return isinstance(value, dict) and ("guid" in value or "typeName" in value)
 
 
 def _positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:

@@ -36,6 +36,9 @@ class Profile:
     # An indexed string attribute of the profile's types that holds a key of the domain
     # (reconcile.actual.scope_key): a re-sync lists the domain by it on Atlas's index.
     scope_attribute: str | None = None
+    # a string attribute holding a key of the domain and the owning job (reconcile.actual.job_key): a
+    # job's sync lists its own entities by it, not the whole domain
+    job_key_attribute: str | None = None
     # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
     native_types: bool = False
     # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
@@ -179,6 +182,7 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         create_only_attributes=list(cfg.get("create_only_attributes") or []),
         digest_attribute=_attribute_name(cfg, cfg_file, "digest_attribute"),
         scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
+        job_key_attribute=_attribute_name(cfg, cfg_file, "job_key_attribute"),
         native_types=native_types,
         mapping_file=mapping_file,
     )

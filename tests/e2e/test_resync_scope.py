@@ -1,4 +1,5 @@
-"""A re-sync lists the domain by its key (``atlasSyncScope``) on Atlas's index, not by name.
+"""A re-sync lists the job's own entities by its key (``atlasSyncJobKey``), and teardown, show and
+saved plans list the domain by its key (``atlasSyncScope``), on Atlas's index, not by name.
 
 Atlas runs a search for a value with ``@`` in memory over every entity of the types, so listing by the
 ``@domain`` suffix of qualifiedNames costs as much as every domain together (docs/resync.md). Every
@@ -20,12 +21,13 @@ from resync_support import DOC, TOTAL, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
-from atlas_sync.reconcile.actual import scope_key
+from atlas_sync.reconcile.actual import job_key, scope_key
 from atlas_sync.render.profile import load_profile
 
 KEY = "atlasSyncScope"
+JOB_KEY = "atlasSyncJobKey"
 # the profile as an atlas-sync before domain keys had it: its entities carry no key
-KEYLESS = dataclasses.replace(load_profile("lineage"), scope_attribute=None)
+KEYLESS = dataclasses.replace(load_profile("lineage"), scope_attribute=None, job_key_attribute=None)
 
 
 @pytest.fixture
@@ -56,35 +58,47 @@ def searches(client: AtlasClient, monkeypatch: pytest.MonkeyPatch) -> list[dict[
 
 
 def listed_by(searches: list[dict[str, Any]]) -> set[str]:
-    """How the domain was listed: 'key', 'name', and 'probe' for the check for keyless entities."""
+    """How entities were listed: 'job' by the job's key, 'key' by the domain's key, 'name' by the
+    qualifiedName suffix, 'probe' for the domain's check for keyless entities, 'owner' for a job's
+    listing of what it owns without keys."""
     kinds = set()
     for f in searches:
-        if f.get("attributeName") == KEY and f.get("operator") == "eq":
+        crit = f.get("criterion", [])
+        if f.get("attributeName") == JOB_KEY and f.get("operator") == "eq":
+            kinds.add("job")
+        elif f.get("attributeName") == KEY and f.get("operator") == "eq":
             kinds.add("key")
         elif f.get("attributeName") == "qualifiedName" and f.get("operator") == "endsWith":
             kinds.add("name")
-        elif any(
-            c.get("attributeName") == KEY and c.get("operator") == "isNull" for c in f.get("criterion", [])
-        ):
+        elif any(c.get("attributeName") == "atlasSyncJob" for c in crit):
+            kinds.add("owner")
+        elif any(c.get("attributeName") == KEY and c.get("operator") == "isNull" for c in crit):
             kinds.add("probe")
     return kinds
 
 
-def test_the_key_is_letters_and_digits_and_one_per_domain() -> None:
+def test_the_keys_are_letters_and_digits_and_one_per_domain_and_job() -> None:
     # '@' and other query characters keep Atlas's search off its index
     assert re.fullmatch(r"[a-z0-9]+", scope_key("sales@eu-west/1"))
     assert scope_key("sales") == scope_key("sales")
     assert scope_key("sales") != scope_key("sales2")
+    assert re.fullmatch(r"[a-z0-9]+", job_key("sales", "etl.sql:orders"))
+    assert job_key("sales", "a") != job_key("sales", "b") != job_key("sales2", "b")
+    assert job_key("a", "b\0c") != job_key("a\0b", "c")  # the parts cannot be shifted
 
 
-def test_every_written_entity_carries_its_domains_key(client: AtlasClient, domains: list[str]) -> None:
+def test_every_written_entity_carries_its_domains_and_jobs_keys(
+    client: AtlasClient, domains: list[str]
+) -> None:
     domain = new_domain(domains)
     Publisher(client, domain=domain).sync(graph())
-    assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"][KEY] == scope_key(domain)
-    assert entity(client, "lineage_process", f"nightly:rev@{domain}")["attributes"][KEY] == scope_key(domain)
+    for t, qn in (("lineage_dataset", f"raw.orders@{domain}"), ("lineage_process", f"nightly:rev@{domain}")):
+        attrs = entity(client, t, qn)["attributes"]
+        assert attrs[KEY] == scope_key(domain)
+        assert attrs[JOB_KEY] == job_key(domain, "nightly")
 
 
-def test_a_resync_lists_the_domain_by_its_key_and_only_that_domain(
+def test_a_resync_lists_the_jobs_own_entities_by_its_key_and_nothing_else(
     client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
 ) -> None:
     domain, other = new_domain(domains), new_domain(domains)
@@ -92,15 +106,14 @@ def test_a_resync_lists_the_domain_by_its_key_and_only_that_domain(
     Publisher(client, domain=domain).sync(graph())
     searches.clear()
     again = resync(client, domain)
-    assert listed_by(searches) == {"probe", "key"}
+    assert listed_by(searches) == {"job"}
     assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
     assert client.stats["entity_write"].requests == 0 and client.stats["entity_read"].requests == 0
-    # the key listing holds this domain only: the other domain's entities are neither compared nor deleted
     assert all(i.qualified_name.endswith("@" + domain) for i in again.plan.items)
     assert entity(client, "lineage_dataset", f"raw.orders@{other}")["status"] == "ACTIVE"
 
 
-def test_entities_written_before_keys_are_found_by_name_and_keyed_once(
+def test_entities_written_before_keys_are_found_by_owner_and_keyed_once(
     client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
 ) -> None:
     domain = new_domain(domains)
@@ -109,14 +122,18 @@ def test_entities_written_before_keys_are_found_by_name_and_keyed_once(
     assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"].get(KEY) is None
     searches.clear()
     first = resync(client, domain)  # the process "gone" is no longer in the input
-    assert listed_by(searches) == {"probe", "key", "name"}
+    assert listed_by(searches) == {"job", "owner"}
     assert first.plan.counts == {"create": 0, "update": TOTAL, "delete": 1, "unchanged": 0}
     assert {c.attribute for i in first.plan.by_action("update") for c in i.changes} == {KEY}
     (deleted,) = first.plan.by_action("delete")
     assert deleted.qualified_name == f"nightly:gone@{domain}"  # found although it had no key
+    assert first.applied is not None and first.applied.keyed == TOTAL
+    assert entity(client, "lineage_column", f"raw.orders.id@{domain}")["attributes"][JOB_KEY] == job_key(
+        domain, "nightly"
+    )
     searches.clear()
     second = resync(client, domain)
-    assert listed_by(searches) == {"probe", "key"}
+    assert listed_by(searches) == {"job"}
     assert second.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
     assert client.stats["entity_write"].requests == 0
 
@@ -129,21 +146,21 @@ def test_keyless_entities_of_another_domain_do_not_change_how_this_one_is_listed
     Publisher(client, domain=keyed).sync(graph())
     searches.clear()
     assert resync(client, keyed).plan.counts["unchanged"] == TOTAL
-    assert listed_by(searches) == {"probe", "key"}
+    assert listed_by(searches) == {"job"}
     searches.clear()
     assert resync(client, keyless).plan.counts["update"] == TOTAL
-    assert listed_by(searches) == {"probe", "key", "name"}
+    assert listed_by(searches) == {"job", "owner"}
 
 
-def test_a_refresh_lists_by_name(
+def test_a_refresh_lists_what_the_job_owns_with_and_without_keys(
     client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
 ) -> None:
-    # a full compare trusts nothing it wrote: not the digest, not the key
+    # a full compare trusts nothing it wrote: not the digest, not the keys
     domain = new_domain(domains)
     Publisher(client, domain=domain).sync(graph())
     searches.clear()
     assert resync(client, domain, refresh=True).plan.counts["unchanged"] == TOTAL
-    assert listed_by(searches) == {"name"}
+    assert listed_by(searches) == {"job", "owner"}
 
 
 def test_teardown_and_saved_plans_list_by_key_and_still_find_keyless_entities(
