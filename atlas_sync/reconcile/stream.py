@@ -796,7 +796,7 @@ class StreamSync:
         if self._listed_job is not None and root_types:  # (no root types: the server has none of them)
             # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
             outside = {}
-            found = lookup_headers(
+            looked_up = lookup_headers(
                 self.client,
                 self.spool.unlisted_desired(),
                 self.domain,
@@ -806,7 +806,7 @@ class StreamSync:
                 outside=outside,
             )
             self.spool.add_actual(
-                (h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found
+                (h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in looked_up
             )
         foreign = self.spool.foreign_processes(process_types, owner)
         if foreign:
