@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 
 from typing_extensions import Unpack
 
+from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
@@ -170,6 +171,7 @@ class Publisher:
             )
         self.missing_datasets = missing_datasets
         self._typedefs_ensured = False  # set by ensure_typedefs(): the scope types exist then
+        self._server_types: Any = None  # what the server held of the profile's types, read once
 
     @classmethod
     def from_settings(cls, client: Any, settings: Any) -> Publisher:
@@ -220,9 +222,34 @@ class Publisher:
             self._typedefs_ensured = True
             return 0
         bundle = load_bundle(*self.profile.typedef_sources)
-        result = ensure_typedefs(self.client, bundle)
+        result = ensure_typedefs(self.client, bundle, self._types())
         self._typedefs_ensured = True
-        return int(getattr(result, "writes", 0) or 0)
+        writes = int(getattr(result, "writes", 0) or 0)
+        if writes:
+            self._server_types = None  # what was read is out of date now
+        return writes
+
+    def _types(self) -> Any:
+        """The server's defs of the profile's types and of those they refer to, read by name once per
+        publisher (a few KiB; Atlas's whole type system is about 450 KiB): what the typedef check,
+        the root types and the bookkeeping attributes are decided from."""
+        if self._server_types is None:
+            from atlas_sync.typedefs import load_bundle
+            from atlas_sync.typedefs.engine import read_bundle_types, read_types_by_name
+
+            if self.profile.typedef_sources:
+                bundle = load_bundle(*self.profile.typedef_sources)
+                self._server_types = read_bundle_types(self.client, bundle)
+            else:
+                self._server_types = read_types_by_name(self.client, self.profile.root_types())
+        return self._server_types
+
+    def forget_types(self) -> None:
+        """Read the server's types again before the next sync (e.g. after Atlas answered a type error:
+        someone deleted or changed them); a long-running service calls this instead of reading every
+        typedef for every sync."""
+        self._server_types = None
+        self._typedefs_ensured = False
 
     # ------------------------------------------------------------------ plan / apply
     @property
@@ -330,7 +357,7 @@ class Publisher:
         dry_run: bool = False,
     ) -> SyncResult:
         """The one sync path: spool, render, then plan (and unless ``dry_run`` apply) chunk by chunk."""
-        from atlas_sync.reconcile.stream import SHOWN_ITEMS, StreamSync
+        from atlas_sync.reconcile.stream import StreamSync
 
         streamed = options.get("stream") is not False
         with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
@@ -347,34 +374,53 @@ class Publisher:
             s.start_listing(roots, job=job, **attrs, refresh=options.get("refresh", False))
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
-            ensure = options.get("ensure_typedefs", True) and not dry_run
+            # checked once per publisher: a long-running service does not read them for every sync
+            ensure = options.get("ensure_typedefs", True) and not dry_run and not self._typedefs_ensured
             writes = 0
             if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
                 writes = self.ensure_typedefs()
                 roots, attrs = self._scope_types(), self._server_attributes()
-            out = s.run(
-                job=job,
-                root_types=roots,
-                process_types=self.process_types,
-                options=PlanOptions(
-                    allow_delete=options.get("allow_delete", True),
-                    max_delete_percent=self.max_delete_percent,
-                    force=options.get("force", False),
-                    input_has_errors=any(p.severity == "error" for p in s.problems),
-                    missing_datasets=self.missing_datasets,
-                ),
-                batch_size=self.batch_size,
-                parallel=options.get("parallel") or self.parallel,
-                purge=options.get("purge", False),
-                progress=options.get("progress"),
-                dry_run=dry_run,
-                listed=SHOWN_ITEMS if streamed else None,
-                digest_attribute=attrs["digest_attribute"],
-                scope_attribute=attrs["scope_attribute"],
-                job_key_attribute=attrs["job_key_attribute"],
-                refresh=options.get("refresh", False),
-            )
+            try:
+                out = self._apply_run(s, job, roots, attrs, options, dry_run, streamed)
+            except AtlasError:
+                self.forget_types()  # e.g. a type error: someone changed the types; check them next time
+                raise
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
+
+    def _apply_run(
+        self,
+        s: Any,
+        job: str,
+        roots: list[str],
+        attrs: Mapping[str, str | None],
+        options: Mapping[str, Any],
+        dry_run: bool,
+        streamed: bool,
+    ) -> Any:
+        from atlas_sync.reconcile.stream import SHOWN_ITEMS
+
+        return s.run(
+            job=job,
+            root_types=roots,
+            process_types=self.process_types,
+            options=PlanOptions(
+                allow_delete=options.get("allow_delete", True),
+                max_delete_percent=self.max_delete_percent,
+                force=options.get("force", False),
+                input_has_errors=any(p.severity == "error" for p in s.problems),
+                missing_datasets=self.missing_datasets,
+            ),
+            batch_size=self.batch_size,
+            parallel=options.get("parallel") or self.parallel,
+            purge=options.get("purge", False),
+            progress=options.get("progress"),
+            dry_run=dry_run,
+            listed=SHOWN_ITEMS if streamed else None,
+            digest_attribute=attrs["digest_attribute"],
+            scope_attribute=attrs["scope_attribute"],
+            job_key_attribute=attrs["job_key_attribute"],
+            refresh=options.get("refresh", False),
+        )
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
         """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
@@ -447,16 +493,17 @@ class Publisher:
                 )
         if self._typedefs_ensured or not any(wanted.values()):
             return wanted
+        types = self._types()
         for t in roots:
-            d = self.client.get_typedef_by_name(t)
+            d = types.get(t)
             held = {a.get("name") for a in (d or {}).get("attributeDefs") or []}
             wanted = {k: a if a in held else None for k, a in wanted.items()}
         return wanted
 
     def _existing_root_types(self) -> list[str]:
         """Root types that exist on the server (a search on an unknown type is a 400)."""
-        names = {h.get("name") for h in self.client.get_typedef_headers()}
-        return [t for t in self.profile.root_types() if t in names]
+        types = self._types()
+        return [t for t in self.profile.root_types() if t in types]
 
     def _deleted_in_domain(self, roots: list[str]) -> list[str]:
         suffix = "@" + self.domain

@@ -24,6 +24,17 @@ PRIMITIVES: frozenset[str] = frozenset(
     }
 )
 
+# Atlas's type categories as it spells them, with the AtlasTypesDef list that holds each (one table
+# for the typedef engine and the emulator).
+CATEGORY_LISTS: dict[str, str] = {
+    "ENUM": "enumDefs",
+    "STRUCT": "structDefs",
+    "CLASSIFICATION": "classificationDefs",
+    "ENTITY": "entityDefs",
+    "RELATIONSHIP": "relationshipDefs",
+    "BUSINESS_METADATA": "businessMetadataDefs",
+}
+
 
 class TypeNameError(ValueError):
     """A malformed ``typeName`` such as ``array<string`` or ``map<string>``."""

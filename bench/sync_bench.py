@@ -264,10 +264,16 @@ class Server:
     """``atlas-sync emulator serve --memory`` in a child process."""
 
     def __init__(
-        self, latency_ms: float, per_entity_ms: float, per_kib_ms: float = 0.0, extra: Sequence[str] = ()
+        self,
+        latency_ms: float,
+        per_entity_ms: float,
+        per_kib_ms: float = 0.0,
+        extra: Sequence[str] = (),
+        *,
+        memory: bool = True,
     ) -> None:
         exe = Path(sys.executable).with_name("atlas-sync")
-        cmd = [str(exe), "emulator", "serve", "--memory", "--port", "0"]
+        cmd = [str(exe), "emulator", "serve", *(["--memory"] if memory else []), "--port", "0"]
         cmd += ["--latency-ms", str(latency_ms), "--latency-per-entity-ms", str(per_entity_ms)]
         cmd += ["--latency-per-kib-ms", str(per_kib_ms), *extra]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)

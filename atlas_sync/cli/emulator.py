@@ -150,6 +150,8 @@ def serve_cmd(
                     "entities": rec.entity_count,
                     "ms": rec.duration_ms,
                     "fault": rec.fault,
+                    "bytes_in": rec.bytes_in,
+                    "bytes_out": rec.bytes_out,
                 }  # fmt: skip
             )
             with lock:

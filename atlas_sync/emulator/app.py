@@ -62,6 +62,8 @@ class RequestRecord:
     entity_count: int
     duration_ms: float = 0.0
     fault: str | None = None
+    bytes_in: int = 0  # request body
+    bytes_out: int = 0  # response body
 
 
 def _builtin_types() -> dict[str, Any]:
@@ -218,7 +220,7 @@ class Emulator:
         if delay:
             time.sleep(delay)
         self._record(RequestRecord(method, path, resp.status, count, _ms(started),
-                                   fault.kind if fault else None))  # fmt: skip
+                                   fault.kind if fault else None, len(raw), len(resp.body)))  # fmt: skip
         if fault is not None and fault.kind == "lost_response":
             raise LostResponseFault()
         return resp

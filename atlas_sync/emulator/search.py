@@ -165,6 +165,8 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
         {n: a.type_name for n, a in first.attrs.items() if a.kind in ("primitive", "enum")} if first else {}
     )
     sql_filter = None if tag else _sql_criteria(params.get("entityFilters"), attr_types)
+    if sql_filter is not None and first is not None:
+        _index_attributes(repo, first, params.get("entityFilters"))
     sort_by = params.get("sortBy")
     sortable = not sort_by or _column(str(sort_by), attr_types) is not None
     if sql_filter is not None and sortable and not (text and text != "*"):
@@ -454,9 +456,37 @@ def _column(name: str, attr_types: dict[str, str]) -> tuple[str, list[Any], str]
     if name in COLUMNS:
         return COLUMNS[name], [], "long" if name in ("__timestamp", "__modificationTimestamp") else "string"
     t = attr_types.get(name)
-    if t is None or '"' in name:
+    if t is None or '"' in name or "'" in name:
         return None
-    return "json_extract(attrs, ?)", [f'$."{name}"'], t
+    # the path is written out (not a parameter) so that an index on the expression serves it
+    return f"""json_extract(attrs, '$."{name}"')""", [], t
+
+
+def _index_attributes(repo: Repo, et: Any, spec: Any) -> None:
+    """Index the indexable attributes a filter names, as Atlas's index holds them (an expression index,
+    made on first use): a search by one then costs what it finds, not what the types hold."""
+    names: list[str] = []
+
+    def walk(s: Any) -> None:
+        if isinstance(s, dict):
+            if isinstance(s.get("criterion"), list):
+                for c in s["criterion"]:
+                    walk(c)
+            elif isinstance(s.get("attributeName"), str):
+                names.append(s["attributeName"])
+
+    walk(spec)
+    done = repo.state.indexed_attributes
+    for name in names:
+        attr = et.attrs.get(name)
+        if name in done or attr is None or not attr.indexable or attr.kind != "primitive":
+            continue
+        col = _column(name, {name: attr.type_name})
+        if col is None:
+            continue
+        ident = "entities_attr_" + "".join(ch if ch.isalnum() else "_" for ch in name)
+        repo.conn.execute(f"CREATE INDEX IF NOT EXISTS {ident} ON entities ({col[0]})")
+        done.add(name)
 
 
 def _sql_value(type_name: str, value: Any) -> Any:

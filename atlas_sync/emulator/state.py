@@ -24,6 +24,8 @@ class State:
         self.staged: Registry | None = None
         # basic search paging per query until the next write (see search._paging)
         self.search_pages: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        # attributes whose expression index exists (search._index_attributes)
+        self.indexed_attributes: set[str] = set()
 
     def now(self) -> int:
         return int(time.time() * 1000)

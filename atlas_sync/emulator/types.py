@@ -13,16 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.emulator.errors import AtlasApiError, InternalError
-from atlas_sync.typenames import PRIMITIVES, TypeNameError, parse_type_name
+from atlas_sync.typenames import CATEGORY_LISTS, PRIMITIVES, TypeNameError, parse_type_name
 
-CATEGORY_KEYS = {
-    "ENUM": "enumDefs",
-    "STRUCT": "structDefs",
-    "CLASSIFICATION": "classificationDefs",
-    "ENTITY": "entityDefs",
-    "RELATIONSHIP": "relationshipDefs",
-    "BUSINESS_METADATA": "businessMetadataDefs",
-}
+CATEGORY_KEYS = CATEGORY_LISTS
 KEY_CATEGORIES = {v: k for k, v in CATEGORY_KEYS.items()}
 LIST_KEYS = tuple(CATEGORY_KEYS.values())
 NAME_RE = re.compile(r"^(__)?[a-zA-Z][a-zA-Z0-9_ ]*$")
@@ -67,6 +60,7 @@ class Attr:
     elem: str | None = None  # element type name for arrays (resolved kind in elem_kind)
     elem_kind: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    indexable: bool = False  # isIndexable: Atlas answers a search on it from its index
 
 
 @dataclass
@@ -236,6 +230,7 @@ class Registry:
             elem=elem,
             elem_kind=elem_kind,
             options=dict(ad.get("options") or {}),
+            indexable=bool(ad.get("isIndexable", False)),
         )
 
     def _resolve_relationship(self, d: dict[str, Any]) -> None:

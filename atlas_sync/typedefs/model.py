@@ -17,22 +17,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_sync.typenames import CATEGORY_LISTS, named_types
 from atlas_sync.typenames import PRIMITIVES as ATLAS_PRIMITIVES
-from atlas_sync.typenames import named_types
 
 Cardinality = Literal["SINGLE", "LIST", "SET"]
 RelationshipCategory = Literal["ASSOCIATION", "AGGREGATION", "COMPOSITION"]
 PropagateTags = Literal["NONE", "ONE_TO_TWO", "TWO_TO_ONE", "BOTH"]
 
-# Category names as Atlas spells them, with the AtlasTypesDef list that holds each.
-CATEGORY_LISTS: dict[str, str] = {
-    "ENUM": "enumDefs",
-    "STRUCT": "structDefs",
-    "CLASSIFICATION": "classificationDefs",
-    "ENTITY": "entityDefs",
-    "RELATIONSHIP": "relationshipDefs",
-    "BUSINESS_METADATA": "businessMetadataDefs",
-}
+# (CATEGORY_LISTS: the category names as Atlas spells them and their lists, from atlas_sync.typenames)
 LIST_CATEGORIES: dict[str, str] = {v: k for k, v in CATEGORY_LISTS.items()}
 # Rank used to break ties in the dependency order (the order Atlas's store creates categories in).
 CATEGORY_RANK: dict[str, int] = {c: i for i, c in enumerate(CATEGORY_LISTS)}

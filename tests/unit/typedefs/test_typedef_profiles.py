@@ -13,7 +13,14 @@ S, INT, B, AS = "string", "int", "boolean", "array<string>"
 PICO_ROOTS = {
     "pico_spark_data_type": (
         "DataSet",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "levelExpr": S, "columns": AS},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
+            "levelExpr": S,
+            "columns": AS,
+        },
     ),
     "pico_spark_process_type": (
         "Process",
@@ -21,6 +28,7 @@ PICO_ROOTS = {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
             "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
             "operator": S,
             "levelExpr": S,
             "levelNum": INT,
@@ -54,6 +62,7 @@ LINEAGE_ENTITIES = {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
             "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
             "namespace": S,
             "kind": S,
             "format": S,
@@ -62,7 +71,14 @@ LINEAGE_ENTITIES = {
     ),
     "lineage_column": (
         "DataSet",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "dataType": S, "position": INT},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
+            "dataType": S,
+            "position": INT,
+        },
     ),
     "lineage_process": (
         "Process",
@@ -70,6 +86,7 @@ LINEAGE_ENTITIES = {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
             "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
             "kind": S,
             "queryText": S,
             "sourceFile": S,
@@ -77,7 +94,14 @@ LINEAGE_ENTITIES = {
     ),
     "lineage_column_lineage": (
         "Process",
-        {"atlasSyncJob": S, "atlasSyncDigest": S, "atlasSyncScope": S, "dependencyType": S, "expression": S},
+        {
+            "atlasSyncJob": S,
+            "atlasSyncDigest": S,
+            "atlasSyncScope": S,
+            "atlasSyncJobKey": S,
+            "dependencyType": S,
+            "expression": S,
+        },
     ),
 }
 LINEAGE_RELATIONSHIPS = {

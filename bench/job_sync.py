@@ -1,0 +1,186 @@
+"""What one small job's sync costs as its domain grows (issue 23): the same job, whole CLI commands.
+
+Builds domains of several sizes on one emulator with a bulk graph sync each (issue 15's workload,
+bench/issue_workload.py: about 12.5 entities per process), without latency; then restarts the emulator
+on the same state with the latency model (5 ms per request + 2 ms per KiB of request body by default)
+and, for each domain, runs as a user does:
+
+* ``new``       - ``atlas-sync sync --domain D --job small-N --from sql small.sql`` (a job never synced:
+  one INSERT ... SELECT reading one of the domain's shared datasets and one table of its own);
+* ``unchanged`` - the same command again: nothing to write.
+
+Per run: wall time and client CPU of the child process (``os.wait4``), and, from the emulator's request
+log, the requests, writes and bytes both ways. Ratios are against the same job into an empty domain on
+the same server (``D0``), measured first and again last (the server then holds every other domain).
+
+    .venv/bin/python bench/job_sync.py --sizes 0,12500,125000
+    .venv/bin/python bench/job_sync.py --sizes 0,12500,125000,1250000 --out bench/results/job_sync.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from big_sync import write_issue_document  # noqa: E402
+from sync_bench import Server  # noqa: E402
+
+ENTITIES_PER_PROCESS = 12.5
+SQL = """INSERT INTO mart.small_{i}
+SELECT s.c0 AS id, o.amount AS amount
+FROM raw.s1 s JOIN raw.own_{i} o ON s.c0 = o.id;
+"""
+
+
+def _run(args: list[str], env: dict[str, str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """A child process timed as a whole, with its CPU from the kernel's accounting."""
+    exe = Path(sys.executable).with_name("atlas-sync")
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(exe), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({code}): {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, subprocess.CompletedProcess(proc.args, code, out, err)
+
+
+def _requests(log: Path, offset: int) -> tuple[int, dict[str, int]]:
+    with log.open("rb") as fh:
+        fh.seek(offset)
+        data = fh.read()
+    out = {"requests": 0, "writes": 0, "bytes_sent": 0, "bytes_received": 0}
+    for line in data.decode().splitlines():
+        rec = json.loads(line)
+        out["requests"] += 1
+        out["writes"] += rec["method"] == "POST" and rec["path"].endswith("/entity/bulk")
+        out["bytes_sent"] += rec.get("bytes_in", 0)
+        out["bytes_received"] += rec.get("bytes_out", 0)
+    return offset + len(data), out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="0,12500,125000", help="domain sizes in entities (0: empty)")
+    ap.add_argument("--latency-ms", type=float, default=5.0)
+    ap.add_argument("--per-kib-ms", type=float, default=2.0)
+    ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="atlas-sync-jobsync-"))
+    data, log = work / "emulator", work / "requests.jsonl"
+    env = {**os.environ, "ATLAS_USERNAME": "admin", "ATLAS_PASSWORD": "admin"}  # not in argv
+    env.pop("ATLAS_URL", None)
+
+    print(f"building domains {sizes} (no latency) in {work}", file=sys.stderr)
+    results: dict[str, Any] = {
+        "sizes": sizes,
+        "latency": {"ms": args.latency_ms, "per_kib_ms": args.per_kib_ms},
+    }
+    builder = _serve(data, log, 0, 0)
+    try:
+        env["ATLAS_URL"] = builder.url
+        for size in sizes:
+            if not size:
+                continue
+            doc = work / f"bulk{size}.json"
+            with doc.open("w", encoding="utf-8") as fh:
+                write_issue_document(fh, round(size / ENTITIES_PER_PROCESS), job="bulk")
+            t0 = time.perf_counter()
+            _run(
+                ["sync", "--domain", f"D{size}", "--job", "bulk", "--from", "graph", str(doc), "--quiet"], env
+            )
+            print(f"  D{size}: built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    finally:
+        builder.stop()
+
+    server = _serve(data, log, args.latency_ms, args.per_kib_ms)
+    rows: list[dict[str, Any]] = []
+    try:
+        env["ATLAS_URL"] = server.url
+        offset = log.stat().st_size if log.exists() else 0
+        order = [0, *[s for s in sizes if s], 0]
+        for n, size in enumerate(order):
+            sql = work / f"small{n}.sql"
+            sql.write_text(SQL.format(i=n), encoding="utf-8")
+            for phase in ("new", "unchanged"):
+                wall, cpu, done = _run(
+                    [
+                        "sync",
+                        "--domain",
+                        f"D{size}",
+                        "--job",
+                        f"small-{n}",
+                        "--from",
+                        "sql",
+                        str(sql),
+                        "--json",
+                    ],
+                    env,
+                )
+                offset, counts = _requests(log, offset)
+                row = {
+                    "domain": size,
+                    "run": n,
+                    "phase": phase,
+                    "wall_s": round(wall, 3),
+                    "cpu_s": round(cpu, 3),
+                }
+                rows.append({**row, **counts})
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    finally:
+        server.stop()
+    results["rows"] = rows
+    print(_table(rows))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+class _FileServer(Server):
+    """The bench's emulator on a state folder that survives the restart between building and timing."""
+
+    def __init__(self, data: Path, log: Path, latency_ms: float, per_kib_ms: float) -> None:
+        super().__init__(
+            latency_ms, 0, per_kib_ms, extra=["--request-log", str(log), "--data", str(data)], memory=False
+        )
+
+
+def _serve(data: Path, log: Path, latency_ms: float, per_kib_ms: float) -> Server:
+    return _FileServer(data, log, latency_ms, per_kib_ms)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    base = {r["phase"]: r for r in rows if r["domain"] == 0 and r["run"] == 0}
+    lines = [
+        "| domain entities | phase | wall s | x empty | requests | writes | KiB sent | KiB read | x empty | CPU s |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        b = base[r["phase"]]
+        lines.append(
+            f"| {r['domain']:,} | {r['phase']} | {r['wall_s']:.2f} | {r['wall_s'] / b['wall_s']:.2f} | "
+            f"{r['requests']} | {r['writes']} | {r['bytes_sent'] / 1024:.0f} | {r['bytes_received'] / 1024:.0f} | "
+            f"{r['bytes_received'] / max(1, b['bytes_received']):.2f} | {r['cpu_s']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
