@@ -10,8 +10,9 @@ and, for each domain, runs as a user does:
 * ``unchanged`` - the same command again: nothing to write.
 
 Per run: wall time and client CPU of the child process (``os.wait4``), and, from the emulator's request
-log, the requests, writes and bytes both ways. Ratios are against the same job into an empty domain on
-the same server (``D0``), measured first and again last (the server then holds every other domain).
+log, the requests, writes and bytes both ways. ``--repeat`` rounds, each over every domain in turn (a new
+job each time); medians, and ratios against the same job into the empty domain ``D0`` of the same server
+(which holds every other domain: cost must follow neither the domain nor the Atlas).
 
     .venv/bin/python bench/job_sync.py --sizes 0,12500,125000
     .venv/bin/python bench/job_sync.py --sizes 0,12500,125000,1250000 --out bench/results/job_sync.json
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="0,12500,125000", help="domain sizes in entities (0: empty)")
     ap.add_argument("--latency-ms", type=float, default=5.0)
     ap.add_argument("--per-kib-ms", type=float, default=2.0)
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of (new job, unchanged) per domain")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -115,35 +118,32 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env["ATLAS_URL"] = server.url
         offset = log.stat().st_size if log.exists() else 0
-        order = [0, *[s for s in sizes if s], 0]
-        for n, size in enumerate(order):
-            sql = work / f"small{n}.sql"
-            sql.write_text(SQL.format(i=n), encoding="utf-8")
-            for phase in ("new", "unchanged"):
-                wall, cpu, done = _run(
-                    [
-                        "sync",
-                        "--domain",
-                        f"D{size}",
-                        "--job",
-                        f"small-{n}",
-                        "--from",
-                        "sql",
-                        str(sql),
-                        "--json",
-                    ],
-                    env,
-                )
-                offset, counts = _requests(log, offset)
-                row = {
-                    "domain": size,
-                    "run": n,
-                    "phase": phase,
-                    "wall_s": round(wall, 3),
-                    "cpu_s": round(cpu, 3),
-                }
-                rows.append({**row, **counts})
-                print(json.dumps(rows[-1]), file=sys.stderr)
+        n = 0
+        for rnd in range(args.repeat):
+            # rounds interleave the domains, so that a slower moment of the machine hits them all alike
+            for size in sizes:
+                sql = work / f"small{n}.sql"
+                sql.write_text(SQL.format(i=n), encoding="utf-8")
+                for phase in ("new", "unchanged"):
+                    wall, cpu, done = _run(
+                        [
+                            "sync",
+                            "--domain",
+                            f"D{size}",
+                            "--job",
+                            f"small-{n}",
+                            "--from",
+                            "sql",
+                            str(sql),
+                            "--json",
+                        ],
+                        env,
+                    )
+                    offset, counts = _requests(log, offset)
+                    row = {"domain": size, "round": rnd, "phase": phase, "wall_s": round(wall, 3)}
+                    rows.append({**row, "cpu_s": round(cpu, 3), **counts})
+                    print(json.dumps(rows[-1]), file=sys.stderr)
+                n += 1
     finally:
         server.stop()
     results["rows"] = rows
@@ -167,17 +167,25 @@ def _serve(data: Path, log: Path, latency_ms: float, per_kib_ms: float) -> Serve
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    base = {r["phase"]: r for r in rows if r["domain"] == 0 and r["run"] == 0}
+    """Medians per (domain, phase), and their ratios to the same job into the empty domain."""
+    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["domain"], r["phase"]), []).append(r)
+
+    def med(key: tuple[int, str], field: str) -> float:
+        return float(statistics.median(r[field] for r in groups[key]))
+
     lines = [
-        "| domain entities | phase | wall s | x empty | requests | writes | KiB sent | KiB read | x empty | CPU s |",
+        "| domain entities | phase | wall s (median) | x empty | requests | x empty | KiB read | x empty | KiB sent | CPU s |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r in rows:
-        b = base[r["phase"]]
+    for (size, phase), _ in sorted(groups.items()):
+        k, b = (size, phase), (0, phase)
         lines.append(
-            f"| {r['domain']:,} | {r['phase']} | {r['wall_s']:.2f} | {r['wall_s'] / b['wall_s']:.2f} | "
-            f"{r['requests']} | {r['writes']} | {r['bytes_sent'] / 1024:.0f} | {r['bytes_received'] / 1024:.0f} | "
-            f"{r['bytes_received'] / max(1, b['bytes_received']):.2f} | {r['cpu_s']:.2f} |"
+            f"| {size:,} | {phase} | {med(k, 'wall_s'):.2f} | {med(k, 'wall_s') / med(b, 'wall_s'):.2f} | "
+            f"{med(k, 'requests'):.0f} | {med(k, 'requests') - med(b, 'requests'):+.0f} | "
+            f"{med(k, 'bytes_received') / 1024:.0f} | {med(k, 'bytes_received') / med(b, 'bytes_received'):.2f} | "
+            f"{med(k, 'bytes_sent') / 1024:.1f} | {med(k, 'cpu_s'):.2f} |"
         )
     return "\n".join(lines)
 
