@@ -471,6 +471,12 @@ class Publisher:
             return self.profile.root_types()
         return self._existing_root_types()
 
+    def list_domain(self) -> dict[tuple[str, str], ActualHeader]:
+        """Every ACTIVE entity of the domain, as headers (guid, type, qualifiedName, owner) by
+        (type, qualifiedName): what ``show`` draws and ``teardown`` deletes. Lists the whole domain
+        (by its key on Atlas's index); a job's sync never needs this."""
+        return self._list_domain(self._existing_root_types())
+
     def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
         scope = self._server_attributes()["scope_attribute"] if roots else None

@@ -91,7 +91,7 @@ def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> Lin
 def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> LineageGraph:
     client = pub.client
     native = bool(getattr(pub, "native", False))
-    headers = pub._list_domain(pub._existing_root_types())
+    headers = pub.list_domain()
     if qualified_name:
         if not native and not qualified_name.endswith("@" + pub.domain):
             qualified_name = qualified_name + "@" + pub.domain
