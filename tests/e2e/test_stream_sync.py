@@ -224,12 +224,12 @@ def test_publisher_sync_streams_big_graphs_by_itself(monkeypatch: pytest.MonkeyP
 
     spools: list[bool] = []  # memory? for every spool opened
 
-    class Spool(stream._Spool):
+    class Spool(stream.Spool):
         def __init__(self, directory: str | None = None, *, memory: bool = False) -> None:
             spools.append(memory)
             super().__init__(directory, memory=memory)
 
-    monkeypatch.setattr(stream, "_Spool", Spool)
+    monkeypatch.setattr(stream, "Spool", Spool)
     g = graph_a(200)
     small = publisher(Emulator(None)).sync(g.model_copy(deep=True))
     assert spools == [True] and small.plan.omitted == 0
@@ -542,7 +542,7 @@ def test_a_spark_plan_of_one_process_over_many_datasets_renders_in_bounded_parts
 ) -> None:
     from resource_bounds import spark_plan
 
-    import atlas_sync.reconcile.stream as stream
+    import atlas_sync.reconcile.spool as spool
 
     plan = tmp_path / "union.plan.txt"
     branches = spark_plan(plan, 0.02)  # a Union of `branches` projections of 20 columns, one relation each
@@ -614,7 +614,7 @@ def test_entities_with_many_references_are_read_back_in_small_groups_and_a_rerun
 ) -> None:
     from resource_bounds import spark_plan
 
-    import atlas_sync.reconcile.stream as stream
+    import atlas_sync.reconcile.spool as spool
 
     plan = tmp_path / "union.plan.txt"
     branches = spark_plan(plan, 0.02)
@@ -624,7 +624,7 @@ def test_entities_with_many_references_are_read_back_in_small_groups_and_a_rerun
     # every read-back group holds one entity: as many bulk reads as desired entities (each one GET
     # of a single guid), and the re-run still finds everything unchanged (``refresh``: every entity is
     # read back, not only those whose stored digest differs)
-    monkeypatch.setattr(stream, "READ_BYTES", 1)
+    monkeypatch.setattr(spool, "READ_BYTES", 1)
     reads: list[int] = []
     real = AtlasClient.get_entities
 

@@ -1,0 +1,154 @@
+"""What Atlas holds for one job's sync, read at a cost that follows the job, not its domain.
+
+A sync of job J (reconcile.stream) needs, of everything Atlas holds:
+
+* J's own entities, which it may update or delete: listed by J's key on Atlas's index
+  (:func:`~atlas_sync.reconcile.actual.iter_job`; by owner for entities written before job keys);
+* the other entities J's input wants (shared datasets another job created, hook-made tables): read by
+  unique attribute (:func:`~atlas_sync.reconcile.actual.lookup_headers`);
+* the domain's size, for the delete fail-safe: counted on Atlas's index, only when there are deletes;
+* after the writes, J's key on what J owns without it (written once, last).
+
+Everything goes into the sync's spool (reconcile.spool), which the plan is computed from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from atlas_sync.reconcile.actual import (
+    ActualHeader,
+    Key,
+    count_scope,
+    iter_job,
+    job_key,
+    lookup_headers,
+)
+from atlas_sync.reconcile.apply import ApplyResult
+from atlas_sync.reconcile.plan import Plan
+from atlas_sync.reconcile.spool import READ_CHUNK, Spool
+from atlas_sync.render.native import JOB_LABEL, label_for
+from atlas_sync.render.profile import Profile
+
+
+class JobHoldings:
+    """What Atlas holds for ``job`` in ``domain``. ``digest_attribute``, ``scope_attribute`` and
+    ``job_key_attribute``: those the server's types have when the listing starts (``None`` lists
+    without them, which is never wrong: entities are then compared in full); ``refresh``: no digests,
+    and J's entities listed by owner as well as by key."""
+
+    def __init__(
+        self,
+        client: Any,
+        profile: Profile,
+        domain: str,
+        job: str,
+        *,
+        root_types: list[str],
+        digest_attribute: str | None = None,
+        scope_attribute: str | None = None,
+        job_key_attribute: str | None = None,
+        refresh: bool = False,
+    ) -> None:
+        self.client = client
+        self.profile = profile
+        self.domain = domain
+        self.job = job
+        self.native = profile.mapping_file is not None
+        # a native profile's owner mark is the job's label
+        self.owner = label_for(JOB_LABEL, job) if self.native else job
+        self.root_types = root_types
+        self.digest_attribute = None if refresh else digest_attribute  # digests the listing holds
+        self.scope_attribute = scope_attribute
+        self.job_key_attribute = job_key_attribute
+        self.refresh = refresh
+
+    def listing(self) -> Iterator[ActualHeader]:
+        """The job's own entities (run on the listing's thread while the input renders)."""
+        return iter_job(
+            self.client,
+            self.root_types,
+            self.domain,
+            self.job,
+            job_key_attribute=self.job_key_attribute,
+            labels=self.native,
+            digest_attribute=self.digest_attribute,
+            scope_attribute=self.scope_attribute,
+            refresh=self.refresh,
+            dedupe=False,
+        )
+
+    def upgrading(self, spool: Spool, job_key_attribute: str | None) -> bool:
+        """Whether the listing found entities of the job without its key (written by an earlier
+        atlas-sync): what this sync creates then gets the key only with them, at the end, so that a
+        sync killed before then lists them all again the same way."""
+        return bool(job_key_attribute and spool.unkeyed(self.owner))
+
+    def look_up(self, spool: Spool, root_types: list[str], job_key_attribute: str | None) -> dict[Key, str]:
+        """Read the desired entities the listing lacks by unique attribute into ``spool`` (other jobs'
+        entities, with their owners); returns the guids of those outside the domain (a native profile's
+        hook-made datasets). ``root_types``, ``job_key_attribute``: what the server's types hold now."""
+        outside: dict[Key, str] = {}
+        if not root_types:  # the server has none of the profile's types: nothing of them exists
+            return outside
+        found = lookup_headers(
+            self.client,
+            spool.unlisted_desired(),
+            self.domain,
+            labels=self.native,
+            digest_attribute=self.digest_attribute,
+            job_key_attribute=job_key_attribute,
+            outside=outside,
+        )
+        spool.add_actual((h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found)
+        self.root_types, self.job_key_attribute = root_types, job_key_attribute
+        return outside
+
+    def domain_size(self, spool: Spool, scope_attribute: str | None) -> int:
+        """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count by
+        the domain's key, or what the spool holds where that is more (keyless entities are not counted)."""
+        counted = count_scope(
+            self.client, self.root_types, self.domain, labels=self.native, scope_attribute=scope_attribute
+        )
+        return max(counted, spool.actual_count())
+
+    def write_keys(
+        self, spool: Spool, batch_size: int, plan: Plan, applied: ApplyResult, dry_run: bool
+    ) -> None:
+        """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):
+        once, last, so that a sync killed before this point finds them again by owner. Each entity is
+        read and sent back with its own plain attributes (Atlas checks the mandatory ones on a bulk
+        write) and the key; references are left out, so Atlas keeps them."""
+        attribute = self.job_key_attribute
+        if self.native or attribute is None or not self.profile.job_key_attribute:
+            return
+        todo = spool.unkeyed(self.owner)
+        if not todo:
+            return
+        plan.warnings.append(
+            f"{len(todo)} entities of job {self.job!r} {'would get' if dry_run else 'get'} the job's key "
+            f"({attribute}), once: they were written before job keys"
+        )
+        if dry_run:
+            return
+        key = job_key(self.domain, self.job)
+        bodies = []
+        for lo in range(0, len(todo), READ_CHUNK):
+            part = todo[lo : lo + READ_CHUNK]
+            for ent in self.client.get_entities([g for _, _, g in part], ignore_relationships=True):
+                if ent.get("status", "ACTIVE") != "ACTIVE":
+                    continue
+                attrs = {k: v for k, v in (ent.get("attributes") or {}).items() if not _is_reference(v)}
+                attrs[attribute] = key
+                bodies.append({"typeName": ent["typeName"], "guid": ent["guid"], "attributes": attrs})
+        res = self.client.upsert_entities(bodies, batch_size=batch_size, headers=False)
+        applied.requests += int(getattr(res, "requests", 1) or 1)
+        applied.keyed += len(bodies)
+
+
+def _is_reference(value: Any) -> bool:
+    """An attribute value that refers to entities (an object id, or a list of them)."""
+    if isinstance(value, list):
+        return any(isinstance(v, dict) for v in value)
+    return isinstance(value, dict) and ("guid" in value or "typeName" in value)
