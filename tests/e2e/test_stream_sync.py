@@ -574,7 +574,7 @@ def test_a_spark_plan_of_one_process_over_many_datasets_renders_in_bounded_parts
 def test_small_target_columns_of_one_process_are_packed_into_parts_with_the_same_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import atlas_sync.reconcile.spool as spool
+    import atlas_sync.reconcile.stream as stream
 
     # one process reads t0..t5 (columns a, b) into out: out.x<i> = t<i>.a + t<i>.b, 2 edges per target
     # column, and a FILTER on t0.a for the whole of out (dataset-level target)
