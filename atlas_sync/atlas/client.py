@@ -539,6 +539,22 @@ class AtlasClient:
         result: dict[str, Any] = self._call("entity_write", "POST", "/v2/relationship", body=body)
         return result
 
+    def set_entity_attribute(self, guid: str, name: str, value: Any) -> MutationResult:
+        """Set one attribute of one entity (PUT ``/v2/entity/guid/{guid}?name=<attribute>``, Atlas's
+        partial update): its other attributes and its relationships stay as they are, and unlike a
+        bulk write Atlas does not ask for the entity's mandatory attributes and references."""
+        result = MutationResult(requests=1)
+        result.merge(
+            self._call(
+                "entity_write",
+                "PUT",
+                f"/v2/entity/guid/{quote(guid, safe='')}",
+                params=[("name", name)],
+                body=value,
+            )
+        )
+        return result
+
     def delete_entities(self, guids: Iterable[str]) -> MutationResult:
         """Soft-delete entities by guid (DELETE ``/v2/entity/bulk``), chunked; unknown guids are ignored."""
         result = MutationResult()

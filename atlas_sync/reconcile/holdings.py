@@ -15,6 +15,7 @@ Everything goes into the sync's spool (reconcile.spool), which the plan is compu
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from atlas_sync.reconcile.actual import (
@@ -27,9 +28,11 @@ from atlas_sync.reconcile.actual import (
 )
 from atlas_sync.reconcile.apply import ApplyResult
 from atlas_sync.reconcile.plan import Plan
-from atlas_sync.reconcile.spool import READ_CHUNK, Spool
+from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
+
+KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (each touches one entity)
 
 
 class JobHoldings:
@@ -113,13 +116,11 @@ class JobHoldings:
         )
         return max(counted, spool.actual_count())
 
-    def write_keys(
-        self, spool: Spool, batch_size: int, plan: Plan, applied: ApplyResult, dry_run: bool
-    ) -> None:
+    def write_keys(self, spool: Spool, plan: Plan, applied: ApplyResult, dry_run: bool) -> None:
         """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):
-        once, last, so that a sync killed before this point finds them again by owner. Each entity is
-        read and sent back with its own plain attributes (Atlas checks the mandatory ones on a bulk
-        write) and the key; references are left out, so Atlas keeps them."""
+        once, last, so that a sync killed before this point finds them again by owner. One partial
+        update per entity (``KEY_WRITERS`` at once), which changes that attribute alone: a bulk write
+        would have to send each entity's mandatory references too (a column's dataset)."""
         attribute = self.job_key_attribute
         if self.native or attribute is None or not self.profile.job_key_attribute:
             return
@@ -133,22 +134,7 @@ class JobHoldings:
         if dry_run:
             return
         key = job_key(self.domain, self.job)
-        bodies = []
-        for lo in range(0, len(todo), READ_CHUNK):
-            part = todo[lo : lo + READ_CHUNK]
-            for ent in self.client.get_entities([g for _, _, g in part], ignore_relationships=True):
-                if ent.get("status", "ACTIVE") != "ACTIVE":
-                    continue
-                attrs = {k: v for k, v in (ent.get("attributes") or {}).items() if not _is_reference(v)}
-                attrs[attribute] = key
-                bodies.append({"typeName": ent["typeName"], "guid": ent["guid"], "attributes": attrs})
-        res = self.client.upsert_entities(bodies, batch_size=batch_size, headers=False)
-        applied.requests += int(getattr(res, "requests", 1) or 1)
-        applied.keyed += len(bodies)
-
-
-def _is_reference(value: Any) -> bool:
-    """An attribute value that refers to entities (an object id, or a list of them)."""
-    if isinstance(value, list):
-        return any(isinstance(v, dict) for v in value)
-    return isinstance(value, dict) and ("guid" in value or "typeName" in value)
+        with ThreadPoolExecutor(KEY_WRITERS, thread_name_prefix="atlas-sync-keys") as pool:
+            done = list(pool.map(lambda row: self.client.set_entity_attribute(row[2], attribute, key), todo))
+        applied.requests += sum(int(getattr(r, "requests", 1) or 1) for r in done)
+        applied.keyed += len(done)

@@ -489,7 +489,7 @@ class StreamSync:
             done += len(deletes)
             if progress:
                 progress(done, total)
-        holdings.write_keys(self.spool, batch_size, plan, applied, dry_run)
+        holdings.write_keys(self.spool, plan, applied, dry_run)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
