@@ -136,6 +136,12 @@ class Emulator:
         plus ``per_kib_ms`` per KiB of request body."""
         self.latency = Latency(float(fixed_ms), float(per_entity_ms), float(per_kib_ms))
 
+    def set_racing_creates(self, window_ms: float) -> None:
+        """Model concurrent creates as a real Atlas commits them: a create of a qualifiedName within
+        ``window_ms`` of another request's create of it makes a second entity (neither transaction
+        saw the other's); lookups by unique attribute then find the older one. 0 turns it off."""
+        self.state.racing_creates_ms = float(window_ms)
+
     def set_contention(self, enabled: bool = True, *, hold_ms: float = 0.0) -> Contention | None:
         """Answer concurrent entity writes that touch the same entities with Atlas's lock-timeout 500
         (see :mod:`atlas_sync.emulator.contention`); ``hold_ms``: how long a write keeps its entities."""

@@ -423,6 +423,12 @@ def create_or_update(
             row = repo.get(inc.sent_guid)
         if row is None:
             row = repo.find_active(inc.type.name, inc.attrs.get("qualifiedName"))
+            if (
+                row is not None
+                and inc.sent_guid.startswith("-")
+                and now - row.create_time < state.racing_creates_ms
+            ):
+                row = None  # created by a request still "in flight" for this one: a second entity
             if row is None and not inc.sent_guid.startswith("-") and partial_guid is None:
                 raise AtlasApiError("ATLAS-404-00-00A", inc.sent_guid)
         if row is not None:

@@ -121,7 +121,7 @@ class Repo:
 
     def _find_active(self, type_name: str, qn: str, subtypes: bool) -> Row | None:
         r = self.conn.execute(
-            "SELECT * FROM entities WHERE type_name=? AND qualified_name=? AND status='ACTIVE' LIMIT 1",
+            "SELECT * FROM entities WHERE type_name=? AND qualified_name=? AND status='ACTIVE' ORDER BY seq LIMIT 1",
             (type_name, qn),
         ).fetchone()
         if r is None and subtypes:

@@ -26,6 +26,9 @@ class State:
         self.search_pages: dict[tuple[str, tuple[Any, ...]], Any] = {}
         # attributes whose expression index exists (search._index_attributes)
         self.indexed_attributes: set[str] = set()
+        # racing creates (Emulator.set_racing_creates): a create this soon after another request's
+        # create of the same name does not see it, as two concurrent transactions on a real Atlas do
+        self.racing_creates_ms: float = 0.0
 
     def now(self) -> int:
         return int(time.time() * 1000)

@@ -7,7 +7,8 @@ A sync of job J (reconcile.stream) needs, of everything Atlas holds:
 * the other entities J's input wants (shared datasets another job created, hook-made tables): read by
   unique attribute (:func:`~atlas_sync.reconcile.actual.lookup_headers`);
 * the domain's size, for the delete fail-safe: counted on Atlas's index, only when there are deletes;
-* after the writes, J's key on what J owns without it (written once, last).
+* after the writes, one entity per name where another sync created the same one at the same moment
+  (:meth:`JobHoldings.settle_duplicates`), and J's key on what J owns without it (once, last).
 
 Everything goes into the sync's spool (reconcile.spool), which the plan is computed from.
 """
@@ -26,8 +27,8 @@ from atlas_sync.reconcile.actual import (
     job_key,
     lookup_headers,
 )
-from atlas_sync.reconcile.apply import ApplyResult
-from atlas_sync.reconcile.plan import Plan
+from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
@@ -115,6 +116,67 @@ class JobHoldings:
             self.client, self.root_types, self.domain, labels=self.native, scope_attribute=scope_attribute
         )
         return max(counted, spool.actual_count())
+
+    def settle_duplicates(
+        self, spool: Spool, process_types: set[str], batch_size: int, plan: Plan, applied: ApplyResult
+    ) -> None:
+        """Leave one entity per name where another sync created the same one at the same moment.
+
+        A real Atlas creates an entity twice when two requests create the same qualifiedName at once
+        (neither transaction sees the other's; seen on Atlas 2.1.0 with eight jobs sharing datasets).
+        Its lookup by unique attribute names one of them, the same for every caller. So a sync that
+        created anything looks up what the job holds (but processes, which are the job's alone): where
+        another entity holds the name, it points what it wrote at that one and deletes (and purges)
+        its own. What the job holds, not only what this sync created: a sync killed before this step
+        leaves work to create, so its re-run settles its copies too. Costs one lookup per entity of
+        the job on syncs that create; nothing on the others."""
+        lost: list[tuple[Key, str]] = []
+        if not spool.has_created():
+            return
+        for part in spool.owned_except(self.owner, process_types):
+            held = lookup_headers(
+                self.client,
+                [(t, qn) for t, qn, _ in part],
+                self.domain,
+                labels=self.native,
+                job_key_attribute=self.job_key_attribute,
+            )
+            canonical = {h.key: h for h in held}
+            for t, qn, guid in part:
+                h = canonical.get((t, qn))
+                if h is not None and h.guid != guid:
+                    spool.repoint(h.key, h.guid, h.owner)
+                    lost.append((h.key, guid))
+        if not lost:
+            return
+        keys = {k for k, _ in lost}
+        rewrite = [(e, g) for e, g in spool.referring(keys) if e.key not in keys]
+        if rewrite:
+            fix = Plan(
+                domain=self.domain,
+                job=self.job,
+                profile=self.profile.name,
+                items=[
+                    PlanItem("update", e.type_name, e.qualified_name, guid=g, tier=e.tier) for e, g in rewrite
+                ],
+                desired={e.key: e for e, _ in rewrite},
+            )
+            refs = {
+                k
+                for e, _ in rewrite
+                for v in e.refs.values()
+                for k in (v if isinstance(v, list) else [v] if v else [])
+            }
+            res = apply_plan(self.client, fix, known_guids=spool.guids_of(refs), batch_size=batch_size)
+            applied.requests += res.requests
+        ours = [g for _, g in lost]
+        applied.requests += self.client.delete_entities(ours).requests
+        applied.requests += self.client.purge_entities(ours).requests
+        plan.warnings.append(
+            f"{len(lost)} entities were created at the same moment by another sync as well (e.g. "
+            f"{lost[0][0][1]}): this sync's copies were deleted and what refers to them now refers to "
+            "the one Atlas keeps"
+        )
 
     def write_keys(self, spool: Spool, plan: Plan, applied: ApplyResult, dry_run: bool) -> None:
         """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):

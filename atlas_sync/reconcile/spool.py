@@ -71,6 +71,10 @@ class Spool:
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, PRIMARY KEY (type, qn)
             ) WITHOUT ROWID;
             CREATE INDEX foreign_guid ON foreign_ (guid);
+            CREATE TABLE created (
+                type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, PRIMARY KEY (type, qn)
+            ) WITHOUT ROWID;
+            CREATE INDEX desired_ref_target ON desired_ref (rtype, rqn);
             """
         )
         # The open connection keeps the file; without a name it cannot outlive a killed sync
@@ -189,7 +193,7 @@ class Spool:
         job_key: tuple[str, str] | None = None,
     ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
-        With ``digest_attribute``, each one's digest (reconcile.digest) and the keys it refers to;
+        The keys each one refers to; with ``digest_attribute``, its digest (reconcile.digest);
         ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers);
         ``job_key``: (attribute, value) written when an entity is created, with its owner (so the
         digest does not cover it). Returns the names of the reference attributes seen."""
@@ -202,14 +206,12 @@ class Spool:
                 e.attributes[scope[0]] = scope[1]
             if job_key is not None:
                 e.create_only[job_key[0]] = job_key[1]
-            digest = None
-            if digest_attribute is not None:
-                digest = entity_digest(e, digest_attribute)
-                refs.extend(
-                    (e.type_name, e.qualified_name, k[0], k[1])
-                    for v in e.refs.values()
-                    for k in (v if isinstance(v, list) else ([v] if v else []))
-                )
+            digest = entity_digest(e, digest_attribute) if digest_attribute is not None else None
+            refs.extend(
+                (e.type_name, e.qualified_name, k[0], k[1])
+                for v in e.refs.values()
+                for k in (v if isinstance(v, list) else ([v] if v else []))
+            )
             rows.append(
                 (
                     e.type_name,
@@ -362,6 +364,49 @@ class Spool:
     def foreign_guid(self, key: Key) -> str | None:
         row = self.db.execute("SELECT guid FROM foreign_ WHERE type = ? AND qn = ?", key).fetchone()
         return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------------ created by this sync
+    def add_created(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Entities this sync created: (type, qualifiedName, guid)."""
+        self.db.executemany("INSERT OR REPLACE INTO created (type, qn, guid) VALUES (?, ?, ?)", rows)
+
+    def has_created(self) -> bool:
+        return self.db.execute("SELECT 1 FROM created LIMIT 1").fetchone() is not None
+
+    def owned_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
+        """(type, qualifiedName, guid) of what ``owner`` holds (what this sync created included), but
+        of ``types``, in chunks of ``READ_CHUNK``."""
+        names = sorted(types)
+        marks = ",".join("?" * len(names))
+        cond = f" AND type NOT IN ({marks})" if names else ""
+        cur = self.db.execute(
+            f"SELECT type, qn, guid FROM actual WHERE owner = ?{cond} ORDER BY type, qn", [owner, *names]
+        )
+        while True:
+            part = cur.fetchmany(READ_CHUNK)
+            if not part:
+                return
+            yield [(r[0], r[1], r[2]) for r in part]
+
+    def referring(self, keys: Iterable[Key]) -> list[tuple[DesiredEntity, str]]:
+        """Desired entities (with their guid in Atlas) that refer to any of ``keys``."""
+        out: dict[Key, tuple[DesiredEntity, str]] = {}
+        for k in keys:
+            for body, tier, guid in self.db.execute(
+                "SELECT d.body, d.tier, a.guid FROM desired_ref r JOIN desired d ON d.type = r.type AND "
+                "d.qn = r.qn JOIN actual a ON a.type = d.type AND a.qn = d.qn WHERE r.rtype = ? AND r.rqn = ?",
+                k,
+            ):
+                e = _desired_from_json(json.loads(body))
+                e.tier = tier
+                out[e.key] = (e, guid)
+        return list(out.values())
+
+    def repoint(self, key: Key, guid: str, owner: str | None) -> None:
+        """``key`` is held by another entity than the one this sync wrote (a duplicate that lost)."""
+        self.db.execute(
+            "UPDATE actual SET guid = ?, owner = ?, keyed = 1 WHERE type = ? AND qn = ?", (guid, owner, *key)
+        )
 
     def desired_outputs(self) -> dict[Key, list[Key]]:
         """Each desired entity's ``outputs`` references (what --missing-datasets skip follows)."""

@@ -399,6 +399,7 @@ class StreamSync:
             self.spool.add_actual(
                 (k[0], k[1], g, owner, None, not upgrading) for k, g in outcome.assigned.items()
             )
+            self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
             applied.count_written(batch.items, outcome.requests)
             done += len(batch.items)
             if progress:
@@ -470,6 +471,8 @@ class StreamSync:
         flush()
         scheduler.close()
         self._writes = None
+        if not dry_run:
+            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied)
 
         for item in deletes:
             plan.record(item)
