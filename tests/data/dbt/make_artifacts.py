@@ -1,0 +1,67 @@
+"""Build the test dbt project (``jaffle/``) with a real dbt and keep the artifacts the reader reads.
+
+    python tests/data/dbt/make_artifacts.py --dbt /path/to/venv/bin/dbt --out tests/data/dbt/artifacts/1.10
+
+The project is copied to a temporary folder (so nothing is written next to it), built twice against
+a fresh DuckDB file (the second ``dbt build`` runs the incremental model incrementally, as a daily
+production run would), then ``dbt docs generate`` writes the catalog. ``run_results.json`` is the
+second build's; ``manifest.json`` and ``catalog.json`` are docs generate's. ``--drop MODEL`` removes a
+model's file first (the "model removed" artifact set). No network: dbt's usage statistics are off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parent / "jaffle"
+ARTIFACTS = ("manifest.json", "catalog.json", "run_results.json")
+
+
+def make(dbt: str, out: Path, drop: list[str]) -> None:
+    with tempfile.TemporaryDirectory(prefix="jaffle-dbt-") as tmp:
+        project = Path(tmp) / "jaffle"
+        shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target", "logs", "*.duckdb"))
+        for model in drop:
+            hits = list(project.glob(f"models/**/{model}.sql"))
+            if not hits:
+                sys.exit(f"no model {model!r} to drop")
+            for hit in hits:
+                hit.unlink()
+        env = dict(
+            os.environ,
+            DBT_PROFILES_DIR=str(project),
+            JAFFLE_DUCKDB=str(Path(tmp) / "jaffle.duckdb"),
+            DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+            DBT_NO_VERSION_CHECK="true",
+        )
+
+        def dbt_run(*args: str) -> None:
+            subprocess.run([dbt, *args], cwd=project, env=env, check=True, stdout=subprocess.DEVNULL)
+
+        dbt_run("build")
+        dbt_run("build")
+        target = project / "target"
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(target / "run_results.json", out / "run_results.json")
+        dbt_run("docs", "generate")
+        shutil.copy(target / "manifest.json", out / "manifest.json")
+        shutil.copy(target / "catalog.json", out / "catalog.json")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dbt", default="dbt", help="the dbt executable (dbt-core with dbt-duckdb)")
+    ap.add_argument("--out", required=True, type=Path, help="folder for manifest/catalog/run_results")
+    ap.add_argument("--drop", action="append", default=[], help="remove this model first (repeatable)")
+    args = ap.parse_args()
+    make(args.dbt, args.out, args.drop)
+
+
+if __name__ == "__main__":
+    main()
