@@ -100,6 +100,21 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="SeaTunnel: variable for ${KEY} substitution (repeatable; like seatunnel -i)",
         ),
         click.option(
+            "--select",
+            "select",
+            multiple=True,
+            metavar="SPEC",
+            help="dbt: only these nodes (dbt selection: name, tag:T, path:P, source:S, +name, name+; "
+            "repeatable; a part of the project, so nothing is deleted)",
+        ),
+        click.option(
+            "--run-results",
+            "run_results",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="dbt: only the nodes that ran in this run_results.json (nothing is deleted)",
+        ),
+        click.option(
             "-o",
             "--option",
             "extra",
@@ -120,6 +135,12 @@ def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
         v = kwargs.pop(name, None)
         if v is not None:
             out[name] = v
+    select = kwargs.pop("select", ()) or ()
+    if select:
+        out["select"] = list(select)
+    run_results = kwargs.pop("run_results", None)
+    if run_results is not None:
+        out["run_results"] = run_results
     variables = kwargs.pop("variables", ()) or ()
     if variables:
         out["variables"] = _kv(tuple(variables), "--var")
