@@ -103,7 +103,8 @@ class ProjectReader:
 
         self.dialect = resolve_dialect(picked) if dialect else picked
         self.namer = Namer(self.dialect)
-        self.quoting = meta.get("quoting") if isinstance(meta.get("quoting"), dict) else {}
+        quoting = meta.get("quoting")
+        self.quoting: dict[str, Any] = quoting if isinstance(quoting, dict) else {}
         self.index = GraphIndex(self.graph)
         self.relations: dict[str, TableRef] = {}
         self.catalog_columns: dict[str, list[Column]] = {}
@@ -238,7 +239,7 @@ class ProjectReader:
                     continue
                 rows = sorted(
                     (c for c in cols.values() if isinstance(c, dict) and isinstance(c.get("name"), str)),
-                    key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0,
+                    key=lambda c: int(c["index"]) if isinstance(c.get("index"), int) else 0,
                 )
                 self.catalog_columns[uid] = [
                     Column(
