@@ -212,7 +212,11 @@ def test_select_by_name_tag_path_and_graph_operators():
         "seed.jaffle.raw_orders",
         "seed.jaffle.raw_payments",
     }  # int_order_payments is ephemeral: no process
-    assert procs("orders+1") == {"model.jaffle.orders", "model.jaffle.customers", "model.jaffle.order_overview"}
+    assert procs("orders+1") == {
+        "model.jaffle.orders",
+        "model.jaffle.customers",
+        "model.jaffle.order_overview",
+    }
     assert procs(["tag:marts,path:models/marts/customers.sql", "stg_orders"]) == {
         "model.jaffle.customers",
         "model.jaffle.stg_orders",
@@ -237,7 +241,9 @@ def test_bad_selections_are_input_errors():
 def test_run_results_keep_only_what_ran(tmp_path):
     run = json.loads((ARTIFACTS / "1.10" / "run_results.json").read_text())
     keep = {"model.jaffle.stg_orders", "model.jaffle.orders"}
-    run["results"] = [r for r in run["results"] if r["unique_id"] in keep or r["unique_id"].startswith("test.")]
+    run["results"] = [
+        r for r in run["results"] if r["unique_id"] in keep or r["unique_id"].startswith("test.")
+    ]
     for r in run["results"]:
         if r["unique_id"] == "model.jaffle.stg_orders":
             r["status"] = "error"  # failed: its relation was not rebuilt
