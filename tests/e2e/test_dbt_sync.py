@@ -160,3 +160,35 @@ def test_cli_sync_of_target_folder_and_a_partial_run(tmp_path):
     removed = run_cli(["sync", "--domain", "shop", "--from", "dbt", str(REMOVED)], tmp_path)
     assert removed.returncode == 0, removed.stderr
     assert "0 created, 0 updated, 17 deleted" in removed.stdout
+
+
+def test_atlas_profile_maps_duckdb_relations_to_rdbms_tables_and_models_to_processes(client, emu):
+    pub = Publisher(client, profile="atlas", domain="shop")
+    pub.sync(registry.read("dbt", [str(FULL)]))
+    tables = {
+        h["attributes"]["qualifiedName"]: h
+        for h in client.search_basic("rdbms_table", attributes=["qualifiedName", "description", "owner"])
+    }
+    assert len(tables) == 14
+    customers = tables["jaffle.main_marts.customers@primary"]["attributes"]
+    assert customers["owner"] == "analytics@jaffle.test" and customers["description"].startswith("One row")
+    procs = {
+        h["attributes"]["qualifiedName"]
+        for h in client.search_basic("Process", attributes=["qualifiedName"])
+        if h["typeName"] == "Process"  # not its subtypes (hive_column_lineage)
+    }
+    assert "jaffle:model.jaffle.orders@primary" in procs and len(procs) == 12
+    emu.clear_log()
+    again = pub.sync(registry.read("dbt", [str(FULL)]))
+    assert again.plan.counts["create"] == again.plan.counts["update"] == again.plan.counts["delete"] == 0
+    assert writes(emu) == []
+    # a dbt-spark/databricks project's relations are Hive tables (`[catalog:]db.table@ns`)
+    spark = registry.read("dbt", [str(FULL)])
+    for d in spark.datasets:
+        d.facets["connection"] = "spark"
+    Publisher(client, profile="atlas", domain="lake").sync(spark, job="lake")
+    hive = {
+        h["attributes"]["qualifiedName"]
+        for h in client.search_basic("hive_table", attributes=["qualifiedName"])
+    }
+    assert "jaffle:main_marts.customers@primary" in hive and len(hive) == 14
