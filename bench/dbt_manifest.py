@@ -101,7 +101,9 @@ def project(n: int) -> tuple[dict[str, Any], dict[str, str]]:
 
     for i in range(n_stg):
         src = f"source.bench.raw.s{i % n_src}"
-        select = ",\n    ".join(f"cast({c} as varchar) as {c}" if j % 3 == 0 else c for j, c in enumerate(cols))
+        select = ",\n    ".join(
+            f"cast({c} as varchar) as {c}" if j % 3 == 0 else c for j, c in enumerate(cols)
+        )
         code = f"select\n    {select}\nfrom {sources[src]['relation_name']}\nwhere c0 is not null"
         model(f"model.bench.stg{i}", f"stg{i}", "staging", "view", [src], code)
     for i in range(n_eph):
@@ -127,10 +129,12 @@ def project(n: int) -> tuple[dict[str, Any], dict[str, str]]:
                 f"left join {nodes[stg]['relation_name']} as s on e.c0 = s.c0\ngroup by e.c0, e.c1"
             )
         model(f"model.bench.mart{i}", f"mart{i}", "marts", "table", deps, code)
-    for uid, node in nodes.items():
+    for node in nodes.values():
         if node["relation_name"]:
             kind = "view" if node["config"]["materialized"] == "view" else "table"
-            statements[node["name"] + ".sql"] = f"create {kind} {node['relation_name']} as (\n{node['compiled_code']}\n);\n"
+            statements[node["name"] + ".sql"] = (
+                f"create {kind} {node['relation_name']} as (\n{node['compiled_code']}\n);\n"
+            )
     parent_map = {uid: list(n["depends_on"]["nodes"]) for uid, n in nodes.items()}
     parent_map.update({uid: [] for uid in sources})
     manifest = {
@@ -197,7 +201,12 @@ def main() -> None:
             env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS")}
             env["ATLAS_SYNC_DATA_DIR"] = str(root / "emulator")  # an empty embedded emulator
             for case, cmd in cases.items():
-                row = {"case": case, "models": n, "manifest_mb": round(mb, 1), **measure(cmd, args.limit, env)}
+                row = {
+                    "case": case,
+                    "models": n,
+                    "manifest_mb": round(mb, 1),
+                    **measure(cmd, args.limit, env),
+                }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
 
@@ -218,7 +227,9 @@ def main() -> None:
             a, b = get(case, lo, "peak_rss_mb"), get(case, hi, "peak_rss_mb")
             w1, w2 = get(case, lo, "wall_s"), get(case, hi, "wall_s")
             if a and b and w1 and w2:
-                print(f"{case}: {hi}/{lo} models ({hi / lo:.0f}x): wall {w2 / w1:.2f}x, peak RSS {b / a:.2f}x")
+                print(
+                    f"{case}: {hi}/{lo} models ({hi / lo:.0f}x): wall {w2 / w1:.2f}x, peak RSS {b / a:.2f}x"
+                )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 

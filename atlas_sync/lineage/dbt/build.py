@@ -113,6 +113,7 @@ class ProjectReader:
         }
         self.select = select
         self.only_ran = only_ran
+        self.known: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ graph of dbt
     def parents(self, uid: str) -> list[str]:
@@ -173,16 +174,12 @@ class ProjectReader:
                     self.relations[uid] = ref
         self._load_catalog()
         chosen = self._chosen()
-        schema = SchemaStore(dialect=self.dialect)
-        for uid, ref in self.relations.items():
-            cols = self.catalog_columns.get(uid)
+        # Columns of each relation for the SQL reader's schema: the warehouse's, else the YAML's,
+        # else (set as models are read, parents first) what the model's SQL outputs.
+        for uid in self.relations:
+            cols = self.catalog_columns.get(uid) or self._yaml_columns(art.nodes[uid])
             if cols:
-                schema.add(tuple(split_dotted(ref.id)), [c.name for c in cols])
-            else:
-                declared = self._yaml_columns(art.nodes[uid])
-                if declared:
-                    schema.add(tuple(split_dotted(ref.id)), [c.name for c in declared])
-        self.ctx = Context.create(self.dialect, schema, None)
+                self.known[uid] = [c.name for c in cols]
         if chosen is None:
             datasets = set(self.relations)
         else:  # the chosen relations and those they read
@@ -354,9 +351,14 @@ class ProjectReader:
     ) -> Process | None:
         view = _materialized(node) in _VIEWS
         text = f"CREATE {'VIEW' if view else 'TABLE'} {dotted(*split_dotted(ref.id))} AS\n{code}"
-        # The warehouse's columns (catalog) stay the schema of this relation; else learn them here.
-        self.ctx.learn = uid not in self.catalog_columns
-        st = analyze_text(text, 1, 1, 1, self.ctx)
+        # A schema of the relations this node reads (and its own, for an incremental model reading
+        # itself): sqlglot rebuilds a schema whenever it changes, so one of the whole project,
+        # growing model by model, would make the reader quadratic.
+        tables = {
+            self.relations[u].id: self.known[u] for u in [*self.upstream(uid), uid] if self.known.get(u)
+        }
+        ctx = Context.create(self.dialect, SchemaStore(tables, dialect=self.dialect), None)
+        st = analyze_text(text, 1, 1, 1, ctx)
         if st.error or not st.lineage_bearing:
             why = next((p["message"] for p in st.problems if p.get("severity") == "error"), "no lineage")
             self.graph.problem(
@@ -368,12 +370,14 @@ class ProjectReader:
         for p in st.problems:
             p["message"] = f"{uid}: {p['message']}"
             p["line"] = max(1, int(p["line"]) - 1) if isinstance(p.get("line"), int) else None
-        if node.get("resource_type") == "snapshot" and self.ctx.learn:
-            names = (node.get("config") or {}).get("snapshot_meta_column_names") or {}
-            extra = [str(names.get(c) or c) for c in SNAPSHOT_COLUMNS]
-            for w in st.writes:
-                w.columns += [c for c in extra if c not in w.columns]
-            self.ctx.schema.add(tuple(split_dotted(ref.id)), st.writes[0].columns)
+        if uid not in self.catalog_columns:  # the warehouse has the final word on columns
+            written = next((w for w in st.writes if w.id == ref.id), None)
+            if written is not None and node.get("resource_type") == "snapshot":
+                names = (node.get("config") or {}).get("snapshot_meta_column_names") or {}
+                extra = [str(names.get(c) or c) for c in SNAPSHOT_COLUMNS]
+                written.columns += [c for c in extra if c not in written.columns]
+            if written is not None and written.columns:
+                self.known[uid] = list(written.columns)
         attrs = {**attrs, "queryText": code, "statementType": st.type}
         process = add_statement(
             self.graph,
