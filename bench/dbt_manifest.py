@@ -157,7 +157,9 @@ def measure(args: list[str], limit: float, env: dict[str, str] | None = None) ->
                        timeout=limit, check=False, env=env)  # fmt: skip
     wall = time.perf_counter() - t0
     m = re.search(r"MAXRSS_KB=(\d+)", r.stderr)
+    plan = re.search(r"^Plan: .*$", r.stdout, flags=re.M)
     return {
+        **({"plan": plan.group(0)} if plan else {}),
         "exit": r.returncode,
         "wall_s": round(wall, 2),
         "peak_rss_mb": round(int(m.group(1)) / 1024, 1) if m else None,
