@@ -172,6 +172,12 @@ class ProjectReader:
                 ref = self.namer.relation_of(node, self.quoting)
                 if ref is not None:
                     self.relations[uid] = ref
+                else:
+                    self.graph.problem(
+                        f"{uid}: its relation {node.get('relation_name')!r} is no table name: left out",
+                        code="dbt-relation",
+                        file=art.manifest_path,
+                    )
         self._load_catalog()
         chosen = self._chosen()
         # Columns of each relation for the SQL reader's schema: the warehouse's, else the YAML's,
