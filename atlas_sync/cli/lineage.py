@@ -100,6 +100,21 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="SeaTunnel: variable for ${KEY} substitution (repeatable; like seatunnel -i)",
         ),
         click.option(
+            "--select",
+            "select",
+            multiple=True,
+            metavar="SPEC",
+            help="dbt: only these nodes (dbt selection: name, tag:T, path:P, source:S, +name, name+; "
+            "repeatable; a part of the project, so nothing is deleted)",
+        ),
+        click.option(
+            "--run-results",
+            "run_results",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="dbt: only the nodes that ran in this run_results.json (nothing is deleted)",
+        ),
+        click.option(
             "-o",
             "--option",
             "extra",
@@ -120,6 +135,12 @@ def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
         v = kwargs.pop(name, None)
         if v is not None:
             out[name] = v
+    select = kwargs.pop("select", ()) or ()
+    if select:
+        out["select"] = list(select)
+    run_results = kwargs.pop("run_results", None)
+    if run_results is not None:
+        out["run_results"] = run_results
     variables = kwargs.pop("variables", ()) or ()
     if variables:
         out["variables"] = _kv(tuple(variables), "--var")
@@ -154,7 +175,7 @@ def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str
 class _Dataset:
     """A dataset merged over chunks, without the model objects' overhead (one per table of a log)."""
 
-    __slots__ = ("id", "namespace", "name", "kind", "columns", "typed", "facets")
+    __slots__ = ("id", "namespace", "name", "kind", "columns", "typed", "facets", "docs")
 
     def __init__(self, d: Dataset) -> None:
         self.id = sys.intern(d.id)
@@ -165,6 +186,8 @@ class _Dataset:
         # Columns with a type or description, by name (most columns of a log have neither).
         self.typed: dict[str, Column] | None = None
         self.facets = d.facets or None
+        # description, owners, tags: the first chunk's, as LineageGraph.add_dataset keeps them
+        self.docs = (d.description, d.owners, d.tags) if d.description or d.owners or d.tags else None
         self.merge(d)
 
     def merge(self, d: Dataset) -> None:
@@ -193,6 +216,9 @@ class _Dataset:
             kind=self.kind,
             columns=[typed.get(n) or Column.model_construct(name=n) for n in self.columns],
             facets=self.facets or {},
+            description=self.docs[0] if self.docs else None,
+            owners=self.docs[1] if self.docs else [],
+            tags=self.docs[2] if self.docs else [],
         )
         return d.model_dump(exclude_defaults=True) | {"id": self.id, "name": self.name}
 

@@ -82,17 +82,28 @@ def _read_maybe_chunks(
     """(graph, None) for a whole read, or (None, chunks) when the input streams: asked with
     ``--stream``, or by default when the reader gives more than one chunk."""
     if stream is False:
-        return _read(pub, target, allow_partial=allow_partial), None
+        graph = _read(pub, target, allow_partial=allow_partial)
+        _note_partial(target, graph.partial)
+        return graph, None
     name, options = _reader(target.reader, target.files, target.reader_flags)
     chunks = pub.read_chunks(name, list(target.files), **options)
     first = next(chunks, None)
     if first is None:
         raise InputError("the reader gave no lineage", file=target.files[0])
+    _note_partial(target, first.partial)
     second = next(chunks, None)
     if second is None and not stream:
         _report(first.problems, bool(first.datasets or first.processes), allow_partial)
         return first, None
     return None, itertools.chain([first] if second is None else [first, second], chunks)
+
+
+def _note_partial(target: Target, partial: bool) -> None:
+    """A graph that is part of its job's lineage (a dbt selection or run) deletes nothing."""
+    if partial and not target.no_delete:
+        target.no_delete = True
+        if verbosity() >= 0:
+            stderr("note: the input is part of the job's lineage (a selection or a run): nothing is deleted")
 
 
 def _read(pub: Any, target: Target, allow_partial: bool = False) -> Any:
@@ -377,6 +388,7 @@ def sync_cmd(
     t = target
     pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent, parallel=parallel)
     quiet = verbosity() < 0
+    graph, chunks = _read_maybe_chunks(pub, t, stream, allow_partial)
     common = {
         "allow_delete": not t.no_delete,
         "force": t.force,
@@ -385,7 +397,6 @@ def sync_cmd(
         "allow_partial": allow_partial,
         "refresh": t.refresh,
     }
-    graph, chunks = _read_maybe_chunks(pub, t, stream, allow_partial)
     with progress("applying", quiet=quiet or as_json) as update:
         if chunks is None:
             result = pub.sync(graph, t.job, progress=update, stream=stream, **common)

@@ -116,6 +116,10 @@ class Dataset(_Model):
     kind: str = "table"
     columns: list[Column] = Field(default_factory=list)
     facets: dict[str, Any] = Field(default_factory=dict)
+    # Documentation the input carries (dbt descriptions, tags, meta owners); optional for every reader.
+    description: str | None = None
+    owners: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -140,6 +144,9 @@ class Process(_Model):
     inputs: list[str] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
     attributes: dict[str, Any] = Field(default_factory=dict)
+    description: str | None = None
+    owners: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
     # Operator trees (Spark plans): the operator name ("Project", "Filter", ...), the seed's level
     # expression ("1_0", "2_0", ...), and parent/children process ids.
     operator: str | None = None
@@ -213,6 +220,9 @@ class LineageGraph(_Model):
     # The job scope a reader suggests (Spark app name, OpenLineage job, file stem, ...).
     job: str | None = None
     source: str | None = None
+    # True when the graph is only part of its job's lineage (a dbt run of some models): a sync of it
+    # should create and update, and delete nothing it lacks.
+    partial: bool = False
 
     @model_validator(mode="after")
     def _unique_ids(self) -> LineageGraph:
@@ -309,6 +319,7 @@ class LineageGraph(_Model):
         g.problems.extend(other.problems)
         g.statements.extend(other.statements)
         g.job = g.job or other.job
+        g.partial = g.partial or other.partial
         return g
 
     # ----------------------------------------------------------------- the summary document

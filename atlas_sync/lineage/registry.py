@@ -10,6 +10,7 @@ what they could not resolve as ``graph.problems``. A reader of big inputs may al
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator, Sequence
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -39,6 +40,7 @@ BUILTIN: dict[str, str] = {
     "openlineage": "atlas_sync.lineage.readers.openlineage:READER",
     "seatunnel": "atlas_sync.lineage.readers.seatunnel:SEATUNNEL_READER",
     "whaletunnel": "atlas_sync.lineage.readers.seatunnel:WHALETUNNEL_READER",
+    "dbt": "atlas_sync.lineage.readers.dbt:READER",
 }
 
 
@@ -87,7 +89,7 @@ def detect(path: str) -> Reader:
     """Pick a reader for ``--from auto``: a reader's ``sniff`` first, then the file extension."""
     readers = available()
     head = b""
-    if path != "-":
+    if path != "-" and not os.path.isdir(path):  # a folder (dbt's target/) is sniffed by its path
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4096)

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CLI = Path(sys.executable).parent / "atlas-sync"
-NAMES = ["spark-cars", "sql", "openlineage", "seatunnel", "whaletunnel"]
+NAMES = ["spark-cars", "sql", "openlineage", "seatunnel", "whaletunnel", "dbt"]
 
 
 def blocks(readme: Path, lang: str) -> list[str]:
@@ -138,3 +138,17 @@ def test_cars_pyspark_script_prints_a_plan_atlas_sync_reads(tmp_path: Path) -> N
     g = registry.read("spark-plan", [str(here / "cars.plan.txt")], mode="operator")
     ops = sorted(p.operator or "" for p in g.processes)
     assert ops.count("Project") >= 2 and "Filter" in ops and "Union" in ops
+
+
+def test_dbt_example_is_the_test_projects_artifacts_and_syncs_every_relation(readme_run) -> None:  # type: ignore[no-untyped-def]
+    # the example's target/ is the dbt 1.10 artifact set of the tests (tests/data/dbt/README.md)
+    for name in ("manifest.json", "catalog.json", "run_results.json"):
+        kept = ROOT / "tests" / "data" / "dbt" / "artifacts" / "1.10" / name
+        assert (EXAMPLES / "dbt" / "target" / name).read_bytes() == kept.read_bytes(), name
+    _, _, outs = readme_run("dbt")
+    # 14 relations, 70 columns, 12 processes, 54 column lineages (tests/e2e/test_dbt_sync.py)
+    assert "Applied: 150 created, 0 updated, 0 deleted" in outs[0]
+    shown = outs[1]
+    for process in ("customers", "orders", "stg_payments", "customers_snapshot", "raw_orders"):
+        assert f"lineage_process {process}\n" in shown, process
+    assert "int_order_payments" not in shown  # ephemeral: no relation, no process

@@ -1,0 +1,4 @@
+{{ config(materialized='view') }}
+
+select * from {{ ref('orders') }}
+where status <> 'returned'
