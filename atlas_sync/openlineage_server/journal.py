@@ -31,6 +31,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -45,11 +46,13 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Entry:
-    """One accepted event: ``id`` orders entries (journal row id, or e.g. a Kafka offset)."""
+    """One accepted event: ``id`` orders entries (journal row id, or e.g. a Kafka offset);
+    ``received``: when it was accepted (epoch seconds; None when unknown, e.g. replayed)."""
 
     id: int
     event: dict[str, Any]
     size: int = 0
+    received: float | None = None
 
 
 @dataclass(frozen=True)
@@ -191,8 +194,9 @@ class MemoryJournal(Journal):
             if len(self._held) + len(new) > self.max_events or self._bytes + size > self.max_bytes:
                 raise JournalFull(_full_message(self.max_events, self.max_bytes))
             out = []
+            now = time.time()
             for key, ev, n in new:
-                entry = Entry(self._next, ev, n)
+                entry = Entry(self._next, ev, n, now)
                 self._next += 1
                 self._held[key] = entry
                 self._keys[entry.id] = key
@@ -429,6 +433,7 @@ class SqliteJournal(Journal):
                     )
                 )
             rows: list[tuple[int, str, bytes]] = []
+            now = time.time()
             for op in appends:
                 new: list[Entry] = []
                 fresh: list[tuple[int, str, bytes]] = []
@@ -438,7 +443,7 @@ class SqliteJournal(Journal):
                         continue
                     seen.add(key)
                     fresh.append((next_id + len(fresh), key, body))
-                    new.append(Entry(next_id + len(new), ev, len(body)))
+                    new.append(Entry(next_id + len(new), ev, len(body), now))
                 size = sum(e.size for e in new)
                 if depth + len(new) > self.max_events or nbytes + size > self.max_bytes:
                     op.error = JournalFull(_full_message(self.max_events, self.max_bytes))
