@@ -39,7 +39,7 @@ def test_serve_syncs_an_event_and_stops_cleanly_on_sigterm(tmp_path):
         )
         assert r.status_code == 201
         deadline = time.monotonic() + 30
-        while requests.get(url + "/metrics").json()["synced"] < 1:
+        while requests.get(url + "/api/v1/metrics").json()["synced"] < 1:
             assert time.monotonic() < deadline, "event not synced"
             time.sleep(0.05)
     finally:
@@ -116,7 +116,7 @@ def test_events_answered_201_survive_a_sigkill_and_reach_atlas_after_the_restart
         assert "replaying 5 accepted events from the journal" in proc.stderr.readline()
         try:
             deadline = time.monotonic() + 60
-            while (m := requests.get(url + "/metrics").json())["journal_depth"]:
+            while (m := requests.get(url + "/api/v1/metrics").json())["journal_depth"]:
                 assert time.monotonic() < deadline, m
                 time.sleep(0.05)
             assert m["replayed"] == 5 and m["synced"] == 5
