@@ -43,6 +43,7 @@ from atlas_sync.openlineage_server.counters import Counters
 from atlas_sync.openlineage_server.jobsync import JobSyncer, SyncFn, latest_run
 from atlas_sync.openlineage_server.journal import (
     DEFAULT_MAX_BYTES,
+    Appended,
     Entry,
     Journal,
     JournalError,
@@ -284,14 +285,27 @@ class LineageEndpoint:
 
     def submit(self, body: bytes, headers: Mapping[str, str]) -> Answer:
         """Handle one ``POST /api/v1/lineage``: (status, extra headers, JSON answer)."""
+        events = self.prepare(body, headers)
+        if isinstance(events, tuple):
+            return events
+        journal = self.journal
+        if journal is None:
+            return self.journal_refused(JournalError("the journal is closed"), len(events))
+        try:
+            kept = journal.append(events)
+        except (JournalFull, JournalError) as exc:
+            return self.journal_refused(exc, len(events))
+        return self.accepted(kept, len(events))
+
+    def prepare(self, body: bytes, headers: Mapping[str, str]) -> Answer | list[dict[str, Any]]:
+        """All of :meth:`submit` but the journal append: the answer when the request is refused
+        (or empty), else its events, validated, for ``journal.append`` (then :meth:`accepted`
+        or :meth:`journal_refused`)."""
         h = {k.lower(): v for k, v in headers.items()}
         early = self._precheck(h)
         if early is not None:
             return early
-        journal = self.journal
-        assert journal is not None  # _precheck answers 503 without one
         refuse = self.counters.refuse
-        retry = {"Retry-After": str(self.config.retry_after)}
         encoding = h.get("content-encoding", "identity").lower().strip()
         try:
             if encoding == "gzip":
@@ -321,21 +335,26 @@ class LineageEndpoint:
             except InputError as exc:
                 refuse("invalid_event", len(events))
                 return 400, {}, {"error": str(exc), "path": exc.path}
-        try:
-            kept = journal.append(events)
-        except JournalFull as exc:
-            refuse("journal_full", len(events), rejected_full=len(events))
-            return 503, retry, {"error": f"{exc}, retry later", "queue_size": self.config.queue_size}
-        except JournalError as exc:
-            self.counters.error(str(exc))
-            refuse("journal_error", len(events), journal_errors=1)
-            return 503, retry, {"error": "the journal cannot be written, retry later"}
+        return events
+
+    def accepted(self, kept: Appended, n: int) -> Answer:
+        """The answer to a request whose ``n`` events the journal kept; queues them for the worker."""
         self.queue.put(kept.entries)
         self.counters.add(accepted=len(kept.entries), duplicates=kept.duplicates)
-        answer: dict[str, Any] = {"accepted": len(events)}
+        answer: dict[str, Any] = {"accepted": n}
         if kept.duplicates:
             answer["duplicates"] = kept.duplicates
         return 201, {}, answer
+
+    def journal_refused(self, exc: Exception, n: int) -> Answer:
+        """The answer to a request of ``n`` events the journal refused (full, or not writable)."""
+        retry = {"Retry-After": str(self.config.retry_after)}
+        if isinstance(exc, JournalFull):
+            self.counters.refuse("journal_full", n, rejected_full=n)
+            return 503, retry, {"error": f"{exc}, retry later", "queue_size": self.config.queue_size}
+        self.counters.error(str(exc))
+        self.counters.refuse("journal_error", n, journal_errors=1)
+        return 503, retry, {"error": "the journal cannot be written, retry later"}
 
     # ------------------------------------------------------------------ worker
     def _run(self, syncer: JobSyncer, journal: Journal) -> None:

@@ -33,6 +33,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,6 +134,16 @@ class Journal:
         """Keep ``events`` (all of them or none). Returns once they are durable. Raises
         :class:`JournalFull` or :class:`JournalError`; then none was kept."""
         raise NotImplementedError
+
+    def append_future(self, events: Sequence[dict[str, Any]]) -> Future[Appended]:
+        """:meth:`append` without waiting: a future of its result (or of its exception), set once
+        the events are durable (an event loop awaits it with ``asyncio.wrap_future``)."""
+        fut: Future[Appended] = Future()
+        try:
+            fut.set_result(self.append(events))
+        except Exception as exc:  # noqa: BLE001 - handed to the waiter
+            fut.set_exception(exc)
+        return fut
 
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         """Drop entries whose job's sync committed (or that were dead-lettered) and record the
@@ -235,6 +246,15 @@ class _Op:
     done: threading.Event = field(default_factory=threading.Event)
     result: Appended | None = None
     error: Exception | None = None
+    future: Future[Appended] | None = None
+
+    def finish(self) -> None:
+        if self.future is not None:
+            if self.error is not None:
+                self.future.set_exception(self.error)
+            elif self.result is not None:
+                self.future.set_result(self.result)
+        self.done.set()
 
 
 _SCHEMA = """
@@ -341,6 +361,12 @@ class SqliteJournal(Journal):
         assert op.result is not None
         return op.result
 
+    def append_future(self, events: Sequence[dict[str, Any]]) -> Future[Appended]:
+        op = _Op(rows=[(event_key(ev), _encode(ev), ev) for ev in events], future=Future())
+        assert op.future is not None
+        self._submit(op)
+        return op.future
+
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         # Does not wait for the commit: a delete that is lost (crash, failed write) only means the
         # events are synced once more. The watermarks count at once (the sync did commit).
@@ -359,7 +385,7 @@ class SqliteJournal(Journal):
         with self._cond:
             if self._closed:
                 op.error = JournalError("the journal is closed")
-                op.done.set()
+                op.finish()
                 return
             self._ops.append(op)
             self._cond.notify_all()
@@ -385,7 +411,7 @@ class SqliteJournal(Journal):
                         _Op(settle=o.settle, marks=o.marks) for o in retry + ops if o.rows is None
                     ] + self._retry_settles
             for op in ops:
-                op.done.set()
+                op.finish()
 
     def _commit(self, ops: list[_Op]) -> tuple[int, int] | None:
         """One transaction for every waiting op (on the writer thread). Returns the new depth and
