@@ -343,6 +343,8 @@ def _atlas_probe(client: Any) -> Any:
 
     from atlas_sync.atlas.retry import RetryPolicy
 
+    if not hasattr(client, "status"):
+        return None
     probe = copy.copy(client)
     probe.retry = RetryPolicy.none()
     probe.timeout = (2.0, 5.0)
@@ -396,7 +398,7 @@ def _atlas_probe(client: Any) -> Any:
 @click.option(
     "--metrics-port",
     type=click.IntRange(0, 65535),
-    help="serve GET /metrics and /health (JSON) on 127.0.0.1:PORT (0: any free port)",
+    help="serve GET /metrics (Prometheus), /api/v1/metrics (JSON) and /health on 127.0.0.1:PORT (0: any free)",
 )
 @click.option(
     "--stats-interval",
@@ -475,7 +477,7 @@ def consume_cmd(
         typedefs_checked = True
         return result
 
-    worker = KafkaLineageConsumer(sync, config)
+    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
 
     def on_signal(signum: int, frame: Any) -> None:
         worker.stop()
@@ -485,7 +487,7 @@ def consume_cmd(
     metrics_url = ""
     if metrics_port is not None:
         server = serve_metrics(worker, port=metrics_port)
-        metrics_url = f"; metrics: http://127.0.0.1:{server.server_address[1]}/metrics"
+        metrics_url = f"; metrics: {server.url}/metrics"
     stderr(
         f"consuming {','.join(topics)} from {bootstrap_servers} as group {group} -> {client.target}, "
         f"domain {settings.domain} (events {','.join(types)}{metrics_url})"
@@ -500,6 +502,8 @@ def consume_cmd(
         )
 
     worker.run(on_stats=progress)
+    if metrics_port is not None:
+        server.stop()
     m = worker.metrics()
     stderr(
         f"stopped: consumed {m['consumed']}, synced {m['synced']}, skipped {m['skipped']}, "

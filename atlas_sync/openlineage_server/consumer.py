@@ -34,14 +34,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import ConfigError, InputError
 from atlas_sync.lineage.openlineage import NamespaceMap, validate_event
-from atlas_sync.openlineage_server.jobsync import GiveBack, JobSyncer, SyncFn, SyncObserver
+from atlas_sync.openlineage_server.jobsync import GiveBack, JobSyncer, SyncFn
 from atlas_sync.openlineage_server.journal import Entry, Watermark
+from atlas_sync.openlineage_server.metrics import EndpointMetrics, consumer_metrics
 from atlas_sync.openlineage_server.queue import write_spool
 
 log = logging.getLogger("atlas_sync.openlineage_server.consumer")
@@ -207,11 +207,13 @@ class KafkaLineageConsumer:
         *,
         consumer: Any = None,
         producer: Any = None,
-        observer: SyncObserver | None = None,
+        atlas_stats: Callable[[], Any] | None = None,
     ):
         self.sync = sync
         self.config = config
         self.counters = ConsumerCounters()
+        self.prometheus = EndpointMetrics()  # GET /metrics: this worker's own registry
+        consumer_metrics(self.prometheus, self.metrics, atlas_stats)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._consecutive_failures = 0
@@ -229,7 +231,7 @@ class KafkaLineageConsumer:
             namespace_map=config.namespace_map,
             give_back=True,  # a failing Atlas: rewind and back off here, polling on
             dead_letter=self._dead_letter_entries,
-            observer=observer,
+            observer=self.prometheus,
         )
         kafka: Any = _kafka() if consumer is None or (producer is None and config.dead_letter_topic) else None
         if consumer is None:
@@ -422,41 +424,38 @@ class KafkaLineageConsumer:
 
 
 # ---------------------------------------------------------------------------------------- /metrics
-class _MetricsHandler(BaseHTTPRequestHandler):
-    server: _MetricsServer
+def serve_metrics(worker: KafkaLineageConsumer, host: str = "127.0.0.1", port: int = 0) -> Any:
+    """Serve ``GET /metrics`` (Prometheus text), ``GET /api/v1/metrics`` (JSON counters) and
+    ``GET /health`` on a background thread; the server has ``url``, ``port`` and ``stop()``."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        path = self.path.split("?", 1)[0]
-        if path in ("/metrics", "/health", "/healthz"):
-            body = json.dumps(self.server.worker.metrics()).encode()
-            status = 503 if path != "/metrics" and self.server.worker.stopping else 200
-        else:
-            body, status = json.dumps({"error": f"no such endpoint: GET {path}"}).encode(), 404
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    from atlas_sync.openlineage_server.metrics import CONTENT_TYPE_LATEST
+    from atlas_sync.openlineage_server.server import BackgroundServer, ServerLimits, bind, uvicorn_config
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server signature
-        log.debug("%s - %s", self.address_string(), format % args)
+    async def prometheus(request: Request) -> Response:
+        return Response(worker.prometheus.text(), media_type=CONTENT_TYPE_LATEST)
 
+    async def figures(request: Request) -> Response:
+        return JSONResponse(worker.metrics())
 
-class _MetricsServer(ThreadingHTTPServer):
-    daemon_threads = True
+    async def health(request: Request) -> Response:
+        return JSONResponse(worker.metrics(), status_code=503 if worker.stopping else 200)
 
-    def __init__(self, address: tuple[str, int], worker: KafkaLineageConsumer) -> None:
-        self.worker = worker
-        super().__init__(address, _MetricsHandler)
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"no such endpoint: {request.method} {request.url.path}"}, 404)
 
-
-def serve_metrics(
-    worker: KafkaLineageConsumer, host: str = "127.0.0.1", port: int = 0
-) -> ThreadingHTTPServer:
-    """Serve ``GET /metrics`` and ``GET /health`` (JSON counters) in a background thread."""
-    server = _MetricsServer((host, port), worker)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-    return server
+    routes = [
+        Route("/metrics", prometheus, methods=["GET"]),
+        Route("/api/v1/metrics", figures, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/healthz", health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    limits = ServerLimits(max_connections=64, shutdown_grace=1)
+    return BackgroundServer(uvicorn_config(app, limits), bind(host, port), tls=False)
 
 
 def _produced_at(msg: Any) -> float | None:

@@ -49,7 +49,15 @@ from atlas_sync.openlineage_server.metrics import CONTENT_TYPE_LATEST
 
 log = logging.getLogger("atlas_sync.openlineage_server")
 
-__all__ = ["EndpointServer", "ServerLimits", "create_app", "serve"]
+__all__ = [
+    "BackgroundServer",
+    "EndpointServer",
+    "ServerLimits",
+    "bind",
+    "create_app",
+    "serve",
+    "uvicorn_config",
+]
 
 LINEAGE_PATHS = ("/api/v1/lineage", "/api/v1/lineage/")
 HEALTH_PATHS = ("/health", "/healthz", "/api/v1/health")
@@ -235,6 +243,15 @@ def _protocol(limits: ServerLimits) -> type[Any]:
             self._cancel_head()
             super().connection_lost(exc)
 
+        def shutdown(self) -> None:
+            idle = self.cycle is None or self.cycle.response_complete
+            if idle and self.scheme == "https" and not self.transport.is_closing():
+                # closing TLS waits for the client's close_notify, which an idle keep-alive client
+                # never sends: the stop would wait out its grace period for nothing
+                self.transport.abort()
+                return
+            super().shutdown()
+
         def _cancel_head(self) -> None:
             if self._head_timer is not None:
                 self._head_timer.cancel()
@@ -251,23 +268,23 @@ def _protocol(limits: ServerLimits) -> type[Any]:
     return Protocol
 
 
-class EndpointServer:
-    """A running endpoint: ``url``, ``port``, ``endpoint`` and ``shutdown()``."""
+class BackgroundServer:
+    """A uvicorn server on a thread of its own (its own event loop), on a socket bound by the
+    caller: ``url``, ``port``, ``stop()``."""
 
-    def __init__(self, endpoint: LineageEndpoint, server: Any, sock: socket.socket, tls: bool) -> None:
-        self.endpoint = endpoint
-        self._server = server
+    def __init__(self, config: Any, sock: socket.socket, tls: bool) -> None:
+        uvicorn, _ = _server_parts()
+        self._server = uvicorn.Server(config)
         self._address = sock.getsockname()
         self._tls = tls
-        self._stopped: int | None = None
         self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="openlineage-http", daemon=True
+            target=self._server.run, kwargs={"sockets": [sock]}, name="openlineage-http", daemon=True
         )
         self._thread.start()
         deadline = time.monotonic() + 30
-        while not server.started:
+        while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise ConfigError("the OpenLineage endpoint's HTTP server did not start")
+                raise ConfigError("the HTTP server did not start")
             time.sleep(0.01)
 
     @property
@@ -280,16 +297,81 @@ class EndpointServer:
         host = f"[{host}]" if ":" in host else host
         return f"{'https' if self._tls else 'http'}://{host}:{self.port}"
 
+    def stop(self) -> None:
+        """Close the listening socket and idle connections; in-flight requests get the grace
+        period (``shutdown_grace``) to finish."""
+        self._server.should_exit = True
+        self._thread.join(self._server.config.timeout_graceful_shutdown + 5)
+
+
+class EndpointServer(BackgroundServer):
+    """A running endpoint: ``url``, ``port``, ``endpoint`` and ``shutdown()``."""
+
+    def __init__(self, endpoint: LineageEndpoint, config: Any, sock: socket.socket, tls: bool) -> None:
+        self.endpoint = endpoint
+        self._stopped: int | None = None
+        super().__init__(config, sock, tls)
+
     def shutdown(self, *, drain: bool = True, timeout: float | None = None) -> int:
         """Stop taking connections, let in-flight requests finish, then drain the sync worker (up
         to ``timeout``, default ``drain_timeout``). Returns the number of events left in the
         journal for the next start."""
         if self._stopped is not None:
             return self._stopped
-        self._server.should_exit = True
-        self._thread.join(self._server.config.timeout_graceful_shutdown + 5)
+        self.stop()
         self._stopped = self.endpoint.stop(drain=drain, timeout=timeout)
         return self._stopped
+
+
+def uvicorn_config(
+    app: Any,
+    limits: ServerLimits,
+    *,
+    ssl_certfile: str | Path | None = None,
+    ssl_keyfile: str | Path | None = None,
+    ssl_keyfile_password: str | None = None,
+) -> Any:
+    """uvicorn's settings for ``app`` with ``limits`` (loaded: a bad certificate raises here)."""
+    uvicorn, _ = _server_parts()
+    config = uvicorn.Config(
+        app,
+        http=_protocol(limits),
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        headers=[("server", SERVER_NAME)],
+        timeout_keep_alive=max(1, round(limits.idle_timeout)),
+        timeout_graceful_shutdown=max(1, round(limits.shutdown_grace)),
+        limit_concurrency=limits.max_connections,
+        backlog=limits.backlog,
+        ssl_certfile=str(ssl_certfile) if ssl_certfile else None,
+        ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None,
+        ssl_keyfile_password=ssl_keyfile_password,
+    )
+    try:
+        config.load()
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        what = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(
+            f"cannot load the TLS certificate {ssl_certfile} / key {ssl_keyfile}: {what}",
+            hint="--ssl-certfile takes a PEM certificate (chain), --ssl-keyfile its PEM private key",
+        ) from None
+    return config
+
+
+def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """A listening TCP socket (``port=0``: a free one); :class:`OSError` when it cannot be bound."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 def serve(
@@ -306,46 +388,22 @@ def serve(
     (``port=0``: a free port). Raises :class:`OSError` when the address cannot be bound,
     :class:`ConfigError` for an unreadable certificate or key, :class:`JournalError` when the
     journal cannot be opened."""
-    uvicorn, _ = _server_parts()
     lim = limits or ServerLimits()
-    tls = ssl_certfile is not None
-    config = uvicorn.Config(
+    config = uvicorn_config(
         create_app(endpoint, lim),
-        http=_protocol(lim),
-        lifespan="off",
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        headers=[("server", SERVER_NAME)],
-        timeout_keep_alive=max(1, round(lim.idle_timeout)),
-        timeout_graceful_shutdown=max(1, round(lim.shutdown_grace)),
-        limit_concurrency=lim.max_connections,
-        backlog=lim.backlog,
-        ssl_certfile=str(ssl_certfile) if ssl_certfile else None,
-        ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None,
+        lim,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
         ssl_keyfile_password=ssl_keyfile_password,
     )
+    sock = bind(host, port, lim.backlog)
     try:
-        config.load()
-    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-        what = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(
-            f"cannot load the TLS certificate {ssl_certfile} / key {ssl_keyfile}: {what}",
-            hint="--ssl-certfile takes a PEM certificate (chain), --ssl-keyfile its PEM private key",
-        ) from None
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(lim.backlog)
-        sock.set_inheritable(True)
         endpoint.start()
     except BaseException:
         sock.close()
         raise
     try:
-        return EndpointServer(endpoint, uvicorn.Server(config), sock, tls)
+        return EndpointServer(endpoint, config, sock, ssl_certfile is not None)
     except BaseException:
         endpoint.stop(drain=False, timeout=0)
         raise
