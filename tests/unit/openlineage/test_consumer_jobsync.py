@@ -189,3 +189,43 @@ def test_a_dead_letter_topic_that_does_not_acknowledge_gives_the_batch_back(tmp_
     assert not w.process(msgs(event("j", "r1", 1), first=3))
     assert kafka.commits == [] and kafka.seeks == [("ol", 0, 3)]
     assert w.metrics()["dead_lettered"] == 0
+
+
+def test_the_consumer_serves_the_endpoint_s_metric_families_plus_kafka_lag(tmp_path: Path) -> None:
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from atlas_sync.openlineage_server.consumer import serve_metrics
+
+    w, _kafka = worker(tmp_path, Recorder(fail=[AtlasError("503 from Atlas")]))
+    assert not w.process(msgs(event("j", "r1", 1)))  # a failed attempt, rewound
+    assert w.process(msgs(event("j", "r1", 1)))
+    w._on_stats(
+        json.dumps({"topics": {"ol": {"partitions": {"0": {"fetch_state": "active", "consumer_lag": 7}}}}})
+    )
+    server = serve_metrics(w)
+    try:
+        r = requests.get(server.url + "/metrics", timeout=5)
+        assert r.headers["Content-Type"].startswith("text/plain")
+        fams = {f.name: f for f in text_string_to_metric_families(r.text)}
+        value = {s.name: s.value for f in fams.values() for s in f.samples if not s.labels}
+        p = "atlas_sync_openlineage_"
+        assert value[p + "events_synced_total"] == 1
+        assert value[p + "sync_failures_total"] == 1
+        assert value[p + "events_dead_lettered_total"] == 0
+        assert value[p + "kafka_messages_consumed_total"] == 2
+        assert value[p + "kafka_messages_committed_total"] == 1
+        assert value[p + "kafka_rewinds_total"] == 1
+        assert value[p + "kafka_lag"] == 7
+        outcomes = {
+            s.labels["outcome"]: s.value
+            for s in fams[p + "sync_seconds"].samples
+            if s.name.endswith("_count")
+        }
+        assert outcomes == {"ok": 1, "atlas_error": 1}
+        visible = [s.value for s in fams[p + "event_visible_seconds"].samples if s.name.endswith("_count")]
+        assert visible == [1]  # from the message's timestamp
+        assert requests.get(server.url + "/api/v1/metrics", timeout=5).json()["lag"] == 7
+        assert requests.get(server.url + "/health", timeout=5).status_code == 200
+    finally:
+        server.stop()
