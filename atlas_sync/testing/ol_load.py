@@ -3,8 +3,9 @@
 * producers: ``python -m atlas_sync.testing.ol_load URL --producers N --seconds S`` runs N threads,
   each an ``OpenLineageClient`` with openlineage-python's own ``HttpTransport`` (one keep-alive
   session per producer, gzip unless ``--no-gzip``), emitting COMPLETE events of its own jobs for S
-  seconds; it prints one JSON line: events, errors, events/s, p50/p95/p99/max accept latency (ms).
-  :func:`produce` runs it as a separate process, so the clients do not share the server's GIL.
+  seconds; it prints one JSON line: the accept latency of every event (ms), errors, seconds.
+  :func:`produce` runs them in separate processes (so the clients share neither the server's GIL
+  nor one GIL among themselves) and sums up: events/s, p50/p95/p99/max.
 * :class:`IdleConnections`: N connections that connect and never send anything.
 * :class:`SlowBodies`: N clients that announce a body and send it one byte every ``interval`` seconds,
   connecting again whenever the server closes on them.
@@ -53,9 +54,30 @@ def _percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
+def _summary(values: list[float], errors: int, seconds: float) -> LoadResult:
+    values = sorted(values)
+    return LoadResult(
+        events=len(values),
+        errors=errors,
+        seconds=seconds,
+        p50_ms=statistics.median(values) if values else 0.0,
+        p95_ms=_percentile(values, 0.95),
+        p99_ms=_percentile(values, 0.99),
+        max_ms=values[-1] if values else 0.0,
+    )
+
+
 def _run_producers(
-    url: str, producers: int, seconds: float, api_key: str | None, gzip: bool, ca: str | None
-) -> LoadResult:
+    url: str,
+    producers: int,
+    seconds: float,
+    api_key: str | None,
+    gzip: bool,
+    ca: str | None,
+    start_at: float,
+    tag: str,
+) -> tuple[list[float], int, float]:
+    """Latencies (ms), errors and the elapsed seconds of ``producers`` threads from ``start_at``."""
     from openlineage.client import OpenLineageClient
     from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
     from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
@@ -63,8 +85,7 @@ def _run_producers(
     t0 = datetime(2026, 12, 1, tzinfo=UTC)
     latencies: list[list[float]] = [[] for _ in range(producers)]
     errors = [0] * producers
-    barrier = threading.Barrier(producers + 1)
-    deadline = [0.0]
+    deadline = start_at + seconds
 
     def run(p: int) -> None:
         params: dict[str, Any] = {"url": url, "timeout": 30.0}
@@ -78,13 +99,13 @@ def _run_producers(
         client = OpenLineageClient(transport=HttpTransport(config))
         mine = latencies[p]
         n = 0
-        barrier.wait()
-        while time.perf_counter() < deadline[0]:
+        time.sleep(max(0.0, start_at - time.time()))
+        while time.time() < deadline:
             event = RunEvent(
                 eventType=RunState.COMPLETE,
                 eventTime=(t0 + timedelta(seconds=n)).isoformat(),
                 run=Run(runId=str(uuid.uuid4())),
-                job=Job(namespace="load", name=f"p{p}_job{n % 10}"),
+                job=Job(namespace="load", name=f"{tag}p{p}_job{n % 10}"),
                 producer="https://example.invalid/atlas-sync-load",
                 inputs=[InputDataset(namespace="postgres://pg:5432", name=f"crm.public.src{p}")],
                 outputs=[OutputDataset(namespace="hive://hms:9083", name=f"mart.dst{p}_{n % 10}")],
@@ -101,22 +122,10 @@ def _run_producers(
     threads = [threading.Thread(target=run, args=(p,), daemon=True) for p in range(producers)]
     for th in threads:
         th.start()
-    deadline[0] = time.perf_counter() + seconds
-    started = time.perf_counter()
-    barrier.wait()
     for th in threads:
-        th.join(seconds + 60)
-    elapsed = time.perf_counter() - started
-    values = sorted(v for per in latencies for v in per)
-    return LoadResult(
-        events=len(values),
-        errors=sum(errors),
-        seconds=elapsed,
-        p50_ms=statistics.median(values) if values else 0.0,
-        p95_ms=_percentile(values, 0.95),
-        p99_ms=_percentile(values, 0.99),
-        max_ms=values[-1] if values else 0.0,
-    )
+        th.join(max(0.0, deadline - time.time()) + 60)
+    elapsed = max(time.time(), deadline) - start_at
+    return [v for per in latencies for v in per], sum(errors), elapsed
 
 
 def produce(
@@ -124,20 +133,52 @@ def produce(
     producers: int,
     seconds: float,
     *,
+    processes: int = 1,
     api_key: str | None = None,
     gzip: bool = True,
     ca: str | None = None,
 ) -> LoadResult:
-    """Run the producers in a process of their own; their figures."""
-    cmd = [sys.executable, "-m", "atlas_sync.testing.ol_load", url, "--producers", str(producers)]
-    cmd += ["--seconds", str(seconds)] + ([] if gzip else ["--no-gzip"]) + (["--ca", ca] if ca else [])
+    """Run the producers in ``processes`` processes of their own (threads shared out), all starting
+    at one moment; their figures together."""
     env = dict(os.environ)
     if api_key:
         env["OL_LOAD_API_KEY"] = api_key  # not in argv
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120, env=env, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"the producers failed: {out.stderr[-2000:]}")
-    return LoadResult(**json.loads(out.stdout.strip().splitlines()[-1]))
+    procs = []
+    for i in range(processes):
+        share = producers // processes + (1 if i < producers % processes else 0)
+        if not share:
+            continue
+        cmd = [sys.executable, "-m", "atlas_sync.testing.ol_load", url, "--producers", str(share)]
+        cmd += ["--seconds", str(seconds), "--start-at", "-", "--tag", f"{uuid.uuid4().hex[:6]}_{i}_"]
+        cmd += ([] if gzip else ["--no-gzip"]) + (["--ca", ca] if ca else [])
+        procs.append(
+            subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            )
+        )
+    for proc in procs:  # each says "ready" once openlineage-python is imported
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the producers did not start: {proc.communicate(timeout=30)[1][-2000:]}")
+    start_at = time.time() + 0.2
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(f"{start_at!r}\n")
+        proc.stdin.close()
+    values: list[float] = []
+    errors, elapsed = 0, 0.0
+    for proc in procs:
+        assert proc.stdout is not None and proc.stderr is not None
+        out = proc.stdout.read()
+        err = proc.stderr.read()
+        proc.wait(seconds + 120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the producers failed: {err[-2000:]}")
+        part = json.loads(out.strip().splitlines()[-1])
+        values += part["latencies_ms"]
+        errors += part["errors"]
+        elapsed = max(elapsed, part["seconds"])
+    return _summary(values, errors, elapsed)
 
 
 def _connect(url: str, ca: str | None) -> socket.socket:
@@ -230,13 +271,29 @@ def main() -> None:
     ap.add_argument("url")
     ap.add_argument("--producers", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--start-at", help="epoch second to start at; '-': say ready, read it from stdin")
+    ap.add_argument("--tag", default="", help="prefix of the job names (distinct jobs per process)")
     ap.add_argument("--no-gzip", action="store_true")
     ap.add_argument("--ca", help="CA bundle of an https URL")
     args = ap.parse_args()
-    result = _run_producers(
-        args.url, args.producers, args.seconds, os.environ.get("OL_LOAD_API_KEY"), not args.no_gzip, args.ca
+    import openlineage.client.transport.http  # noqa: F401 - imported before "ready"
+
+    if args.start_at == "-":
+        print("ready", flush=True)
+        start_at = float(sys.stdin.readline())
+    else:
+        start_at = float(args.start_at) if args.start_at else time.time()
+    values, errors, elapsed = _run_producers(
+        args.url,
+        args.producers,
+        args.seconds,
+        os.environ.get("OL_LOAD_API_KEY"),
+        not args.no_gzip,
+        args.ca,
+        start_at,
+        args.tag,
     )
-    print(json.dumps(result.__dict__))
+    print(json.dumps({"latencies_ms": [round(v, 3) for v in values], "errors": errors, "seconds": elapsed}))
 
 
 if __name__ == "__main__":
