@@ -264,6 +264,32 @@ def test_tls_with_a_throwaway_ca(start: Any, tmp_path: Path) -> None:
         timeout=10,
     )
     assert r.status_code == 201
+    # openlineage-python configured as docs/openlineage.md shows (Airflow's and dbt's transport)
+    ol = pytest.importorskip("openlineage.client")
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+
+    client = ol.OpenLineageClient(
+        config={
+            "transport": {
+                "type": "http",
+                "url": server.url,
+                "endpoint": "api/v1/lineage",
+                "compression": "gzip",
+                "auth": {"type": "api_key", "apiKey": "k3y"},
+                "sslContext": {"caCertPath": str(tmp_path / "ca.pem")},
+            }
+        }
+    )
+    client.emit(
+        RunEvent(
+            eventType=RunState.COMPLETE,
+            eventTime="2026-12-01T10:00:00Z",
+            run=Run(runId="3f1c4b4e-0000-4000-8000-000000000001"),
+            job=Job(namespace="tls", name="job"),
+            producer="https://example.invalid/tls-test",
+        )
+    )
+    assert server.endpoint.metrics()["accepted"] == 2
     with pytest.raises(requests.exceptions.SSLError):  # an unknown CA is refused by the client
         requests.get(server.url + "/health", timeout=10)
     with pytest.raises(requests.exceptions.ConnectionError):  # plain HTTP to the TLS port gets nothing
