@@ -218,7 +218,7 @@ class LineageEndpoint:
         return {
             "ready": not reasons,
             "reasons": reasons,
-            "atlas": "reachable" if atlas_ok else "unreachable",
+            "atlas": "unchecked" if self.probe is None else "reachable" if atlas_ok else "unreachable",
             "journal_depth": journal.depth if journal is not None else 0,
             "queue_size": self.config.queue_size,
         }

@@ -177,12 +177,14 @@ def sample(fams: dict[str, Any], family: str, **labels: str) -> float:
 
 
 def test_metrics_are_prometheus_text_with_the_endpoint_s_families(start: Any) -> None:
-    server = start()
+    gate = threading.Event()  # the sync waits: the first event is still held when it comes again
+    server = start(lambda graph, job: gate.wait(10))
     url = server.url + "/api/v1/lineage"
     ev = json.loads(SPARK.read_text())
     assert requests.post(url, json=ev, timeout=5).status_code == 201
     assert requests.post(url, json=ev, timeout=5).json() == {"accepted": 1, "duplicates": 1}
     assert requests.post(url, data=b"{nope", timeout=5).status_code == 400
+    gate.set()
     assert wait_for(lambda: server.endpoint.metrics()["synced"] == 1)
     fams = families(server)
     p = "atlas_sync_openlineage_"
