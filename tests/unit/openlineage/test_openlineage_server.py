@@ -387,7 +387,8 @@ def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_p
 
 def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Path) -> None:
     """64 openlineage-python clients (HttpTransport, keep-alive, gzip; a process of their own) for
-    2 s alone, then 2 s beside 200 idle connections and 20 clients sending a body a byte a second.
+    2 s alone, 2 s beside 200 idle connections and 20 clients sending a body a byte a second, 2 s
+    alone again.
     The memory journal: what is compared is the HTTP front door, not the disk's fsync."""
     pytest.importorskip("openlineage.client")
     from atlas_sync.testing.ol_load import IdleConnections, SlowBodies, produce
@@ -398,16 +399,18 @@ def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Pa
     )
     server = serve(endpoint, port=0, limits=ServerLimits(idle_timeout=60, body_timeout=60))
     try:
-        alone = produce(server.url, 64, 2)
+        before = produce(server.url, 64, 2)
         with IdleConnections(server.url, 200) as idle, SlowBodies(server.url, 20) as slow:
             beside = produce(server.url, 64, 2)
             held = idle.open_count()
-        assert alone.errors == beside.errors == 0
+        after = produce(server.url, 64, 2)
+        assert before.errors == beside.errors == after.errors == 0
         assert held == 200 and slow.sent >= 20 and slow.reconnects == 0  # all held open meanwhile
-        # within 2x of alone; a floor of 50 ms keeps a loaded CI machine's scheduling noise out
-        # (a front door blocked by one slow client would show seconds)
-        assert beside.p99_ms <= 2 * max(alone.p99_ms, 50), (alone, beside)
-        assert beside.per_second >= alone.per_second / 2, (alone, beside)
-        assert endpoint.metrics()["accepted"] == alone.events + beside.events
+        # within 2x of alone (the runs before and after: a shared CI machine's load moves the tail
+        # by itself; a floor of 50 ms likewise); a front door blocked by slow clients shows seconds
+        alone_p99 = max(before.p99_ms, after.p99_ms, 50)
+        assert beside.p99_ms <= 2 * alone_p99, (before, beside, after)
+        assert beside.per_second >= min(before.per_second, after.per_second) / 2, (before, beside, after)
+        assert endpoint.metrics()["accepted"] == before.events + beside.events + after.events
     finally:
         server.shutdown(timeout=5)
