@@ -37,7 +37,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,15 +215,40 @@ def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) ->
     return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
 
 
-def _protocol(limits: ServerLimits) -> type[Any]:
-    """uvicorn's httptools protocol with the header timeout and an idle timeout from the connect."""
+def _busy_app(on_refused: Callable[[], None] | None) -> Any:
+    """The ASGI app answering every request of a connection beyond ``max_connections``: 503 with
+    Retry-After, as the endpoint's own refusals (uvicorn's limit answers plain text without it)."""
+    body = json.dumps({"error": "too many connections, retry later"}).encode()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if on_refused is not None:
+            on_refused()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"retry-after", b"1"),
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def _protocol(limits: ServerLimits, on_refused: Callable[[], None] | None = None) -> type[Any]:
+    """uvicorn's httptools protocol with the header timeout, an idle timeout from the connect, and
+    the bound on connections."""
     _, base = _server_parts()
+    busy = _busy_app(on_refused)
 
     class Protocol(base):  # type: ignore[misc, valid-type]
         _head_timer: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            if len(self.connections) > limits.max_connections:
+                self.app = busy  # its requests are answered 503, and it is closed
+            # the idle timeout below closes it if it sends nothing
             # uvicorn arms its keep-alive timeout after a response only: a connection that never
             # sends a request would be held forever (data_received cancels this one)
             self.timeout_keep_alive_task = self.loop.call_later(
@@ -330,12 +355,14 @@ def uvicorn_config(
     ssl_certfile: str | Path | None = None,
     ssl_keyfile: str | Path | None = None,
     ssl_keyfile_password: str | None = None,
+    on_refused: Callable[[], None] | None = None,
 ) -> Any:
-    """uvicorn's settings for ``app`` with ``limits`` (loaded: a bad certificate raises here)."""
+    """uvicorn's settings for ``app`` with ``limits`` (loaded: a bad certificate raises here);
+    ``on_refused()`` counts a request refused for too many connections."""
     uvicorn, _ = _server_parts()
     config = uvicorn.Config(
         app,
-        http=_protocol(limits),
+        http=_protocol(limits, on_refused),
         lifespan="off",
         log_config=None,
         access_log=False,
@@ -343,7 +370,6 @@ def uvicorn_config(
         headers=[("server", SERVER_NAME)],
         timeout_keep_alive=max(1, round(limits.idle_timeout)),
         timeout_graceful_shutdown=max(1, round(limits.shutdown_grace)),
-        limit_concurrency=limits.max_connections,
         backlog=limits.backlog,
         ssl_certfile=str(ssl_certfile) if ssl_certfile else None,
         ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None,
@@ -397,6 +423,7 @@ def serve(
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
         ssl_keyfile_password=ssl_keyfile_password,
+        on_refused=lambda: endpoint.counters.refuse("too_many_connections"),
     )
     sock = bind(host, port, lim.backlog)
     try:

@@ -358,6 +358,22 @@ def test_requests_beyond_the_bound_in_flight_get_503_with_retry_after(start: Any
     )
 
 
+def test_a_connection_beyond_the_bound_is_answered_503_with_retry_after(start: Any) -> None:
+    server = start(limits=ServerLimits(max_connections=3))
+    held = [raw(server, b"") for _ in range(3)]
+    time.sleep(0.2)
+    r = requests.get(server.url + "/health", timeout=5)  # the 4th connection
+    assert (
+        r.status_code == 503
+        and r.headers["Retry-After"] == "1"
+        and "too many connections" in r.json()["error"]
+    )
+    for s in held:
+        s.close()
+    assert wait_for(lambda: requests.get(server.url + "/health", timeout=5).status_code == 200)
+    assert server.endpoint.metrics()["rejected_by"] == {"too_many_connections": 1}
+
+
 def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_path: Path) -> None:
     endpoint = LineageEndpoint(
         lambda g, j: None, EndpointConfig(journal_path=tmp_path / "j.sqlite", dead_letter_path=tmp_path / "d")
