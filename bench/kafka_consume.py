@@ -85,7 +85,7 @@ def worker(tmp: Path, name: str, bootstrap: str, topic: str, atlas: str, domain:
 
 
 def metrics(url: str) -> dict[str, Any]:
-    return dict(requests.get(url + "/metrics", timeout=5).json())
+    return dict(requests.get(url + "/api/v1/metrics", timeout=5).json())
 
 
 def event(job: str, n: int) -> RunEvent:

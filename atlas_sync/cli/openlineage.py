@@ -166,6 +166,54 @@ def _read_key(path: str | None) -> str | None:
     type=float,
     help="seconds to drain the queue on SIGTERM",
 )
+@click.option(
+    "--ssl-certfile",
+    type=click.Path(dir_okay=False),
+    help="serve HTTPS with this PEM certificate (chain); with --ssl-keyfile",
+)
+@click.option("--ssl-keyfile", type=click.Path(dir_okay=False), help="the certificate's PEM private key")
+@click.option(
+    "--max-requests",
+    default=256,
+    show_default=True,
+    type=click.IntRange(1),
+    help="POSTs read or journalled at once before 503 + Retry-After",
+)
+@click.option(
+    "--max-connections",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(1),
+    help="open connections before 503 (raise the open-files limit to match)",
+)
+@click.option(
+    "--idle-timeout",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(1),
+    help="seconds a connection may wait for its first or next request",
+)
+@click.option(
+    "--header-timeout",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="seconds a request's headers may take to arrive (408 after)",
+)
+@click.option(
+    "--body-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(0.1),
+    help="seconds a request's body may take to arrive (408 after)",
+)
+@click.option(
+    "--max-body-mb",
+    default=16,
+    show_default=True,
+    type=click.IntRange(1),
+    help="largest request body, also once decompressed (413 beyond)",
+)
 @_publishing_options
 def serve_cmd(
     host: str,
@@ -178,15 +226,24 @@ def serve_cmd(
     dead_letter: str | None,
     max_attempts: int,
     drain_timeout: float,
+    ssl_certfile: str | None,
+    ssl_keyfile: str | None,
+    max_requests: int,
+    max_connections: int,
+    idle_timeout: float,
+    header_timeout: float,
+    body_timeout: float,
+    max_body_mb: int,
 ) -> None:
     """Serve POST /api/v1/lineage (openlineage-python HTTP transport / Marquez compatible).
 
     Events are validated and written to a crash-safe journal before the answer (201); a worker
     batches them per OpenLineage job and syncs each job (one Atlas process per job, updated on
     every completed run); an event leaves the journal once its job's sync committed. A start
-    (after a crash too) first queues what the journal holds. GET /health and GET /metrics report
-    the counters. SIGTERM stops accepting and drains the queue for up to --drain-timeout seconds;
-    what is left stays in the journal.
+    (after a crash too) first queues what the journal holds. GET /health (alive), GET /ready
+    (journal open, Atlas reachable, backlog below --queue-size), GET /metrics (Prometheus) and
+    GET /api/v1/metrics (JSON). SIGTERM stops taking connections, lets in-flight requests finish,
+    then drains the queue for up to --drain-timeout seconds; what is left stays in the journal.
     A sync that fails is retried with backoff; one the sync core refuses (e.g. more deletes than
     --max-delete-percent) goes to the dead-letter file at once.
 
@@ -195,8 +252,16 @@ def serve_cmd(
       OPENLINEAGE_URL=http://127.0.0.1:5000  (and OPENLINEAGE_API_KEY=... with --api-key-file)
     """
     from atlas_sync.api import Publisher
-    from atlas_sync.openlineage_server import EndpointConfig, JournalError, LineageEndpoint, serve
+    from atlas_sync.openlineage_server import (
+        EndpointConfig,
+        JournalError,
+        LineageEndpoint,
+        ServerLimits,
+        serve,
+    )
 
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
     settings = publishing.settings()
     api_key = _read_key(api_key_file)
     if not is_loopback(host) and api_key is None:
@@ -214,6 +279,14 @@ def serve_cmd(
         journal_path=Path(journal) if journal else data_dir / "openlineage-journal.sqlite",
         journal_max_bytes=journal_max_mb * 1024 * 1024,
         dead_letter_path=Path(dead_letter) if dead_letter else data_dir / "openlineage-dead-letter.jsonl",
+        max_body_bytes=max_body_mb * 1024 * 1024,
+    )
+    limits = ServerLimits(
+        max_requests=max_requests,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
     )
     client = client_from_options(settings=settings)
     publisher = Publisher.from_settings(client, settings)
@@ -223,9 +296,13 @@ def serve_cmd(
             stderr(f"{p.severity}: job {job}: {p}")
         return publisher.sync(graph, job, force=force)
 
-    endpoint = LineageEndpoint(sync, config)
+    endpoint = LineageEndpoint(
+        sync, config, probe=_atlas_probe(client), atlas_stats=lambda: getattr(client, "stats", None)
+    )
     try:
-        server = serve(endpoint, host=host, port=port)
+        server = serve(
+            endpoint, host=host, port=port, limits=limits, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile
+        )
     except JournalError as exc:
         raise ConfigError(str(exc)) from None
     except OSError as exc:
@@ -242,7 +319,7 @@ def serve_cmd(
     stderr(
         f"OpenLineage endpoint on {server.url}/api/v1/lineage -> {client.target}, domain {settings.domain} "
         f"(queue {queue_size}, events {','.join(types)}, journal {config.journal_path}; "
-        f"health: {server.url}/health)"
+        f"ready: {server.url}/ready, metrics: {server.url}/metrics)"
     )
     m = endpoint.metrics()
     if m["replayed"]:
@@ -257,6 +334,27 @@ def serve_cmd(
         f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
         + (f", {left} events kept in the journal {config.journal_path}" if left else "")
     )
+
+
+def _atlas_probe(client: Any) -> Any:
+    """``GET /api/atlas/admin/status`` once, without the client's retries (GET /ready must tell
+    at once that Atlas is down), ACTIVE or it raises."""
+    import copy
+
+    from atlas_sync.atlas.retry import RetryPolicy
+
+    if not hasattr(client, "status"):
+        return None
+    probe = copy.copy(client)
+    probe.retry = RetryPolicy.none()
+    probe.timeout = (2.0, 5.0)
+
+    def check() -> None:
+        state = probe.status()
+        if state != "ACTIVE":
+            raise ConfigError(f"Atlas is {state}, not ACTIVE")
+
+    return check
 
 
 @openlineage_group.command("consume")
@@ -300,7 +398,7 @@ def serve_cmd(
 @click.option(
     "--metrics-port",
     type=click.IntRange(0, 65535),
-    help="serve GET /metrics and /health (JSON) on 127.0.0.1:PORT (0: any free port)",
+    help="serve GET /metrics (Prometheus), /api/v1/metrics (JSON) and /health on 127.0.0.1:PORT (0: any free)",
 )
 @click.option(
     "--stats-interval",
@@ -379,7 +477,7 @@ def consume_cmd(
         typedefs_checked = True
         return result
 
-    worker = KafkaLineageConsumer(sync, config)
+    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
 
     def on_signal(signum: int, frame: Any) -> None:
         worker.stop()
@@ -389,7 +487,7 @@ def consume_cmd(
     metrics_url = ""
     if metrics_port is not None:
         server = serve_metrics(worker, port=metrics_port)
-        metrics_url = f"; metrics: http://127.0.0.1:{server.server_address[1]}/metrics"
+        metrics_url = f"; metrics: {server.url}/metrics"
     stderr(
         f"consuming {','.join(topics)} from {bootstrap_servers} as group {group} -> {client.target}, "
         f"domain {settings.domain} (events {','.join(types)}{metrics_url})"
@@ -404,6 +502,8 @@ def consume_cmd(
         )
 
     worker.run(on_stats=progress)
+    if metrics_port is not None:
+        server.stop()
     m = worker.metrics()
     stderr(
         f"stopped: consumed {m['consumed']}, synced {m['synced']}, skipped {m['skipped']}, "

@@ -2,12 +2,13 @@
 
 ``POST /api/v1/lineage`` (what the openlineage-python HTTP transport and Marquez clients send)
 answers once the events are in a crash-safe journal; a worker batches them per job and syncs each
-job through the sync core. See :class:`LineageEndpoint`; :class:`JobSyncer` (per-job syncing) and
-:class:`SqliteJournal` are usable on their own.
+job through the sync core. See :class:`LineageEndpoint` (the core) and :func:`serve` (over HTTP:
+an ASGI app on uvicorn); :class:`JobSyncer` (per-job syncing) and :class:`SqliteJournal` are
+usable on their own.
 """
 
 from atlas_sync.openlineage_server.counters import Counters
-from atlas_sync.openlineage_server.endpoint import EndpointConfig, LineageEndpoint, serve
+from atlas_sync.openlineage_server.endpoint import EndpointConfig, LineageEndpoint
 from atlas_sync.openlineage_server.jobsync import JobSyncer
 from atlas_sync.openlineage_server.journal import (
     Entry,
@@ -19,10 +20,12 @@ from atlas_sync.openlineage_server.journal import (
     Watermark,
     open_journal,
 )
+from atlas_sync.openlineage_server.server import EndpointServer, ServerLimits, create_app, serve
 
 __all__ = [
     "Counters",
     "EndpointConfig",
+    "EndpointServer",
     "Entry",
     "JobSyncer",
     "Journal",
@@ -30,8 +33,10 @@ __all__ = [
     "JournalFull",
     "LineageEndpoint",
     "MemoryJournal",
+    "ServerLimits",
     "SqliteJournal",
     "Watermark",
+    "create_app",
     "open_journal",
     "serve",
 ]

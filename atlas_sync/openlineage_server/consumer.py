@@ -10,8 +10,10 @@ One worker of a consumer group:
 1. takes up to ``batch_max`` messages from its assigned partitions;
 2. sets aside messages that are not an OpenLineage event (bad UTF-8, bad JSON, fails validation) as
    poison: they go to the dead letter (a JSON-lines file and/or a topic) with the reason;
-3. groups the rest per job and syncs each job once with its latest run in the batch, exactly as the HTTP
-   endpoint does (:func:`~atlas_sync.openlineage_server.jobsync.latest_run`, ``Publisher.sync``);
+3. groups the rest per job and syncs each job once with its latest run in the batch, through the HTTP
+   endpoint's own :class:`~atlas_sync.openlineage_server.jobsync.JobSyncer` (``Publisher.sync``): a run
+   of a job older than one this worker already synced (a producer re-sending late), or the synced run
+   again (a batch read twice), is not synced again;
 4. commits the batch's offsets only after every job of the batch was synced (or dead-lettered, when the
    sync core refuses it): at-least-once delivery, made harmless by the sync being idempotent - a batch
    seen twice (a worker killed before its commit, a rebalance) writes nothing the second time;
@@ -32,14 +34,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.atlas import AtlasError
-from atlas_sync.errors import AtlasSyncError, ConfigError, InputError
-from atlas_sync.lineage.openlineage import NamespaceMap, events_to_graph, job_key, validate_event
-from atlas_sync.openlineage_server.jobsync import SyncFn, latest_run
+from atlas_sync.errors import ConfigError, InputError
+from atlas_sync.lineage.openlineage import NamespaceMap, validate_event
+from atlas_sync.openlineage_server.jobsync import GiveBack, JobSyncer, SyncFn
+from atlas_sync.openlineage_server.journal import Entry, Watermark
+from atlas_sync.openlineage_server.metrics import EndpointMetrics, consumer_metrics
 from atlas_sync.openlineage_server.queue import write_spool
 
 log = logging.getLogger("atlas_sync.openlineage_server.consumer")
@@ -97,7 +99,8 @@ class ConsumerCounters:
     synced: int = 0  # events whose job was synced
     job_syncs: int = 0  # syncs of one job (a batch syncs each of its jobs once)
     skipped: int = 0  # events not synced by design (event type not selected, DatasetEvents)
-    superseded: int = 0  # events of an older run of a job synced in the same batch as a newer run
+    superseded: int = 0  # events of an older run of a job than one synced with or before them
+    duplicates: int = 0  # events of a run this worker already synced (a batch read again, a re-send)
     poison: int = 0  # messages that are not an OpenLineage event (dead-lettered)
     dead_lettered: int = 0  # messages in the dead letter (poison and refused syncs)
     failed: int = 0  # failed sync attempts (each retry counts)
@@ -169,8 +172,24 @@ def dead_letter_record(msg: Any, reason: str) -> dict[str, Any]:
     return record
 
 
-class _Rewind(Exception):
-    """Atlas failed: give the batch back to Kafka (no commit) and retry later."""
+class _Rewind(GiveBack):
+    """The batch cannot be finished now: give it back to Kafka (no commit) and retry later."""
+
+
+class _SyncCounts:
+    """The shared syncer's counts, in the consumer's counters (its job syncs are ``job_syncs``: the
+    consumer's ``batches`` are committed batches)."""
+
+    def __init__(self, worker: KafkaLineageConsumer) -> None:
+        self.worker = worker
+
+    def add(self, **deltas: int) -> None:
+        self.worker._count(**{("job_syncs" if k == "batches" else k): v for k, v in deltas.items()})
+
+    def error(self, message: str, **deltas: int) -> None:
+        self.add(**deltas)
+        with self.worker._lock:
+            self.worker.counters.last_error = message
 
 
 class KafkaLineageConsumer:
@@ -181,15 +200,39 @@ class KafkaLineageConsumer:
     leaves the group, so its partitions move at once.
     """
 
-    def __init__(self, sync: SyncFn, config: ConsumerConfig, *, consumer: Any = None, producer: Any = None):
+    def __init__(
+        self,
+        sync: SyncFn,
+        config: ConsumerConfig,
+        *,
+        consumer: Any = None,
+        producer: Any = None,
+        atlas_stats: Callable[[], Any] | None = None,
+    ):
         self.sync = sync
         self.config = config
         self.counters = ConsumerCounters()
+        self.prometheus = EndpointMetrics()  # GET /metrics: this worker's own registry
+        consumer_metrics(self.prometheus, self.metrics, atlas_stats)
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._wanted = {t.upper() for t in config.event_types}
         self._consecutive_failures = 0
         self._partition_lag: dict[tuple[str, int], int] = {}
+        # per job, the newest run this worker synced (what the endpoint's journal keeps on disk; here
+        # it lives as long as the worker: after a restart a re-read batch is synced once more, harmlessly)
+        self._marks: dict[str, Watermark] = {}
+        self._in_hand: list[Any] = []  # the batch's messages, by Entry.id
+        self.syncer = JobSyncer(
+            sync,
+            counters=_SyncCounts(self),
+            stop=self._stop,
+            watermark=self._marks.get,
+            event_types=config.event_types,
+            namespace_map=config.namespace_map,
+            give_back=True,  # a failing Atlas: rewind and back off here, polling on
+            dead_letter=self._dead_letter_entries,
+            observer=self.prometheus,
+        )
         kafka: Any = _kafka() if consumer is None or (producer is None and config.dead_letter_topic) else None
         if consumer is None:
             settings = config.consumer_settings()
@@ -290,60 +333,36 @@ class KafkaLineageConsumer:
         if not messages:
             return True
         self._count(consumed=len(messages))
-        groups: dict[str, list[dict[str, Any]]] = {}
-        origin: dict[int, Any] = {}  # id(event) -> its message, for dead letters
+        entries: list[Entry] = []
         poison: list[tuple[Any, str]] = []
-        skipped = 0
+        self._in_hand = []
         for m in messages:
             decoded = decode_message(m.value(), where=f"{m.topic()}[{m.partition()}]@{m.offset()}")
             if isinstance(decoded, Poison):
                 poison.append((m, decoded.reason))
                 continue
-            job = decoded.get("job")
-            if not isinstance(job, dict) or (
-                "run" in decoded and str(decoded.get("eventType") or "").upper() not in self._wanted
-            ):
-                skipped += 1  # DatasetEvent, or an event type not selected
-                continue
-            origin[id(decoded)] = m
-            groups.setdefault(job_key(job["namespace"], job["name"]), []).append(decoded)
-        if skipped:
-            self._count(skipped=skipped)
+            entries.append(Entry(len(self._in_hand), decoded, received=_produced_at(m)))
+            self._in_hand.append(m)
         try:
             if poison:
                 self._dead_letter(poison)
-                self._count(poison=len(poison))
-            for job_name, events in groups.items():
-                latest = latest_run(events)
-                if len(latest) < len(events):
-                    self._count(superseded=len(events) - len(latest))
-                self._sync_job(job_name, latest, origin)
+                self._count(poison=len(poison), dead_lettered=len(poison))
+            done = self.syncer.process(entries, self._settle)
         except _Rewind:
+            done = False
+        if not done:
             self._rewind(messages)
             return False
         self._consecutive_failures = 0
         self._commit(messages)
         return True
 
-    def _sync_job(self, job: str, events: list[dict[str, Any]], origin: Mapping[int, Any]) -> None:
-        try:
-            graph = events_to_graph(events, namespace_map=self.config.namespace_map, validate=False)
-            self.sync(graph, job)
-        except InputError as exc:
-            self._dead_letter([(origin[id(e)], f"input error: {exc}") for e in events])
-            return
-        except Exception as exc:  # noqa: BLE001 - Atlas down, timeouts, 5xx...: rewound and retried
-            msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
-            with self._lock:
-                self.counters.failed += 1
-                self.counters.last_error = f"{job}: {msg}"
-            if isinstance(exc, AtlasSyncError) and not isinstance(exc, AtlasError):
-                # a refusal of the sync core (e.g. the delete fail-safe) is the same every time
-                self._dead_letter([(origin[id(e)], f"refused: {exc}") for e in events])
-                return
-            log.warning("sync of job %s failed: %s", job, msg)
-            raise _Rewind from exc
-        self._count(synced=len(events), job_syncs=1)
+    def _settle(self, entries: list[Entry], marks: dict[str, Watermark]) -> None:
+        # offsets are committed for the whole batch once every job of it is settled (process)
+        self._marks.update(marks)
+
+    def _dead_letter_entries(self, job: str, entries: list[Entry], reason: str) -> None:
+        self._dead_letter([(self._in_hand[e.id], reason) for e in entries])
 
     def _rewind(self, messages: Sequence[Any]) -> None:
         """Seek every partition of the batch back to its first offset, then back off."""
@@ -399,48 +418,53 @@ class KafkaLineageConsumer:
             if left:
                 raise _Rewind(f"{left} dead letters not acknowledged by the dead-letter topic")
         with self._lock:
-            self.counters.dead_lettered += len(items)
             self.counters.last_error = items[-1][1]
         for m, reason in items:
             log.error("dead letter %s[%d]@%d: %s", m.topic(), m.partition(), m.offset(), reason)
 
 
 # ---------------------------------------------------------------------------------------- /metrics
-class _MetricsHandler(BaseHTTPRequestHandler):
-    server: _MetricsServer
+def serve_metrics(worker: KafkaLineageConsumer, host: str = "127.0.0.1", port: int = 0) -> Any:
+    """Serve ``GET /metrics`` (Prometheus text), ``GET /api/v1/metrics`` (JSON counters) and
+    ``GET /health`` on a background thread; the server has ``url``, ``port`` and ``stop()``."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        path = self.path.split("?", 1)[0]
-        if path in ("/metrics", "/health", "/healthz"):
-            body = json.dumps(self.server.worker.metrics()).encode()
-            status = 503 if path != "/metrics" and self.server.worker.stopping else 200
-        else:
-            body, status = json.dumps({"error": f"no such endpoint: GET {path}"}).encode(), 404
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    from atlas_sync.openlineage_server.metrics import CONTENT_TYPE_LATEST
+    from atlas_sync.openlineage_server.server import BackgroundServer, ServerLimits, bind, uvicorn_config
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server signature
-        log.debug("%s - %s", self.address_string(), format % args)
+    async def prometheus(request: Request) -> Response:
+        return Response(worker.prometheus.text(), media_type=CONTENT_TYPE_LATEST)
+
+    async def figures(request: Request) -> Response:
+        return JSONResponse(worker.metrics())
+
+    async def health(request: Request) -> Response:
+        return JSONResponse(worker.metrics(), status_code=503 if worker.stopping else 200)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": f"no such endpoint: {request.method} {request.url.path}"}, 404)
+
+    routes = [
+        Route("/metrics", prometheus, methods=["GET"]),
+        Route("/api/v1/metrics", figures, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/healthz", health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    limits = ServerLimits(max_connections=64, shutdown_grace=1)
+    return BackgroundServer(uvicorn_config(app, limits), bind(host, port), tls=False)
 
 
-class _MetricsServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], worker: KafkaLineageConsumer) -> None:
-        self.worker = worker
-        super().__init__(address, _MetricsHandler)
-
-
-def serve_metrics(
-    worker: KafkaLineageConsumer, host: str = "127.0.0.1", port: int = 0
-) -> ThreadingHTTPServer:
-    """Serve ``GET /metrics`` and ``GET /health`` (JSON counters) in a background thread."""
-    server = _MetricsServer((host, port), worker)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-    return server
+def _produced_at(msg: Any) -> float | None:
+    """The message's timestamp (producer create time or broker append time) in epoch seconds."""
+    try:
+        kind, ms = msg.timestamp()
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return ms / 1000 if kind and ms and ms > 0 else None
 
 
 def load_client_properties(path: str | Path) -> dict[str, str]:

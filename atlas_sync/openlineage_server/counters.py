@@ -24,12 +24,21 @@ class Counters:
     failed: int = 0  # failed sync attempts (each retry counts)
     dead_lettered: int = 0  # events given up on (in the dead-letter file)
     batches: int = 0  # job syncs that succeeded
+    rejected_by: dict[str, int] = field(default_factory=dict)  # ``rejected`` by reason
     last_error: str | None = None
     started_at: float = field(default_factory=time.time)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, **deltas: int) -> None:
         with self._lock:
+            for k, v in deltas.items():
+                setattr(self, k, getattr(self, k) + v)
+
+    def refuse(self, reason: str, n: int = 1, **deltas: int) -> None:
+        """Count ``n`` refused events (or requests) under ``reason`` (and add ``deltas``)."""
+        with self._lock:
+            self.rejected += n
+            self.rejected_by[reason] = self.rejected_by.get(reason, 0) + n
             for k, v in deltas.items():
                 setattr(self, k, getattr(self, k) + v)
 
@@ -43,5 +52,6 @@ class Counters:
     def to_json(self) -> dict[str, Any]:
         with self._lock:
             d = {k: v for k, v in self.__dict__.items() if not k.startswith("_") and k != "started_at"}
+            d["rejected_by"] = dict(self.rejected_by)
         d["uptime_seconds"] = round(time.time() - self.started_at, 3)
         return d

@@ -19,6 +19,9 @@ Life of an event:
 
 On stop (SIGTERM in the CLI) the endpoint stops accepting and drains for up to ``drain_timeout``
 seconds; whatever is left simply stays in the journal.
+
+This module is the HTTP-independent core; :mod:`.server` serves it over HTTP (an ASGI app on
+uvicorn) and :mod:`.metrics` exposes its figures to Prometheus.
 """
 
 from __future__ import annotations
@@ -29,32 +32,33 @@ import logging
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.errors import InputError
+from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage.openlineage import NamespaceMap, validate_event
 from atlas_sync.openlineage_server.counters import Counters
 from atlas_sync.openlineage_server.jobsync import JobSyncer, SyncFn, latest_run
 from atlas_sync.openlineage_server.journal import (
     DEFAULT_MAX_BYTES,
+    Appended,
     Entry,
     Journal,
     JournalError,
     JournalFull,
     open_journal,
 )
+from atlas_sync.openlineage_server.metrics import EndpointMetrics, endpoint_metrics
 from atlas_sync.openlineage_server.queue import EventQueue
 
 log = logging.getLogger("atlas_sync.openlineage_server")
 
-__all__ = ["Counters", "EndpointConfig", "LineageEndpoint", "SyncFn", "latest_run", "serve"]
+__all__ = ["Counters", "EndpointConfig", "LineageEndpoint", "ProbeFn", "SyncFn", "latest_run"]
 
-LINEAGE_PATHS = ("/api/v1/lineage", "/api/v1/lineage/")
-HEALTH_PATHS = ("/health", "/healthz", "/api/v1/health")
+ProbeFn = Callable[[], None]  # raises when Atlas cannot take writes (unreachable, not ACTIVE)
+Answer = tuple[int, dict[str, str], dict[str, Any]]  # status, extra headers, JSON body
 
 
 @dataclass
@@ -79,24 +83,40 @@ class EndpointConfig:
     drain_timeout: float = 30.0
     max_body_bytes: int = 16 * 1024 * 1024
     retry_after: int = 1  # seconds, in 503 answers
+    probe_interval: float = 2.0  # seconds between two checks that Atlas is reachable (GET /ready)
 
 
 class LineageEndpoint:
     """The HTTP-independent core: ``submit`` a request body, a worker thread syncs.
 
     ``sync(graph, job)`` publishes one job's lineage (``Publisher(...).sync``); it runs on the
-    worker thread only, one job at a time.
+    worker thread only, one job at a time. ``probe()`` (optional) raises when Atlas cannot take
+    writes; it runs every ``probe_interval`` seconds on a thread of its own, for :meth:`ready`.
+    ``prometheus`` holds the endpoint's own Prometheus registry (``GET /metrics``), with the Atlas
+    client's request counters when ``atlas_stats()`` gives them (``AtlasClient.stats``).
     """
 
-    def __init__(self, sync: SyncFn, config: EndpointConfig | None = None) -> None:
+    def __init__(
+        self,
+        sync: SyncFn,
+        config: EndpointConfig | None = None,
+        *,
+        probe: ProbeFn | None = None,
+        atlas_stats: Callable[[], Any] | None = None,
+    ) -> None:
         self.sync = sync
         self.config = config or EndpointConfig()
+        self.probe = probe
+        self.prometheus = EndpointMetrics()
+        endpoint_metrics(self.prometheus, self.metrics, lambda: bool(self.ready()["ready"]), atlas_stats)
         self.queue: EventQueue[Entry] = EventQueue()
         self.counters = Counters()
         self.journal: Journal | None = None
         self._accepting = False
         self._stop = threading.Event()  # stop requested
         self._worker: threading.Thread | None = None
+        self._prober: threading.Thread | None = None
+        self._atlas: tuple[bool, str | None] = (probe is None, None)  # (reachable, why not)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -123,11 +143,16 @@ class LineageEndpoint:
             retry_base=c.retry_base,
             retry_max=c.retry_max,
             max_attempts=c.max_attempts,
+            observer=self.prometheus,
         )
         self._worker = threading.Thread(
             target=self._run, args=(syncer, journal), name="openlineage-sync", daemon=True
         )
         self._worker.start()
+        if self.probe is not None:
+            self._probe_once()  # /ready is right from the first request
+            self._prober = threading.Thread(target=self._probe_loop, name="openlineage-probe", daemon=True)
+            self._prober.start()
         self._accepting = True
 
     def stop(self, *, drain: bool = True, timeout: float | None = None) -> int:
@@ -174,6 +199,48 @@ class LineageEndpoint:
         m["journal_commits"] = j.commits if j is not None else 0
         return m
 
+    def ready(self) -> dict[str, Any]:
+        """Whether a load balancer should send events here: accepting, the journal open, the
+        worker alive, Atlas reachable (the last probe) and the backlog below its bound."""
+        reasons = []
+        journal = self.journal
+        if not self._accepting or journal is None:
+            reasons.append("not accepting (starting or stopping)")
+        elif not self._worker_alive():
+            reasons.append("the sync worker is down")
+        atlas_ok, why = self._atlas
+        if not atlas_ok:
+            reasons.append(f"Atlas unreachable: {why}")
+        if journal is not None and (
+            journal.depth >= self.config.queue_size or journal.bytes >= self.config.journal_max_bytes
+        ):
+            reasons.append("the journal is full")
+        return {
+            "ready": not reasons,
+            "reasons": reasons,
+            "atlas": "unchecked" if self.probe is None else "reachable" if atlas_ok else "unreachable",
+            "journal_depth": journal.depth if journal is not None else 0,
+            "queue_size": self.config.queue_size,
+        }
+
+    def _probe_once(self) -> None:
+        assert self.probe is not None
+        try:
+            self.probe()
+        except Exception as exc:  # noqa: BLE001 - any failure means "not ready", with the reason
+            msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
+            if self._atlas[0]:
+                log.warning("Atlas is unreachable: %s", msg)
+            self._atlas = (False, msg)
+        else:
+            if not self._atlas[0]:
+                log.info("Atlas is reachable again")
+            self._atlas = (True, None)
+
+    def _probe_loop(self) -> None:
+        while not self._stop.wait(self.config.probe_interval):
+            self._probe_once()
+
     def health(self) -> dict[str, Any]:
         m = self.metrics()
         status = "ok"
@@ -186,44 +253,78 @@ class LineageEndpoint:
         return {"status": status, **m}
 
     # ------------------------------------------------------------------ requests
-    def submit(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, dict[str, str], dict[str, Any]]:
-        """Handle one ``POST /api/v1/lineage``: (status, extra headers, JSON answer)."""
-        h = {k.lower(): v for k, v in headers.items()}
+    def precheck(self, headers: Mapping[str, str]) -> Answer | None:
+        """What can be answered from a request's headers alone (wrong API key, stopping, a
+        Content-Type or Content-Encoding not read): the answer, before any body is read; else None."""
+        return self._precheck({k.lower(): v for k, v in headers.items()})
+
+    def _precheck(self, h: Mapping[str, str]) -> Answer | None:
+        refuse = self.counters.refuse
         if self.config.api_key is not None:
             auth = h.get("authorization", "")
             scheme, _, token = auth.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(
                 token.strip().encode(), self.config.api_key.encode()
             ):
-                self.counters.add(rejected=1)
+                refuse("unauthorized")
                 return 401, {"WWW-Authenticate": "Bearer"}, {"error": "missing or wrong API key"}
         retry = {"Retry-After": str(self.config.retry_after)}
         journal = self.journal
         if not self._accepting or journal is None:
-            self.counters.add(rejected=1)
+            refuse("stopping")
             return 503, retry, {"error": "shutting down"}
+        ctype = h.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+            refuse("unsupported_media_type")
+            return 415, {}, {"error": f"unsupported Content-Type {ctype!r} (send application/json)"}
+        encoding = h.get("content-encoding", "identity").lower().strip()
+        if encoding not in ("", "identity", "gzip", "deflate"):
+            refuse("unsupported_encoding")
+            return 415, {}, {"error": f"unsupported Content-Encoding {encoding!r} (gzip, deflate)"}
+        return None
+
+    def submit(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+        """Handle one ``POST /api/v1/lineage``: (status, extra headers, JSON answer)."""
+        events = self.prepare(body, headers)
+        if isinstance(events, tuple):
+            return events
+        journal = self.journal
+        if journal is None:
+            return self.journal_refused(JournalError("the journal is closed"), len(events))
+        try:
+            kept = journal.append(events)
+        except (JournalFull, JournalError) as exc:
+            return self.journal_refused(exc, len(events))
+        return self.accepted(kept, len(events))
+
+    def prepare(self, body: bytes, headers: Mapping[str, str]) -> Answer | list[dict[str, Any]]:
+        """All of :meth:`submit` but the journal append: the answer when the request is refused
+        (or empty), else its events, validated, for ``journal.append`` (then :meth:`accepted`
+        or :meth:`journal_refused`)."""
+        h = {k.lower(): v for k, v in headers.items()}
+        early = self._precheck(h)
+        if early is not None:
+            return early
+        refuse = self.counters.refuse
         encoding = h.get("content-encoding", "identity").lower().strip()
         try:
             if encoding == "gzip":
                 body = _bounded_decompress(body, self.config.max_body_bytes, gzip_=True)
             elif encoding == "deflate":
                 body = _bounded_decompress(body, self.config.max_body_bytes, gzip_=False)
-            elif encoding not in ("", "identity"):
-                self.counters.add(rejected=1)
-                return 415, {}, {"error": f"unsupported Content-Encoding {encoding!r} (gzip, deflate)"}
         except _TooLarge:
-            self.counters.add(rejected=1)
-            return 413, {}, {"error": f"body larger than {self.config.max_body_bytes} bytes"}
+            refuse("too_large")
+            return 413, {}, {"error": too_large_message(self.config.max_body_bytes)}
         except (OSError, EOFError, zlib.error):
-            self.counters.add(rejected=1)
+            refuse("bad_compression")
             return 400, {}, {"error": "body is not valid compressed data"}
         try:
             data = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            self.counters.add(rejected=1)
+            refuse("invalid_json")
             return 400, {}, {"error": f"invalid JSON: {getattr(exc, 'msg', str(exc))}"}
         except RecursionError:
-            self.counters.add(rejected=1)
+            refuse("invalid_json")
             return 400, {}, {"error": "JSON nested too deeply"}
         events = data if isinstance(data, list) else [data]
         if not events:
@@ -232,22 +333,28 @@ class LineageEndpoint:
             try:
                 validate_event(ev, path=f"$[{i}]" if isinstance(data, list) else "$")
             except InputError as exc:
-                self.counters.add(rejected=len(events))
+                refuse("invalid_event", len(events))
                 return 400, {}, {"error": str(exc), "path": exc.path}
-        try:
-            kept = journal.append(events)
-        except JournalFull as exc:
-            self.counters.add(rejected=len(events), rejected_full=len(events))
-            return 503, retry, {"error": f"{exc}, retry later", "queue_size": self.config.queue_size}
-        except JournalError as exc:
-            self.counters.error(str(exc), rejected=len(events), journal_errors=1)
-            return 503, retry, {"error": "the journal cannot be written, retry later"}
+        return events
+
+    def accepted(self, kept: Appended, n: int) -> Answer:
+        """The answer to a request whose ``n`` events the journal kept; queues them for the worker."""
         self.queue.put(kept.entries)
         self.counters.add(accepted=len(kept.entries), duplicates=kept.duplicates)
-        answer: dict[str, Any] = {"accepted": len(events)}
+        answer: dict[str, Any] = {"accepted": n}
         if kept.duplicates:
             answer["duplicates"] = kept.duplicates
         return 201, {}, answer
+
+    def journal_refused(self, exc: Exception, n: int) -> Answer:
+        """The answer to a request of ``n`` events the journal refused (full, or not writable)."""
+        retry = {"Retry-After": str(self.config.retry_after)}
+        if isinstance(exc, JournalFull):
+            self.counters.refuse("journal_full", n, rejected_full=n)
+            return 503, retry, {"error": f"{exc}, retry later", "queue_size": self.config.queue_size}
+        self.counters.error(str(exc))
+        self.counters.refuse("journal_error", n, journal_errors=1)
+        return 503, retry, {"error": "the journal cannot be written, retry later"}
 
     # ------------------------------------------------------------------ worker
     def _run(self, syncer: JobSyncer, journal: Journal) -> None:
@@ -259,6 +366,10 @@ class LineageEndpoint:
 
 class _TooLarge(Exception):
     pass
+
+
+def too_large_message(limit: int) -> str:
+    return f"body larger than {limit} bytes"
 
 
 def _bounded_decompress(body: bytes, limit: int, *, gzip_: bool) -> bytes:
@@ -273,103 +384,3 @@ def _bounded_decompress(body: bytes, limit: int, *, gzip_: bool) -> bytes:
     if gzip_ and not d.eof:
         raise EOFError("truncated gzip data")
     return out
-
-
-# ---------------------------------------------------------------------------------------- HTTP
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"  # keep-alive: one connection per client session
-    # One write per response and no Nagle delay: otherwise delayed ACKs cost ~40 ms a request.
-    wbufsize = 64 * 1024
-    disable_nagle_algorithm = True
-    server_version = "atlas-sync-openlineage"
-
-    def _send(self, status: int, payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server naming
-        ep = self.server.endpoint
-        path = self.path.split("?", 1)[0]
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > ep.config.max_body_bytes:
-            self.close_connection = True
-            self._send(413, {"error": f"body larger than {ep.config.max_body_bytes} bytes"})
-            return
-        body = self.rfile.read(length) if length else b""
-        if path not in LINEAGE_PATHS:
-            self._send(404, {"error": f"no such endpoint: POST {path} (use /api/v1/lineage)"})
-            return
-        status, headers, payload = ep.submit(body, dict(self.headers.items()))
-        self._send(status, payload, headers)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
-        ep = self.server.endpoint
-        path = self.path.split("?", 1)[0]
-        if path in HEALTH_PATHS:
-            h = ep.health()
-            self._send(200 if h["status"] in ("ok", "full") else 503, h)
-        elif path in ("/metrics", "/api/v1/metrics"):
-            self._send(200, ep.metrics())
-        else:
-            self._send(404, {"error": f"no such endpoint: GET {path}"})
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server signature
-        log.debug("%s - %s", self.address_string(), format % args)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, address: tuple[str, int], endpoint: LineageEndpoint) -> None:
-        self.endpoint = endpoint
-        super().__init__(address, _Handler)
-
-
-class EndpointServer:
-    """A running endpoint: ``url``, ``port``, ``endpoint`` and ``shutdown()``."""
-
-    def __init__(self, endpoint: LineageEndpoint, server: _Server) -> None:
-        self.endpoint = endpoint
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="openlineage-http", daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        host = self._server.server_address[0]
-        return f"http://{host if isinstance(host, str) else host.decode()}:{self.port}"
-
-    def shutdown(self, *, drain: bool = True, timeout: float | None = None) -> int:
-        """Stop accepting (503 to late requests), drain, close the socket. Returns the number of
-        events left in the journal for the next start."""
-        left = self.endpoint.stop(drain=drain, timeout=timeout)
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-        return left
-
-
-def serve(endpoint: LineageEndpoint, host: str = "127.0.0.1", port: int = 5000) -> EndpointServer:
-    """Start ``endpoint`` and serve it over HTTP in a background thread (``port=0``: a free port)."""
-    server = _Server((host, port), endpoint)
-    try:
-        endpoint.start()
-    except BaseException:
-        server.server_close()
-        raise
-    return EndpointServer(endpoint, server)

@@ -10,9 +10,16 @@ to the dead-letter file (JSON lines, fsync'd).
 
 Every entry is handed to ``settle(entries, watermarks)`` exactly when it is done with: its job's
 sync committed (with the job's new watermark), or it was skipped, found stale or dead-lettered.
-The caller then forgets it (the endpoint deletes it from its journal; a consumer may commit its
-offset). Entries not settled when ``process`` returns False (stopping during retries) are still
-owed: the caller keeps them for the next start.
+The caller then forgets it (the endpoint deletes it from its journal; the Kafka consumer commits the
+batch's offsets once the whole batch is settled). Entries not settled when ``process`` returns False
+(stopping during retries, or a failure given back to the caller) are still owed: the caller keeps
+them for the next start, or reads them again.
+
+Two retry policies: back off and retry in place, up to ``max_attempts``, then dead-letter (the
+endpoint: its journal holds the events meanwhile); or ``give_back=True``: a failed attempt ends
+``process`` at once (False) and the caller retries the batch later (the Kafka consumer, which must
+keep polling, rewinds its partitions). A refusal of the sync core or bad input is dead-lettered in
+both.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, InputError
@@ -36,21 +44,46 @@ log = logging.getLogger("atlas_sync.openlineage_server")
 
 SyncFn = Callable[[LineageGraph, str], Any]
 SettleFn = Callable[[list[Entry], dict[str, Watermark]], None]
+DeadLetterFn = Callable[[str, list[Entry], str], None]  # (job, entries, reason): keep them aside durably
+
+
+class CountSink(Protocol):
+    """Where the syncer counts (``Counters``, or an adapter onto another source's counters)."""
+
+    def add(self, **deltas: int) -> None: ...
+
+    def error(self, message: str, **deltas: int) -> None: ...
+
+
+class SyncObserver(Protocol):
+    """Timings of the syncs (e.g. Prometheus histograms); ``outcome`` is ``ok``, ``atlas_error``,
+    ``refused``, ``input_error`` or ``error``."""
+
+    def sync_attempt(self, seconds: float, outcome: str) -> None: ...
+
+    def visible(self, entries: Sequence[Entry]) -> None: ...
+
+
+class GiveBack(Exception):
+    """Raised by a dead-letter or settle callback that could not do its part (e.g. a dead-letter
+    topic that did not acknowledge): ``process`` stops and returns False, the rest stays owed."""
 
 
 class JobSyncer:
     """Syncs batches of events per job through ``sync(graph, job)`` (e.g. ``Publisher.sync``).
 
     ``watermark(job)`` gives the newest run synced for ``job`` (e.g. :meth:`Journal.watermark`);
-    ``stop`` ends retries early. One thread calls :meth:`process` at a time.
+    ``stop`` ends retries early. ``dead_letter(job, entries, reason)`` replaces the default
+    dead-letter file writer (the events as JSON lines in ``dead_letter_path``). One thread calls
+    :meth:`process` at a time.
     """
 
     def __init__(
         self,
         sync: SyncFn,
         *,
-        dead_letter_path: Path,
-        counters: Counters | None = None,
+        dead_letter_path: Path | None = None,
+        counters: CountSink | None = None,
         stop: threading.Event | None = None,
         watermark: Callable[[str], Watermark | None] | None = None,
         event_types: Sequence[str] = ("COMPLETE",),
@@ -58,10 +91,18 @@ class JobSyncer:
         retry_base: float = 0.5,
         retry_max: float = 30.0,
         max_attempts: int = 8,
+        give_back: bool = False,
+        dead_letter: DeadLetterFn | None = None,
+        observer: SyncObserver | None = None,
     ) -> None:
+        if dead_letter_path is None and dead_letter is None:
+            raise ValueError("JobSyncer needs a dead_letter_path or a dead_letter function")
         self.sync = sync
-        self.dead_letter_path = Path(dead_letter_path)
-        self.counters = counters or Counters()
+        self.dead_letter_path = Path(dead_letter_path) if dead_letter_path is not None else None
+        self.counters: CountSink = counters if counters is not None else Counters()
+        self.give_back = give_back
+        self.write_dead_letter = dead_letter or self._write_spool
+        self.observer = observer
         self.stop = stop or threading.Event()
         self.watermark = watermark or (lambda job: None)
         self.wanted = {t.upper() for t in event_types}
@@ -87,14 +128,20 @@ class JobSyncer:
         if skipped:
             self.counters.add(skipped=len(skipped))
             settle(skipped, {})
-        for job, group in groups.items():
-            try:
-                if not self._process_job(job, group, settle):
-                    return False
-            except Exception as exc:  # noqa: BLE001 - the worker must outlive a bug; keep the events
-                log.exception("unexpected error in the sync worker")
-                self._dead_letter(job, group, f"{type(exc).__name__}: {exc}")
-                settle(group, {})
+        try:
+            for job, group in groups.items():
+                try:
+                    if not self._process_job(job, group, settle):
+                        return False
+                except GiveBack:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the worker must outlive a bug; keep the events
+                    log.exception("unexpected error in the sync worker")
+                    self._dead_letter(job, group, f"{type(exc).__name__}: {exc}")
+                    settle(group, {})
+        except GiveBack as exc:
+            log.warning("giving the batch back: %s", exc)
+            return False
         return True
 
     def _process_job(self, job: str, group: list[Entry], settle: SettleFn) -> bool:
@@ -109,8 +156,8 @@ class JobSyncer:
                 superseded += 1
             else:
                 fresh.append(entry)
-        latest = latest_run([e.event for e in fresh])
-        latest_ids = {id(ev) for ev in latest}
+        latest_ids = {id(ev) for ev in latest_run([e.event for e in fresh])}
+        latest = [e for e in fresh if id(e.event) in latest_ids]
         superseded += len(fresh) - len(latest)
         if duplicates or superseded:
             self.counters.add(duplicates=duplicates, superseded=superseded)
@@ -119,42 +166,54 @@ class JobSyncer:
             return True
         done = self._sync_job(job, latest)
         if done is None:
-            return False  # stopping: the job's events stay owed
+            return False  # stopping, or given back: the job's events stay owed
         marks: dict[str, Watermark] = {}
         if done:
-            new = _watermark_of([e.event for e in fresh if id(e.event) in latest_ids])
+            new = _watermark_of([e.event for e in latest])
             if new is not None and (mark is None or new.time >= mark.time):
                 marks[job] = new
         settle(group, marks)
+        if done and self.observer is not None:
+            self.observer.visible(group)  # the job's lineage in Atlas now covers them all
         return True
 
-    def _sync_job(self, job: str, events: list[dict[str, Any]]) -> bool | None:
-        """True: synced; False: dead-lettered; None: stopping during retries."""
+    def _sync_job(self, job: str, entries: list[Entry]) -> bool | None:
+        """True: synced; False: dead-lettered; None: stopping during retries, or given back."""
+        events = [e.event for e in entries]
         attempt = 0
         while True:
+            t0 = time.perf_counter()
             try:
                 graph = events_to_graph(events, namespace_map=self.namespace_map, validate=False)
                 self.sync(graph, job)
             except InputError as exc:
                 # retrying cannot fix the input: keep it aside for a human
-                self._dead_letter(job, events, f"input error: {exc}")
+                self._observe(t0, "input_error")
+                self._dead_letter(job, entries, f"input error: {exc}")
                 return False
             except Exception as exc:  # noqa: BLE001 - Atlas down, timeouts, 5xx...: retried
                 if isinstance(exc, AtlasSyncError) and not isinstance(exc, AtlasError):
                     # a refusal of the sync core (e.g. the delete fail-safe) gives the same answer
                     # every time: no retry; the events wait in the dead-letter file for a human
+                    self._observe(t0, "refused")
                     self.counters.add(failed=1)
-                    self._dead_letter(job, events, f"refused: {exc}")
+                    self._dead_letter(job, entries, f"refused: {exc}")
                     return False
+                self._observe(t0, "atlas_error" if isinstance(exc, AtlasSyncError) else "error")
                 attempt = self._failed(job, exc, attempt)
                 if attempt < 0:
-                    self._dead_letter(job, events, str(exc))
+                    self._dead_letter(job, entries, str(exc))
                     return False
                 if attempt == 0:
                     return None
                 continue
+            self._observe(t0, "ok")
             self.counters.add(synced=len(events), batches=1)
             return True
+
+    def _observe(self, t0: float, outcome: str) -> None:
+        if self.observer is not None:
+            self.observer.sync_attempt(time.perf_counter() - t0, outcome)
 
     def _failed(self, job: str, exc: Exception, attempt: int) -> int:
         """Count a failed attempt and back off. Returns the next attempt number, -1 when attempts
@@ -163,6 +222,8 @@ class JobSyncer:
         msg = str(exc) if isinstance(exc, AtlasSyncError) else f"{type(exc).__name__}: {exc}"
         self.counters.error(f"{job}: {msg}", failed=1)
         log.warning("sync of job %s failed (attempt %d): %s", job, attempt, msg)
+        if self.give_back:
+            return 0  # the caller retries the batch later
         if attempt >= self.max_attempts:
             return -1
         delay = min(self.retry_max, self.retry_base * 2 ** (attempt - 1))
@@ -171,13 +232,16 @@ class JobSyncer:
             return 0
         return attempt
 
-    def _dead_letter(self, job: str, events: Sequence[Entry | dict[str, Any]], reason: str) -> None:
-        evs = [e.event if isinstance(e, Entry) else e for e in events]
-        write_spool(self.dead_letter_path, evs)
-        self.counters.error(f"{job}: {reason}", dead_lettered=len(evs))
+    def _dead_letter(self, job: str, entries: list[Entry], reason: str) -> None:
+        self.write_dead_letter(job, entries, reason)  # GiveBack when it could not keep them
+        self.counters.error(f"{job}: {reason}", dead_lettered=len(entries))
+
+    def _write_spool(self, job: str, entries: list[Entry], reason: str) -> None:
+        assert self.dead_letter_path is not None
+        write_spool(self.dead_letter_path, [e.event for e in entries])
         log.error(
             "gave up on %d events of job %s (%s); they are in %s",
-            len(evs),
+            len(entries),
             job,
             reason,
             self.dead_letter_path,

@@ -31,7 +31,9 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,11 +47,13 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Entry:
-    """One accepted event: ``id`` orders entries (journal row id, or e.g. a Kafka offset)."""
+    """One accepted event: ``id`` orders entries (journal row id, or e.g. a Kafka offset);
+    ``received``: when it was accepted (epoch seconds; None when unknown, e.g. replayed)."""
 
     id: int
     event: dict[str, Any]
     size: int = 0
+    received: float | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,16 @@ class Journal:
         :class:`JournalFull` or :class:`JournalError`; then none was kept."""
         raise NotImplementedError
 
+    def append_future(self, events: Sequence[dict[str, Any]]) -> Future[Appended]:
+        """:meth:`append` without waiting: a future of its result (or of its exception), set once
+        the events are durable (an event loop awaits it with ``asyncio.wrap_future``)."""
+        fut: Future[Appended] = Future()
+        try:
+            fut.set_result(self.append(events))
+        except Exception as exc:  # noqa: BLE001 - handed to the waiter
+            fut.set_exception(exc)
+        return fut
+
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         """Drop entries whose job's sync committed (or that were dead-lettered) and record the
         jobs' newest synced runs. May return before the deletes are on disk (see :meth:`flush`)."""
@@ -191,8 +205,9 @@ class MemoryJournal(Journal):
             if len(self._held) + len(new) > self.max_events or self._bytes + size > self.max_bytes:
                 raise JournalFull(_full_message(self.max_events, self.max_bytes))
             out = []
+            now = time.time()
             for key, ev, n in new:
-                entry = Entry(self._next, ev, n)
+                entry = Entry(self._next, ev, n, now)
                 self._next += 1
                 self._held[key] = entry
                 self._keys[entry.id] = key
@@ -231,6 +246,15 @@ class _Op:
     done: threading.Event = field(default_factory=threading.Event)
     result: Appended | None = None
     error: Exception | None = None
+    future: Future[Appended] | None = None
+
+    def finish(self) -> None:
+        if self.future is not None:
+            if self.error is not None:
+                self.future.set_exception(self.error)
+            elif self.result is not None:
+                self.future.set_result(self.result)
+        self.done.set()
 
 
 _SCHEMA = """
@@ -337,6 +361,12 @@ class SqliteJournal(Journal):
         assert op.result is not None
         return op.result
 
+    def append_future(self, events: Sequence[dict[str, Any]]) -> Future[Appended]:
+        op = _Op(rows=[(event_key(ev), _encode(ev), ev) for ev in events], future=Future())
+        assert op.future is not None
+        self._submit(op)
+        return op.future
+
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         # Does not wait for the commit: a delete that is lost (crash, failed write) only means the
         # events are synced once more. The watermarks count at once (the sync did commit).
@@ -355,7 +385,7 @@ class SqliteJournal(Journal):
         with self._cond:
             if self._closed:
                 op.error = JournalError("the journal is closed")
-                op.done.set()
+                op.finish()
                 return
             self._ops.append(op)
             self._cond.notify_all()
@@ -381,7 +411,7 @@ class SqliteJournal(Journal):
                         _Op(settle=o.settle, marks=o.marks) for o in retry + ops if o.rows is None
                     ] + self._retry_settles
             for op in ops:
-                op.done.set()
+                op.finish()
 
     def _commit(self, ops: list[_Op]) -> tuple[int, int] | None:
         """One transaction for every waiting op (on the writer thread). Returns the new depth and
@@ -429,6 +459,7 @@ class SqliteJournal(Journal):
                     )
                 )
             rows: list[tuple[int, str, bytes]] = []
+            now = time.time()
             for op in appends:
                 new: list[Entry] = []
                 fresh: list[tuple[int, str, bytes]] = []
@@ -438,7 +469,7 @@ class SqliteJournal(Journal):
                         continue
                     seen.add(key)
                     fresh.append((next_id + len(fresh), key, body))
-                    new.append(Entry(next_id + len(new), ev, len(body)))
+                    new.append(Entry(next_id + len(new), ev, len(body), now))
                 size = sum(e.size for e in new)
                 if depth + len(new) > self.max_events or nbytes + size > self.max_bytes:
                     op.error = JournalFull(_full_message(self.max_events, self.max_bytes))

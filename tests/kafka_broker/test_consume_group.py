@@ -57,7 +57,7 @@ def start_worker(tmp_path: Path, name: str, bootstrap: str, topic: str, atlas_ur
 
 
 def metrics(url: str) -> dict[str, Any]:
-    return dict(requests.get(url + "/metrics", timeout=5).json())
+    return dict(requests.get(url + "/api/v1/metrics", timeout=5).json())
 
 
 def test_two_workers_one_killed_mid_batch_atlas_holds_every_job_s_last_run_once(

@@ -248,7 +248,7 @@ class Endpoint:
     def metrics(self) -> dict[str, Any]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
-            conn.request("GET", "/metrics")
+            conn.request("GET", "/api/v1/metrics")
             return dict(json.loads(conn.getresponse().read()))
         except http.client.HTTPException as exc:
             raise OSError(str(exc)) from None

@@ -292,7 +292,7 @@ def test_health_and_metrics(running):
     server = running(Recorder())
     h = requests.get(server.url + "/health").json()
     assert h["status"] == "ok" and h["queue_depth"] == 0
-    assert "accepted" in requests.get(server.url + "/metrics").json()
+    assert "accepted" in requests.get(server.url + "/api/v1/metrics").json()  # /metrics: Prometheus
     assert requests.post(server.url + "/elsewhere", data=b"{}").status_code == 404
 
 

@@ -313,7 +313,7 @@ def test_serve_prints_the_dropped_facet_and_publishes_the_run(tmp_path):
         r = requests.post(m.group(1) + "/api/v1/lineage", data=HIVE.read_bytes(), timeout=10)
         assert r.status_code == 201, r.text
         deadline = time.monotonic() + 30
-        while requests.get(m.group(1) + "/metrics", timeout=10).json()["synced"] < 1:
+        while requests.get(m.group(1) + "/api/v1/metrics", timeout=10).json()["synced"] < 1:
             assert time.monotonic() < deadline, "event not synced"
             time.sleep(0.05)
     finally:
