@@ -404,7 +404,8 @@ class Publisher:
             root_types=roots,
             process_types=self.process_types,
             options=PlanOptions(
-                allow_delete=options.get("allow_delete", True),
+                # a partial input (a dbt selection or run) is part of the job's lineage: it deletes nothing
+                allow_delete=options.get("allow_delete", True) and not s.partial,
                 max_delete_percent=self.max_delete_percent,
                 force=options.get("force", False),
                 input_has_errors=any(p.severity == "error" for p in s.problems),

@@ -137,6 +137,7 @@ class StreamSync:
         self.domain = domain
         self.spool = Spool(spool_dir, memory=memory)
         self.problems: list[Problem] = []
+        self.partial = False
         self.job: str | None = None
         self.source: str | None = None
         self.processes = 0
@@ -194,6 +195,7 @@ class StreamSync:
         self.job = self.job or graph.job
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
+        self.partial = self.partial or graph.partial  # part of the job's lineage: deletes nothing
         self.spool.merge_datasets(graph.datasets)
         self.spool.add_edge_columns(
             (ref.dataset, ref.column)

@@ -125,8 +125,9 @@ def test_a_partial_run_deletes_nothing_it_did_not_run(client, tmp_path):
     (tmp_path / "run_results.json").write_text(json.dumps(run))
     graph = registry.read("dbt", [str(FULL)], run_results=str(tmp_path / "run_results.json"))
     assert [p.id for p in graph.processes] == ["model.jaffle.customers"] and graph.partial
-    plan = publisher(client).plan(graph, allow_delete=not graph.partial)
+    plan = publisher(client).plan(graph)  # the API itself deletes nothing for a partial graph
     assert plan.counts["delete"] == 0 and plan.counts["create"] == 0 and plan.counts["update"] == 0
+    assert publisher(client).sync(graph).applied is None
 
 
 def run_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
