@@ -64,6 +64,7 @@ class StatementLineage:
     edges: list[Edge] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)  # message, severity, code, line, column
     error: bool = False
+    routine: str | None = None  # a procedure's/function's name: its process is named after it
 
     @property
     def lineage_bearing(self) -> bool:
