@@ -135,6 +135,10 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
     if apply_default and db is None and ctx.db and name not in ctx.temporary:
         db = ident_name(ctx.db)
         catalog = catalog or (ident_name(ctx.catalog) if ctx.catalog else None)
+    elif apply_default and db is not None and catalog is None and ctx.catalog:
+        # schema.table in a session of catalog c is c.schema.table (as sqlglot qualifies the tables
+        # a query reads): targets and sources get one name
+        catalog = ident_name(ctx.catalog)
     return tuple(p for p in (catalog, db, name) if p)
 
 
