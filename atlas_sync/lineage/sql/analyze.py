@@ -126,6 +126,10 @@ def ident_name(ident: exp.Expr | str | None) -> str:
     return ident.name.lower()
 
 
+def _default(part: str | None) -> str | None:
+    return ident_name(part) if part else None
+
+
 def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) -> tuple[str, ...] | None:
     if not isinstance(table.this, exp.Identifier):
         return None  # a table function, stage, variable: not a named table
@@ -139,6 +143,8 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
         # schema.table in a session of catalog c is c.schema.table (as sqlglot qualifies the tables
         # a query reads): targets and sources get one name
         catalog = ident_name(ctx.catalog)
+    if name in ctx.temporary and db == _default(ctx.db) and catalog in (None, _default(ctx.catalog)):
+        return (name,)  # a temporary table, qualified with the defaults by sqlglot: still itself
     return tuple(p for p in (catalog, db, name) if p)
 
 

@@ -220,3 +220,14 @@ def test_a_default_catalog_qualifies_schema_qualified_targets_as_it_does_sources
     )
     assert [r.id for r in st.reads] == ["shop.sales.orders"]
     assert [w.id for w in st.writes] == ["shop.sales.daily"]
+
+
+def test_a_temporary_table_stays_intermediate_under_a_default_schema() -> None:
+    results = analyze_sql(
+        "CREATE TEMP TABLE recent AS SELECT a FROM sales.orders; INSERT INTO mart.x SELECT a FROM recent",
+        dialect="postgres",
+        default_schema="shop.public",
+    )
+    assert [w.id for w in results[0].writes] == ["recent"]
+    assert results[0].writes[0].kind == "intermediate"
+    assert [r.id for r in results[1].reads] == ["recent"]
