@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +175,12 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
         yield line, {names[i]: row[i] for i in range(min(len(names), len(row)))}
 
 
+def _file_rows(paths: Sequence[str]) -> Iterator[tuple[str | None, int, dict[str, str]]]:
+    for path in paths:
+        for line, row in read_log(path):
+            yield (None if path == "-" else path), line, row
+
+
 def _truthy(value: Any) -> bool:
     """Options may arrive as text from ``-o progress=false``."""
     if isinstance(value, str):
@@ -203,6 +209,13 @@ class QueryLogReader:
         options.pop("chunk_statements", None)
         return next(self._run(paths, None, **options))
 
+    def read_rows(self, rows: Iterable[tuple[str | None, int, dict[str, str]]], **options: Any) -> LineageGraph:
+        """The lineage of query-log rows that come from elsewhere (the ``database`` reader's query
+        history): ``(file or None, row number, {column: value})`` with the CSV's column names, plus
+        an optional ``runs`` (how many times the statement ran). Options as for ``read``."""
+        options.pop("chunk_statements", None)
+        return next(self._run([], None, rows=rows, **options))
+
     def read_chunks(
         self, paths: Sequence[str], *, chunk_statements: Any = None, **options: Any
     ) -> Iterator[LineageGraph]:
@@ -218,6 +231,7 @@ class QueryLogReader:
         paths: Sequence[str],
         per_chunk: int | None,
         *,
+        rows: Iterable[tuple[str | None, int, dict[str, str]]] | None = None,
         dialect: str | None = None,
         schema: Any = None,
         default_schema: str | None = None,
@@ -231,52 +245,54 @@ class QueryLogReader:
         **_options: Any,
     ) -> Iterator[LineageGraph]:
         """The reader's core: graphs of ``per_chunk`` distinct statements each (``None``: one graph)."""
-        if not paths:
+        if not paths and rows is None:
             raise InputError("no query log given")
+        source = (None if paths[0] == "-" else paths[0]) if paths else None
         sqlglot_dialect = resolve_dialect(dialect)
         schema_map = load_schema_option(schema)
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        job_name = job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0])
+        job_name = job or (
+            ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]) if paths else "query-log"
+        )
 
         entries: dict[str, Entry] = {}
-        rows = skipped = 0
-        for path in paths:
-            for line, row in read_log(path):
-                rows += 1
-                text = (row.get("query_text") or "").strip()
-                if not text or not _CANDIDATE.search(text):
-                    skipped += 1
-                    continue
-                database = (row.get("database_name") or "").strip() or None
-                schema_name = (row.get("schema_name") or "").strip() or None
-                key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
-                e = entries.get(key)
-                if e is None:
-                    e = entries[key] = Entry(
-                        key=key,
-                        text=text,
-                        default_schema=schema_name or default_schema,
-                        database=database,
-                        schema=schema_name,
-                        first_row=line,
-                        file=None if path == "-" else path,
-                    )
-                e.count += 1
-                user = (row.get("user_name") or "").strip()
-                if user and user not in e.users and len(e.users) < 50:
-                    e.users.append(user)
-                started = (row.get("start_time") or "").strip() or None
-                if started:
-                    e.first_start = min(e.first_start or started, started)
-                    e.last_start = max(e.last_start or started, started)
-                e.total_duration += _float(row.get("duration"))
+        n_rows = skipped = 0
+        for file, line, row in _file_rows(paths) if rows is None else rows:
+            n_rows += 1
+            text = (row.get("query_text") or "").strip()
+            if not text or not _CANDIDATE.search(text):
+                skipped += 1
+                continue
+            database = (row.get("database_name") or "").strip() or None
+            schema_name = (row.get("schema_name") or "").strip() or None
+            key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
+            e = entries.get(key)
+            if e is None:
+                e = entries[key] = Entry(
+                    key=key,
+                    text=text,
+                    default_schema=schema_name or default_schema,
+                    database=database,
+                    schema=schema_name,
+                    first_row=line,
+                    file=file,
+                )
+            e.count += int(_float(row.get("runs")) or 1)
+            user = (row.get("user_name") or "").strip()
+            if user and user not in e.users and len(e.users) < 50:
+                e.users.append(user)
+            started = (row.get("start_time") or "").strip() or None
+            if started:
+                e.first_start = min(e.first_start or started, started)
+                e.last_start = max(e.last_start or started, started)
+            e.total_duration += _float(row.get("duration"))
 
-        if rows == 0:
+        if n_rows == 0:
             raise InputError(
                 "the query log has no rows",
-                file=None if paths[0] == "-" else paths[0],
+                file=source,
                 hint="expected a CSV header and one row per query",
             )
         # Entries are dropped from this list once their process is built (a chunk holds the text).
@@ -331,7 +347,7 @@ class QueryLogReader:
         finally:
             outcomes.close()  # an abandoned iteration shuts the worker pool down
         summary = {
-            "rows": rows,
+            "rows": n_rows,
             "skipped_not_lineage": skipped,
             "distinct_statements": total,
             "processes": kept,
@@ -340,11 +356,11 @@ class QueryLogReader:
         graph.statements.append({"type": "QUERY LOG SUMMARY", **summary})
         if report:
             self._write_report(report, summary, failures)
-        if rows and total and n_failures == total and kept == 0 and first_failure is not None:
+        if n_rows and total and n_failures == total and kept == 0 and first_failure is not None:
             raise InputError(
                 f"none of the {total} lineage-bearing statements could be analysed "
                 f"(first: {first_failure['error']})",
-                file=None if paths[0] == "-" else paths[0],
+                file=source,
                 line=first_failure["row"],
                 hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
             )
