@@ -209,7 +209,9 @@ class QueryLogReader:
         options.pop("chunk_statements", None)
         return next(self._run(paths, None, **options))
 
-    def read_rows(self, rows: Iterable[tuple[str | None, int, dict[str, str]]], **options: Any) -> LineageGraph:
+    def read_rows(
+        self, rows: Iterable[tuple[str | None, int, dict[str, str]]], **options: Any
+    ) -> LineageGraph:
         """The lineage of query-log rows that come from elsewhere (the ``database`` reader's query
         history): ``(file or None, row number, {column: value})`` with the CSV's column names, plus
         an optional ``runs`` (how many times the statement ran). Options as for ``read``."""
@@ -400,8 +402,8 @@ class QueryLogReader:
                     Problem(message=msg, severity="warning", code="sql-parse", line=e.first_row, file=e.file)
                 )
                 continue
-            if not st.lineage_bearing or st.type == "INSERT VALUES":
-                continue
+            if not st.lineage_bearing or st.type == "INSERT VALUES" or not (st.reads or st.edges):
+                continue  # a write of literal values (INSERT ... VALUES, UPDATE t SET x = 1): no lineage
             pid = f"{base}:{digest}" if st.index == 1 else f"{base}:{digest}:{st.index}"
             attrs: dict[str, Any] = {"runs": e.count, "firstRow": e.first_row}
             if e.users:
