@@ -38,6 +38,7 @@ class TableRef:
     name: str
     kind: str = "table"  # table, view, file, intermediate
     columns: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)  # column -> type, when DDL gives them
 
 
 @dataclass
@@ -65,6 +66,7 @@ class StatementLineage:
     problems: list[dict[str, Any]] = field(default_factory=list)  # message, severity, code, line, column
     error: bool = False
     routine: str | None = None  # a procedure's/function's name: its process is named after it
+    defines: list[TableRef] = field(default_factory=list)  # CREATE TABLE t (cols): a dataset, no flow
 
     @property
     def lineage_bearing(self) -> bool:
@@ -520,12 +522,28 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     else:
         result.type = "CREATE TABLE AS SELECT" if query is not None else "CREATE TABLE"
     if query is None:
-        # Plain DDL: no data flow, but its columns let later statements expand SELECT *.
+        # Plain DDL: no data flow, but a dataset with those columns, and its columns let later
+        # statements expand SELECT *.
         parts = _table_parts(target, ctx)
         if parts and cols and ctx.learn:
             ctx.schema.add(parts, cols)
+        ref = table_ref(target, ctx)
+        if ref is not None and ref.kind == "table" and kind == "TABLE" and not temporary and cols:
+            ref.columns = list(cols)
+            ref.types = _column_types(expr.this)
+            result.defines.append(ref)
         return []
     return [Flow(target, query, cols, by_name=cols is None, creates=True)]
+
+
+def _column_types(schema: exp.Expr | None) -> dict[str, str]:
+    """Column -> type of a ``CREATE TABLE t (c type, ...)`` definition, as the statement spells it."""
+    out: dict[str, str] = {}
+    for c in schema.expressions if isinstance(schema, exp.Schema) else []:
+        kind = c.args.get("kind") if isinstance(c, exp.ColumnDef) else None
+        if isinstance(c, exp.ColumnDef) and isinstance(kind, exp.DataType):
+            out[ident_name(c.this)] = kind.sql()
+    return out
 
 
 def _with_statement_ctes(stmt: exp.Expr, query: exp.Select) -> exp.Select:
@@ -843,9 +861,52 @@ def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyze
     )
 
 
-def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> None:
+def passed_tables(query: exp.Expr, dialect: str) -> list[exp.Table]:
+    """Tables a query reads through a function rather than a FROM item: a table passed to a table
+    function (BigQuery ``ML.PREDICT(MODEL m, TABLE t)``, Snowflake ``TABLE(f(TABLE(t)))``,
+    ``SEMANTIC_VIEW(v ...)``) and ClickHouse dictionaries (``dictGet('db.dict', 'attr', key)``)."""
+    out: list[exp.Table] = []
+    for node in query.find_all(exp.Table, exp.TableFromRows, exp.Anonymous):
+        if isinstance(node, exp.Anonymous):
+            name = str(node.this).lower()
+            first = node.expressions[0] if node.expressions else None
+            if name.startswith("dict") and isinstance(first, exp.Literal) and first.is_string:
+                try:
+                    out.append(exp.to_table(first.name, dialect=dialect or None))
+                except (SqlglotError, ValueError):
+                    pass
+            continue
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            continue
+        fn = node.this
+        if isinstance(node, exp.TableFromRows) and isinstance(fn, exp.Column) and fn.table:
+            # TABLE(db.s.t): sqlglot reads the name as a column
+            parts = [p for p in (fn.args.get("catalog"), fn.args.get("db"), fn.args.get("table")) if p]
+            out.append(
+                exp.Table(
+                    this=fn.this.copy(),
+                    db=parts[-1].copy(),
+                    catalog=parts[0].copy() if len(parts) > 1 else None,
+                )
+            )
+            continue
+        if not isinstance(fn, exp.Expr):
+            continue
+        for inner in fn.find_all(exp.Table):
+            parent = inner.parent
+            if isinstance(parent, exp.Predict) and inner.arg_key == "this":
+                continue  # the MODEL, not data
+            if isinstance(inner.this, exp.Identifier) and inner.find_ancestor(exp.Subquery) is None:
+                out.append(inner)
+    return out
+
+
+def _add_reads(
+    qa: QueryAnalyzer, ctx: Context, result: StatementLineage, query: exp.Expr | None = None
+) -> None:
     have = {r.id for r in result.reads}
-    for t in qa.read_tables():
+    extra = passed_tables(query, ctx.dialect) if query is not None else []
+    for t in [*qa.read_tables(), *extra]:
         ref = table_ref(t, ctx)
         if ref is not None and ref.id not in have:
             have.add(ref.id)
@@ -859,7 +920,7 @@ def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage) -> None
     problems = Problems()
     q = _qualified(query, ctx)
     qa = _analyzer(q, ctx, problems)
-    _add_reads(qa, ctx, result)
+    _add_reads(qa, ctx, result, q)
 
 
 def _has_deps(deps: Deps | None) -> bool:
@@ -878,7 +939,7 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     q = _qualified(flow.query, ctx)
     qa = _analyzer(q, ctx, problems)
     res: ScopeResult = qa.result()
-    _add_reads(qa, ctx, result)
+    _add_reads(qa, ctx, result, q)
     target = table_ref(flow.target, ctx)
     if target is None:
         raise StatementRejected("the target is not a table")

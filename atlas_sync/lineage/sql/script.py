@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -280,7 +280,19 @@ def analyze_text(
             _shift(tok.line, line) if relative else tok.line,
             tok.col,
         )
+    for tok in tokens:
+        other = _NOT_IN_DIALECT.get(ctx.dialect, {}).get(tok.token_type)
+        if other is not None:
+            result.problem(
+                f"{_dialect_name(ctx.dialect)} has no {tok.text.upper()} (it has {other}): "
+                "analysed as written, check the statement's dialect",
+                code="dialect-syntax",
+                line=_shift(tok.line, line) if relative else tok.line,
+                column=max(1, tok.col - (tok.end - tok.start)),
+            )
+            break
     try:
+        fold_quoted(expr, ctx.dialect)
         if rewrite is not None:
             expr = rewrite(expr)
         analyze_statement(expr, ctx, result)
@@ -307,6 +319,29 @@ def analyze_text(
             column=col,
         )
     return result
+
+
+def fold_quoted(expr: exp.Expr, dialect: str) -> None:
+    """Quoted identifiers that the dialect's case rules make equal to an unquoted one are unquoted
+    (atlas-sync lower-cases unquoted names): Snowflake/Oracle ``"TOTALPRICE"`` is ``TotalPrice``,
+    ``"TotalPrice"`` stays itself; in case-insensitive dialects (T-SQL, Spark, DuckDB, Trino,
+    Redshift) every quoted name is. Case-sensitive dialects keep quoted names as written."""
+    strategy = Dialect.get_or_raise(dialect or None).NORMALIZATION_STRATEGY
+    if strategy not in (NormalizationStrategy.UPPERCASE, NormalizationStrategy.CASE_INSENSITIVE):
+        return
+    upper = strategy == NormalizationStrategy.UPPERCASE
+    for ident in expr.find_all(exp.Identifier):
+        if ident.quoted and (not upper or ident.this == ident.this.upper()):
+            ident.set("this", ident.this.lower())
+            ident.set("quoted", False)
+
+
+# Keywords sqlglot's parser accepts in a dialect that does not have them: analysed, with a warning.
+_NOT_IN_DIALECT: dict[str, dict[TokenType, str]] = {
+    "tsql": {TokenType.LIMIT: "TOP and OFFSET ... FETCH"},
+    "fabric": {TokenType.LIMIT: "TOP and OFFSET ... FETCH"},
+    "oracle": {TokenType.LIMIT: "FETCH FIRST n ROWS ONLY"},
+}
 
 
 def _dialect_name(dialect: str) -> str:
