@@ -9,6 +9,7 @@ into ``t``, and each MERGE branch as a SELECT over ``target JOIN source ON ...``
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -871,10 +872,8 @@ def passed_tables(query: exp.Expr, dialect: str) -> list[exp.Table]:
             name = str(node.this).lower()
             first = node.expressions[0] if node.expressions else None
             if name.startswith("dict") and isinstance(first, exp.Literal) and first.is_string:
-                try:
+                with contextlib.suppress(SqlglotError, ValueError):
                     out.append(exp.to_table(first.name, dialect=dialect or None))
-                except (SqlglotError, ValueError):
-                    pass
             continue
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
             continue
