@@ -39,6 +39,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
+from atlas_sync.lineage.readers import audit_log
 from atlas_sync.lineage.readers.options import positive_int
 from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
@@ -50,6 +51,7 @@ from atlas_sync.lineage.sql.script import analyze_sql
 from atlas_sync.progress import Reporter
 from atlas_sync.progress import report as progress_report
 
+AUDIT = "\x00audit"  # marks rows of a Doris audit-log export
 COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 200
@@ -79,6 +81,7 @@ class Entry:
     first_start: str | None = None
     last_start: str | None = None
     total_duration: float = 0.0
+    mviews: list[str] = field(default_factory=list)  # Doris chosen_m_views: MVs the query used
 
 
 class _Timeout(Exception):
@@ -153,12 +156,13 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
     except csv.Error as exc:
         raise InputError(f"invalid CSV: {exc}", file=file, line=1) from None
     names = [h.strip().lower() for h in header]
-    if "query_text" not in names:
+    audit = audit_log.is_audit_header(names)
+    if "query_text" not in names and not audit:
         raise InputError(
             "the query log has no query_text column",
             file=file,
             line=1,
-            hint="expected a CSV header with " + ", ".join(COLUMNS),
+            hint="expected a CSV header with " + ", ".join(COLUMNS) + " (or a Doris audit_log export)",
         )
     start = 2
     while True:
@@ -172,7 +176,13 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
         start = reader.line_num + 1
         if not row or all(not c.strip() for c in row):
             continue
-        yield line, {names[i]: row[i] for i in range(min(len(names), len(row)))}
+        fields = {names[i]: row[i] for i in range(min(len(names), len(row)))}
+        if audit:
+            normalized = audit_log.normalize(fields)
+            if normalized is None:
+                continue  # failed or internal
+            fields = {**normalized, AUDIT: "1"}
+        yield line, fields
 
 
 def _file_rows(paths: Sequence[str]) -> Iterator[tuple[str | None, int, dict[str, str]]]:
@@ -202,7 +212,8 @@ class QueryLogReader:
 
     def sniff(self, path: str, head: bytes) -> bool:
         first = head.split(b"\n", 1)[0].lower()
-        return b"query_text" in first and path.lower().endswith(".csv")
+        audit = b"stmt" in first and b"queried_tables_and_views" in first  # a Doris audit_log export
+        return (b"query_text" in first or audit) and path.lower().endswith(".csv")
 
     def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read query-log CSV files into one graph; see the module docstring for the options."""
@@ -261,21 +272,27 @@ class QueryLogReader:
 
         entries: dict[str, Entry] = {}
         n_rows = skipped = 0
+        reads = audit_log.ReadLineage()  # Doris audit log: read-only queries, per user
+        seen_audit = False
         for file, line, row in _file_rows(paths) if rows is None else rows:
             n_rows += 1
             text = (row.get("query_text") or "").strip()
+            audit = row.get(AUDIT) == "1"
+            seen_audit = seen_audit or audit
             if not text or not _CANDIDATE.search(text):
-                skipped += 1
+                if not (audit and reads.add(row)):
+                    skipped += 1
                 continue
             database = (row.get("database_name") or "").strip() or None
             schema_name = (row.get("schema_name") or "").strip() or None
+            qualified = f"{database}.{schema_name}" if audit and database and schema_name else schema_name
             key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
             e = entries.get(key)
             if e is None:
                 e = entries[key] = Entry(
                     key=key,
                     text=text,
-                    default_schema=schema_name or default_schema,
+                    default_schema=qualified or default_schema,
                     database=database,
                     schema=schema_name,
                     first_row=line,
@@ -290,7 +307,11 @@ class QueryLogReader:
                 e.first_start = min(e.first_start or started, started)
                 e.last_start = max(e.last_start or started, started)
             e.total_duration += _float(row.get("duration"))
+            if audit:
+                e.mviews += [v for v in audit_log.names(row.get("chosen_m_views")) if v not in e.mviews]
 
+        if seen_audit and dialect is None:
+            sqlglot_dialect = resolve_dialect("doris")
         if n_rows == 0:
             raise InputError(
                 "the query log has no rows",
@@ -348,6 +369,8 @@ class QueryLogReader:
                     in_chunk = 0
         finally:
             outcomes.close()  # an abandoned iteration shuts the worker pool down
+        if reads.users:
+            kept += reads.add_to(index, base)
         summary = {
             "rows": n_rows,
             "skipped_not_lineage": skipped,
@@ -422,7 +445,7 @@ class QueryLogReader:
             for p in st.problems:
                 p["line"] = e.first_row
                 p.pop("column", None)
-            add_statement(
+            process = add_statement(
                 graph,
                 st,
                 process_id=pid,
@@ -432,6 +455,8 @@ class QueryLogReader:
                 statement_doc=False,
                 index=index,
             )
+            if process is not None and e.mviews:
+                audit_log.add_views(index, process, e.mviews)
             kept += 1
         return kept
 
