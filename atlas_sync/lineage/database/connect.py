@@ -97,6 +97,14 @@ def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any
     args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":
         args = {"connect_timeout": max(1, int(timeout)), "application_name": "atlas-sync"}
+    if url.get_backend_name() == "duckdb":
+        path = url.database or ""
+        if path and path != ":memory:" and not os.path.exists(path):
+            # DuckDB would create an empty database there: a typo must not read as "no lineage"
+            raise InputError(
+                f"no DuckDB database at {path}", hint="check the path in --db-url duckdb:///PATH"
+            )
+        args = {"read_only": True}
     try:
         engine = sa.create_engine(target, connect_args=args, poolclass=sa.pool.NullPool)
         conn = engine.connect()

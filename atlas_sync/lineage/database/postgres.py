@@ -80,6 +80,7 @@ class Definition:
     name: str
     kind: str  # VIEW, MATERIALIZED VIEW, FUNCTION, PROCEDURE
     sql: str  # a statement the SQL reader analyses
+    default_schema: str | None = None  # of its unqualified names (else the session's)
 
 
 _KINDS = {"v": "view", "m": "materialized view"}

@@ -32,6 +32,7 @@ from typing import Any
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.database.connect import DIALECTS, connect, database_error, parse_url, password
+from atlas_sync.lineage.database.duckdb import DuckDBCatalog
 from atlas_sync.lineage.database.postgres import Definition, PostgresCatalog, Relation
 from atlas_sync.lineage.model import Column, LineageGraph, Problem, dotted
 from atlas_sync.lineage.readers.options import positive_int
@@ -52,7 +53,7 @@ _CATALOG_STATEMENT = re.compile(
     r"^\s*create\s+(or\s+replace\s+)?(materialized\s+)?(view|procedure|function|trigger)\b", re.IGNORECASE
 )
 _HIDDEN = "<insufficient privilege>"
-_CATALOGS = {"postgresql": PostgresCatalog}
+_CATALOGS: dict[str, Any] = {"postgresql": PostgresCatalog, "duckdb": DuckDBCatalog}
 
 
 def _names(value: Any) -> list[str]:
@@ -149,7 +150,7 @@ class DatabaseReader:
             views = [v for v in catalog.views() if wanted(v.schema)] if "views" in chosen else []
             routines = [r for r in catalog.routines() if wanted(r.schema)] if "procedures" in chosen else []
             history: list[dict[str, Any]] = []
-            if "queries" in chosen:
+            if "queries" in chosen and (template or catalog.history_template):
                 doing = "reading the query history of"
                 sql = render_template(
                     template or catalog.history_template,
@@ -166,7 +167,17 @@ class DatabaseReader:
         db = catalog.database
         graph = LineageGraph(job=job or db, source="database")
         self._catalog_passes(graph, db, catalog.default_schema, sql_dialect, relations, views, routines)
-        if "queries" in chosen:
+        if "queries" in chosen and not (template or catalog.history_template):
+            if passes:  # asked for explicitly
+                graph.problems.append(
+                    Problem(
+                        message=f"{url.get_backend_name()} keeps no query history: give one with "
+                        "-o query_template=FILE",
+                        severity="warning",
+                        code="no-history",
+                    )
+                )
+        elif "queries" in chosen:
             self._history_pass(graph, db, catalog.default_schema, sql_dialect, history, chosen, options)
         _typed_columns(graph, db, relations)
         graph.statements.append(
@@ -203,6 +214,7 @@ class DatabaseReader:
         job = graph.job or db
         for d in [*views, *routines]:
             where = f"{d.kind.lower()} {dotted(db, d.schema, d.name)}"
+            ctx.set_default(f"{db}.{d.default_schema or default_schema}")
             for st in analyze_sql(d.sql, dialect=dialect, context=ctx):
                 if st.type == "EMPTY":
                     continue

@@ -78,3 +78,18 @@ def test_syntax_the_dialect_lacks_is_a_warning_naming_the_statement() -> None:
     assert warning["code"] == "dialect-syntax" and "LIMIT" in warning["message"] and warning["line"] == 2
     (top,) = analyze_sql("INSERT INTO a.b SELECT TOP 5 x FROM c.d ORDER BY x", dialect="tsql")
     assert top.problems == []
+
+
+def test_a_parenthesized_join_group_keeps_its_join_condition() -> None:
+    # DuckDB and Postgres print view definitions with FROM (a JOIN b ON ...)
+    st = one(
+        "INSERT INTO x SELECT c.name FROM (sales.orders AS o INNER JOIN customers AS c "
+        "ON ((c.id = o.customer_id))) WHERE o.status = 'paid'",
+        "duckdb",
+    )
+    assert triples(st) == {
+        ("customers.name", "x.name", "IDENTITY"),
+        ("customers.id", "x.*", "JOIN"),
+        ("sales.orders.customer_id", "x.*", "JOIN"),
+        ("sales.orders.status", "x.*", "FILTER"),
+    }
