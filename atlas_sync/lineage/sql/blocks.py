@@ -11,6 +11,7 @@ columns; outside T-SQL a ``SELECT ... INTO v`` in a body assigns variables (a re
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -86,7 +87,7 @@ def analyze_block(
     tokenized = body_sql is full_sql  # a string body is analysed statement by statement as text
     parts: list[StatementLineage] = []
     data = failed = 0
-    rewrite = _rewriter(variables, ctx)
+    rewrite = _rewriter(variables, ctx, header.table if ctx.dialect in TSQL else None)
     for n, piece in enumerate(flatten(body, ctx.dialect, declarations=declarations), start=1):
         toks = body[piece.start : piece.end]
         if not toks:
@@ -206,15 +207,35 @@ def _column_names(toks: list[Token], i: int) -> list[str]:
     return cols
 
 
-def _rewriter(variables: set[str], ctx: Context) -> Callable[[exp.Expr], exp.Expr]:
+def _rewriter(
+    variables: set[str], ctx: Context, trigger_table: str | None = None
+) -> Callable[[exp.Expr], exp.Expr]:
     """Adapt a body statement before analysis: T-SQL table variables ``@t`` become tables named
-    ``@t``; elsewhere ``SELECT ... INTO v`` assigns variables (a read) and names of parameters and
+    ``@t``, a T-SQL trigger's ``inserted``/``deleted`` rows are its table's; elsewhere ``SELECT ... INTO v`` assigns variables (a read) and names of parameters and
     declared variables are values, not columns."""
     tsql = ctx.dialect in TSQL
+
+    on: exp.Table | None = None
+    if trigger_table:
+        with contextlib.suppress(SqlglotError, ValueError):
+            on = exp.to_table(trigger_table, dialect=ctx.dialect or None)
 
     def rewrite(expr: exp.Expr) -> exp.Expr:
         for table in list(expr.find_all(exp.Table)):
             this = table.this
+            if (
+                on is not None
+                and isinstance(this, exp.Identifier)
+                and not table.db
+                and this.this.lower() in ("inserted", "deleted")
+            ):
+                alias = table.args.get("alias") or exp.TableAlias(this=exp.to_identifier(this.this))
+                table.set("this", on.this.copy())
+                for part in ("db", "catalog"):
+                    value = on.args.get(part)
+                    table.set(part, value.copy() if isinstance(value, exp.Expr) else None)
+                table.set("alias", alias)  # inserted.id still names the rows
+                continue
             if isinstance(this, exp.Parameter) and isinstance(this.this, (exp.Var, exp.Identifier)):
                 table.set("this", exp.to_identifier("@" + this.this.name.lower()))
         if not tsql:

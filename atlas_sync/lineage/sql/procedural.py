@@ -188,6 +188,7 @@ class Header:
     language: str | None = None
     parameters: list[str] = field(default_factory=list)
     declarations: bool = False  # the body opens with a declaration section (PL/SQL IS/AS)
+    table: str | None = None  # a T-SQL trigger's table (its inserted/deleted rows)
 
 
 def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | None:
@@ -226,6 +227,8 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
     header.name = _name_text(tokens, i, end)
     header.parameters = _parameters(tokens, end)
     stop = _statement_stop(tokens, start)
+    if header.kind == "TRIGGER" and word_at(tokens, end) == "ON":  # T-SQL: CREATE TRIGGER t ON table
+        header.table = _name_text(tokens, end + 1, _name_end(tokens, end + 1))
     header.language = _language(tokens, start, stop)
     depth = 0
     for j in range(end, stop):
@@ -424,14 +427,14 @@ def _flatten(tokens: list[Token], i: int, stop: int, dialect: str, out: list[Pie
         if w == "RETURN" and word_at(tokens, i + 1) == "QUERY":  # PL/pgSQL RETURN QUERY SELECT ...
             i += 2
             continue
-        if (
-            w == "RETURN"
-            and i + 1 < stop
-            and (
-                tokens[i + 1].token_type == TokenType.L_PAREN or word_at(tokens, i + 1) in ("SELECT", "WITH")
-            )
-        ):
-            i += 1  # T-SQL inline function RETURN (SELECT ...): a read
+        if w == "RETURN" and i + 1 < stop and tokens[i + 1].token_type == TokenType.L_PAREN:
+            close = _paren_close(tokens, i + 1, stop)
+            if word_at(tokens, i + 2) in ("SELECT", "WITH"):
+                out.append(Piece(i + 2, close))  # T-SQL inline function RETURN (SELECT ...): a read
+            i = close + 1
+            continue
+        if w == "RETURN" and word_at(tokens, i + 1) in ("SELECT", "WITH"):
+            i += 1
             continue
         if w == "OPEN" and word_at(tokens, i + 2) == "FOR":
             i += 3  # OPEN cursor FOR SELECT ...
@@ -442,6 +445,19 @@ def _flatten(tokens: list[Token], i: int, stop: int, dialect: str, out: list[Pie
             piece.rewrite = "SELECT"
         out.append(piece)
         i = end
+
+
+def _paren_close(tokens: list[Token], i: int, stop: int) -> int:
+    """Index of the parenthesis closing the one at ``i`` (``stop`` when unbalanced)."""
+    depth = 0
+    for j in range(i, stop):
+        if tokens[j].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[j].token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return j
+    return stop
 
 
 def _skip_header(tokens: list[Token], i: int, stop: int, dialect: str, out: list[Piece]) -> int:
@@ -497,7 +513,8 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
     the enclosing construct, or (T-SQL) the start of the next statement."""
     tsql = dialect in TSQL
     kind = upper_text(tokens[i])  # WITH becomes the statement it introduces
-    depth = case = 0
+    depth = 1 if tokens[i].token_type == TokenType.L_PAREN else 0
+    case = 0
     source_seen = False  # INSERT: its SELECT/VALUES/EXEC has come
     for j in range(i + 1, stop):
         tok = tokens[j]

@@ -26,6 +26,7 @@ from atlas_sync.lineage.sql.procedural import (
     body_tokens,
     dynamic_problem,
     dynamic_sql,
+    flatten,
     literal_sql,
     may_hold_blocks,
 )
@@ -44,7 +45,9 @@ def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[T
         tokens = d.tokenize(sql)
     except (TokenError, SqlglotError):
         return _naive_split(sql)
-    blocks = may_hold_blocks(tokens)
+    # T-SQL ends statements without semicolons too: its scripts are always split on the scan.
+    tsql = (dialect or "") in ("tsql", "fabric")
+    blocks = tsql or may_hold_blocks(tokens)
     scan = tokens
     if blocks:
         try:
@@ -56,21 +59,32 @@ def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[T
     for chunk, is_block in _chunks(scan, dialect, blocks):
         if not chunk:
             continue
-        first, last = chunk[0], chunk[-1]
-        text = sql[first.start : last.end + 1]
-        col = max(1, first.col - (first.end - first.start))
-        line = first.line if not blocks else sql.count("\n", 0, first.start) + 1
-        own: list[Token] | None = chunk
-        if blocks and not is_block:
+        if is_block or not blocks:
+            out.append(_statement(sql, chunk, chunk, blocks))
+            continue
+        # T-SQL: a chunk may hold several statements and control flow (IF ..., BEGIN TRAN, ...).
+        parts = [chunk[p.start : p.end] for p in flatten(chunk, dialect)] if tsql else [chunk]
+        for part in parts:
+            if not part:
+                continue
             # Other statements are parsed from the dialect's own tokens (its opaque commands);
             # where those differ from the scan's, the statement is tokenized again on its own.
-            lo = bisect.bisect_left(starts, first.start)
-            hi = bisect.bisect_right(starts, last.end)
+            lo = bisect.bisect_left(starts, part[0].start)
+            hi = bisect.bisect_right(starts, part[-1].end)
             mine = tokens[lo:hi]
-            same = len(mine) == len(chunk) and all(a.text == b.text for a, b in zip(mine, chunk, strict=True))
-            own = mine if same else None
-        out.append((text, line, col, own))
+            same = len(mine) == len(part) and all(x.text == y.text for x, y in zip(mine, part, strict=True))
+            out.append(_statement(sql, part, mine if same else None, blocks))
     return out
+
+
+def _statement(
+    sql: str, chunk: list[Token], own: list[Token] | None, blocks: bool
+) -> tuple[str, int, int, list[Token] | None]:
+    first, last = chunk[0], chunk[-1]
+    text = sql[first.start : last.end + 1]
+    col = max(1, first.col - (first.end - first.start))
+    line = first.line if not blocks else sql.count("\n", 0, first.start) + 1
+    return text, line, col, own
 
 
 def _chunks(tokens: list[Token], dialect: str, blocks: bool) -> list[tuple[list[Token], bool]]:

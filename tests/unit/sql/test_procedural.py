@@ -208,3 +208,41 @@ def test_functions_in_other_languages_are_not_read_as_sql() -> None:
     assert not st.error and not st.writes and codes(st) == ["foreign-body"]
     (spark,) = analyze_sql("CREATE FUNCTION f AS 'com.example.Upper' USING JAR 'x.jar'", dialect="spark")
     assert not spark.error and not spark.writes
+
+
+def test_tsql_inline_function_and_trigger_rows() -> None:
+    (fn,) = analyze_sql(
+        "CREATE FUNCTION dbo.by_key (@k INT) RETURNS TABLE AS RETURN (SELECT y FROM b.s WHERE k = @k)",
+        dialect="tsql",
+    )
+    assert fn.routine == "dbo.by_key" and [r.id for r in fn.reads] == ["b.s"] and not fn.problems
+    (trg,) = analyze_sql(
+        "CREATE TRIGGER dbo.orders_audit ON dbo.orders AFTER INSERT AS\n"
+        "BEGIN\n  INSERT INTO dbo.audit (id, amount) SELECT i.id, i.amount FROM inserted i\nEND",
+        dialect="tsql",
+    )
+    # inserted holds the new rows of the trigger's table
+    assert [r.id for r in trg.reads] == ["dbo.orders"]
+    assert triples(trg) == {
+        ("dbo.orders.id", "dbo.audit.id", "IDENTITY"),
+        ("dbo.orders.amount", "dbo.audit.amount", "IDENTITY"),
+    }
+
+
+def test_tsql_scripts_without_semicolons_split_into_statements() -> None:
+    results = analyze_sql(
+        "IF OBJECT_ID('tempdb..#x') IS NOT NULL DROP TABLE #x\n"
+        "BEGIN TRAN\n"
+        "SELECT y INTO #x FROM b.s\n"
+        "INSERT INTO a.t (y) SELECT y FROM #x\n"
+        "COMMIT",
+        dialect="tsql",
+    )
+    assert [(r.line, r.type) for r in results] == [
+        (1, "DROP"),
+        (2, "TRANSACTION"),
+        (3, "SELECT INTO"),
+        (4, "INSERT"),
+        (5, "COMMIT"),
+    ]
+    assert triples(results[3]) == {("x.y", "a.t.y", "IDENTITY")}
