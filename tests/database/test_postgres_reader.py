@@ -257,3 +257,14 @@ def test_missing_permission_on_the_history_is_a_clear_error(shop: Database, tmp_
         )
     finally:
         shop.execute("GRANT SELECT ON pg_stat_statements TO PUBLIC")
+
+
+def test_the_password_may_come_from_the_drivers_environment_or_our_variable(
+    shop: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ATLAS_SYNC_DB_PASSWORD_FILE", raising=False)
+    monkeypatch.setenv("PGPASSWORD", shop.server.password)
+    assert len(READER.read(db_url=shop.url, passes="views").processes) == len(VIEWS)
+    monkeypatch.delenv("PGPASSWORD")
+    monkeypatch.setenv("ATLAS_SYNC_DB_PASSWORD_FILE", shop.server.password_file)
+    assert len(READER.read(db_url=shop.url, passes="views").processes) == len(VIEWS)
