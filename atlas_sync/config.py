@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, field_validator
 
 from atlas_sync.errors import ConfigError
+from atlas_sync.secrets import read_secret_file
 
 log = logging.getLogger("atlas_sync.config")
 
@@ -178,23 +178,7 @@ class Settings(BaseModel):
 
 def read_password_file(path: str | Path) -> str:
     """The first line of a password file (trailing newline stripped); warns if others can read it."""
-    p = Path(path).expanduser()
-    try:
-        mode = p.stat().st_mode
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(
-            f"password file {p} does not exist", hint="check ATLAS_PASSWORD_FILE / --password-file"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read password file {p}: {exc.strerror}") from None
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
-        log.warning("password file %s is readable by other users; chmod 600 it", p)
-    lines = text.splitlines()
-    password = lines[0] if lines else ""
-    if not password:
-        raise ConfigError(f"password file {p} is empty")
-    return password
+    return read_secret_file(path, hint="check ATLAS_PASSWORD_FILE / --password-file")
 
 
 def find_config_file(config_file: str | Path | None, env: Mapping[str, str], cwd: Path) -> Path | None:

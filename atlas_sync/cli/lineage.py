@@ -115,6 +115,19 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="dbt: only the nodes that ran in this run_results.json (nothing is deleted)",
         ),
         click.option(
+            "--db-url",
+            metavar="URL",
+            help="database: the connection, as SQLAlchemy spells it (postgresql://USER@HOST:PORT/DB); "
+            "no password in it",
+        ),
+        click.option(
+            "--db-password-file",
+            metavar="FILE",
+            type=click.Path(dir_okay=False),
+            help="database: file holding the password (first line) [env ATLAS_SYNC_DB_PASSWORD_FILE; "
+            "or the driver's own, e.g. PGPASSWORD]",
+        ),
+        click.option(
             "-o",
             "--option",
             "extra",
@@ -131,7 +144,8 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Pop the reader flags from a command's kwargs into the reader's keyword options."""
     out: dict[str, Any] = {}
-    for name in ("dialect", "schema", "default_schema", "mode", "path", "explain", "namespace_map", "strict"):
+    names = ("dialect", "schema", "default_schema", "mode", "path", "explain", "namespace_map", "strict")
+    for name in (*names, "db_url", "db_password_file"):
         v = kwargs.pop(name, None)
         if v is not None:
             out[name] = v
@@ -403,8 +417,8 @@ def lineage_cmd(
     """Read lineage with READER from FILE... (or - for stdin) and print it. Nothing is sent to Atlas.
 
     READER is one of the names `--list-readers` prints (graph, spark-plan, spark-json, sql, query-log,
-    hive-lineage, openlineage, seatunnel, whaletunnel, plugins) or `auto` to pick by file content and
-    extension. Exit code 1 on bad input, with the file and place named.
+    hive-lineage, openlineage, seatunnel, whaletunnel, database, plugins) or `auto` to pick by file
+    content and extension; `database` reads a connection (--db-url), not files. Exit code 1 on bad input, with the file and place named.
 
     \b
     Examples:
@@ -412,11 +426,12 @@ def lineage_cmd(
       atlas-sync lineage spark-plan plan.txt --mode operator --format text
       atlas-sync lineage openlineage events.jsonl
       atlas-sync lineage auto etl.sql --format html --columns --out etl.html
+      atlas-sync lineage database --db-url postgresql://etl@db:5432/shop --format text
     """
     if list_readers:
         click.echo(list_readers_text())
         return
-    if not reader or not files:
+    if not reader or (not files and registry.needs_files(reader)):
         raise click.UsageError("give a READER and at least one FILE (or --list-readers)")
     options = collect_reader_options(kwargs)
     if job:

@@ -45,14 +45,14 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
 
 def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The reader's name (``auto`` resolved, and said) and its options."""
-    if not files:
+    from atlas_sync.lineage import registry
+
+    if not files and registry.needs_files(reader):
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
     if verbosity() < 0:
         options.setdefault("progress", False)  # readers with their own progress (query-log) stay silent
     if reader == "auto":
-        from atlas_sync.lineage import registry
-
         picked = registry.detect(files[0])
         if verbosity() >= 0:
             click.echo(f"reader: {picked.name} (picked by --from auto)", err=True)
@@ -89,7 +89,7 @@ def _read_maybe_chunks(
     chunks = pub.read_chunks(name, list(target.files), **options)
     first = next(chunks, None)
     if first is None:
-        raise InputError("the reader gave no lineage", file=target.files[0])
+        raise InputError("the reader gave no lineage", file=target.files[0] if target.files else None)
     _note_partial(target, first.partial)
     second = next(chunks, None)
     if second is None and not stream:

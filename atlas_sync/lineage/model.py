@@ -509,7 +509,9 @@ def parse_column_ref(value: Any, dataset_ids: Collection[str]) -> ColumnRef:
 _RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
 
 
-def _compose(outer: str, inner: str) -> str:
+def compose_kinds(outer: str, inner: str) -> str:
+    """The kind of a dependency through another: an indirect kind stays (the outer first), else
+    the strongest direct kind (AGGREGATION > TRANSFORMATION > IDENTITY)."""
     if outer in INDIRECT_KINDS:
         return outer
     if inner in INDIRECT_KINDS:
@@ -734,7 +736,7 @@ def summary_edges(
 
         for e in by_target.get(node, []):
             if earlier(e):
-                visit(target, e, _compose(kind, e[2]), e[3] if depth == 0 else expr, depth, stack)
+                visit(target, e, compose_kinds(kind, e[2]), e[3] if depth == 0 else expr, depth, stack)
         if depth == 0 or node[1] is None:
             return
         # Row-level dependencies of an intermediate (FILTER, JOIN, ... on the whole dataset) decide
@@ -746,7 +748,7 @@ def summary_edges(
             if e[2] in INDIRECT_KINDS:
                 visit(whole, e, e[2], e[3], depth, stack)
             else:
-                visit(target, e, _compose(kind, e[2]), expr, depth, stack)
+                visit(target, e, compose_kinds(kind, e[2]), expr, depth, stack)
 
     for t in sorted({t for t in by_target if t[0] in targets}, key=ref_text):
         walk(t, t, "IDENTITY", None, 0, frozenset({t}))

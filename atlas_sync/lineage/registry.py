@@ -41,6 +41,7 @@ BUILTIN: dict[str, str] = {
     "seatunnel": "atlas_sync.lineage.readers.seatunnel:SEATUNNEL_READER",
     "whaletunnel": "atlas_sync.lineage.readers.seatunnel:WHALETUNNEL_READER",
     "dbt": "atlas_sync.lineage.readers.dbt:READER",
+    "database": "atlas_sync.lineage.readers.database:READER",
 }
 
 
@@ -83,6 +84,14 @@ def get(name: str) -> Reader:
             + " (see `atlas-sync lineage --list-readers`)",
         )
     return readers[name]
+
+
+def needs_files(name: str) -> bool:
+    """Whether the reader ``name`` reads files (the ``database`` reader reads a connection); a
+    reader says so with ``needs_files = False``."""
+    if name == "auto":
+        return True
+    return bool(getattr(get(name), "needs_files", True))
 
 
 def detect(path: str) -> Reader:

@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.inputs import read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
+from atlas_sync.lineage.readers import audit_log
 from atlas_sync.lineage.readers.options import positive_int
 from atlas_sync.lineage.readers.sql import load_schema_option
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage
@@ -50,6 +51,7 @@ from atlas_sync.lineage.sql.script import analyze_sql
 from atlas_sync.progress import Reporter
 from atlas_sync.progress import report as progress_report
 
+AUDIT = "\x00audit"  # marks rows of a Doris audit-log export
 COLUMNS = ("query_text", "user_name", "start_time", "end_time", "database_name", "schema_name", "duration")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_CHUNK = 200
@@ -79,6 +81,7 @@ class Entry:
     first_start: str | None = None
     last_start: str | None = None
     total_duration: float = 0.0
+    mviews: list[str] = field(default_factory=list)  # Doris chosen_m_views: MVs the query used
 
 
 class _Timeout(Exception):
@@ -153,12 +156,13 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
     except csv.Error as exc:
         raise InputError(f"invalid CSV: {exc}", file=file, line=1) from None
     names = [h.strip().lower() for h in header]
-    if "query_text" not in names:
+    audit = audit_log.is_audit_header(names)
+    if "query_text" not in names and not audit:
         raise InputError(
             "the query log has no query_text column",
             file=file,
             line=1,
-            hint="expected a CSV header with " + ", ".join(COLUMNS),
+            hint="expected a CSV header with " + ", ".join(COLUMNS) + " (or a Doris audit_log export)",
         )
     start = 2
     while True:
@@ -172,7 +176,19 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
         start = reader.line_num + 1
         if not row or all(not c.strip() for c in row):
             continue
-        yield line, {names[i]: row[i] for i in range(min(len(names), len(row)))}
+        fields = {names[i]: row[i] for i in range(min(len(names), len(row)))}
+        if audit:
+            normalized = audit_log.normalize(fields)
+            if normalized is None:
+                continue  # failed or internal
+            fields = {**normalized, AUDIT: "1"}
+        yield line, fields
+
+
+def _file_rows(paths: Sequence[str]) -> Iterator[tuple[str | None, int, dict[str, str]]]:
+    for path in paths:
+        for line, row in read_log(path):
+            yield (None if path == "-" else path), line, row
 
 
 def _truthy(value: Any) -> bool:
@@ -196,12 +212,22 @@ class QueryLogReader:
 
     def sniff(self, path: str, head: bytes) -> bool:
         first = head.split(b"\n", 1)[0].lower()
-        return b"query_text" in first and path.lower().endswith(".csv")
+        audit = b"stmt" in first and b"queried_tables_and_views" in first  # a Doris audit_log export
+        return (b"query_text" in first or audit) and path.lower().endswith(".csv")
 
     def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read query-log CSV files into one graph; see the module docstring for the options."""
         options.pop("chunk_statements", None)
         return next(self._run(paths, None, **options))
+
+    def read_rows(
+        self, rows: Iterable[tuple[str | None, int, dict[str, str]]], **options: Any
+    ) -> LineageGraph:
+        """The lineage of query-log rows that come from elsewhere (the ``database`` reader's query
+        history): ``(file or None, row number, {column: value})`` with the CSV's column names, plus
+        an optional ``runs`` (how many times the statement ran). Options as for ``read``."""
+        options.pop("chunk_statements", None)
+        return next(self._run([], None, rows=rows, **options))
 
     def read_chunks(
         self, paths: Sequence[str], *, chunk_statements: Any = None, **options: Any
@@ -218,6 +244,7 @@ class QueryLogReader:
         paths: Sequence[str],
         per_chunk: int | None,
         *,
+        rows: Iterable[tuple[str | None, int, dict[str, str]]] | None = None,
         dialect: str | None = None,
         schema: Any = None,
         default_schema: str | None = None,
@@ -231,52 +258,64 @@ class QueryLogReader:
         **_options: Any,
     ) -> Iterator[LineageGraph]:
         """The reader's core: graphs of ``per_chunk`` distinct statements each (``None``: one graph)."""
-        if not paths:
+        if not paths and rows is None:
             raise InputError("no query log given")
+        source = (None if paths[0] == "-" else paths[0]) if paths else None
         sqlglot_dialect = resolve_dialect(dialect)
         schema_map = load_schema_option(schema)
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        job_name = job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0])
+        job_name = job or (
+            ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]) if paths else "query-log"
+        )
 
         entries: dict[str, Entry] = {}
-        rows = skipped = 0
-        for path in paths:
-            for line, row in read_log(path):
-                rows += 1
-                text = (row.get("query_text") or "").strip()
-                if not text or not _CANDIDATE.search(text):
+        n_rows = skipped = 0
+        reads = audit_log.ReadLineage()  # Doris audit log: read-only queries, per user
+        seen_audit = False
+        for file, line, row in _file_rows(paths) if rows is None else rows:
+            n_rows += 1
+            text = (row.get("query_text") or "").strip()
+            audit = row.get(AUDIT) == "1"
+            seen_audit = seen_audit or audit
+            if not text or not _CANDIDATE.search(text):
+                if not (audit and reads.add(row)):
                     skipped += 1
-                    continue
-                database = (row.get("database_name") or "").strip() or None
-                schema_name = (row.get("schema_name") or "").strip() or None
-                key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
-                e = entries.get(key)
-                if e is None:
-                    e = entries[key] = Entry(
-                        key=key,
-                        text=text,
-                        default_schema=schema_name or default_schema,
-                        database=database,
-                        schema=schema_name,
-                        first_row=line,
-                        file=None if path == "-" else path,
-                    )
-                e.count += 1
-                user = (row.get("user_name") or "").strip()
-                if user and user not in e.users and len(e.users) < 50:
-                    e.users.append(user)
-                started = (row.get("start_time") or "").strip() or None
-                if started:
-                    e.first_start = min(e.first_start or started, started)
-                    e.last_start = max(e.last_start or started, started)
-                e.total_duration += _float(row.get("duration"))
+                continue
+            database = (row.get("database_name") or "").strip() or None
+            schema_name = (row.get("schema_name") or "").strip() or None
+            qualified = f"{database}.{schema_name}" if audit and database and schema_name else schema_name
+            key = "\x1f".join((database or "", schema_name or "", fingerprint(text)))
+            e = entries.get(key)
+            if e is None:
+                e = entries[key] = Entry(
+                    key=key,
+                    text=text,
+                    default_schema=qualified or default_schema,
+                    database=database,
+                    schema=schema_name,
+                    first_row=line,
+                    file=file,
+                )
+            e.count += int(_float(row.get("runs")) or 1)
+            user = (row.get("user_name") or "").strip()
+            if user and user not in e.users and len(e.users) < 50:
+                e.users.append(user)
+            started = (row.get("start_time") or "").strip() or None
+            if started:
+                e.first_start = min(e.first_start or started, started)
+                e.last_start = max(e.last_start or started, started)
+            e.total_duration += _float(row.get("duration"))
+            if audit:
+                e.mviews += [v for v in audit_log.names(row.get("chosen_m_views")) if v not in e.mviews]
 
-        if rows == 0:
+        if seen_audit and dialect is None:
+            sqlglot_dialect = resolve_dialect("doris")
+        if n_rows == 0:
             raise InputError(
                 "the query log has no rows",
-                file=None if paths[0] == "-" else paths[0],
+                file=source,
                 hint="expected a CSV header and one row per query",
             )
         # Entries are dropped from this list once their process is built (a chunk holds the text).
@@ -330,8 +369,10 @@ class QueryLogReader:
                     in_chunk = 0
         finally:
             outcomes.close()  # an abandoned iteration shuts the worker pool down
+        if reads.users:
+            kept += reads.add_to(index, base)
         summary = {
-            "rows": rows,
+            "rows": n_rows,
             "skipped_not_lineage": skipped,
             "distinct_statements": total,
             "processes": kept,
@@ -340,11 +381,11 @@ class QueryLogReader:
         graph.statements.append({"type": "QUERY LOG SUMMARY", **summary})
         if report:
             self._write_report(report, summary, failures)
-        if rows and total and n_failures == total and kept == 0 and first_failure is not None:
+        if n_rows and total and n_failures == total and kept == 0 and first_failure is not None:
             raise InputError(
                 f"none of the {total} lineage-bearing statements could be analysed "
                 f"(first: {first_failure['error']})",
-                file=None if paths[0] == "-" else paths[0],
+                file=source,
                 line=first_failure["row"],
                 hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
             )
@@ -384,8 +425,8 @@ class QueryLogReader:
                     Problem(message=msg, severity="warning", code="sql-parse", line=e.first_row, file=e.file)
                 )
                 continue
-            if not st.lineage_bearing or st.type == "INSERT VALUES":
-                continue
+            if not st.lineage_bearing or st.type == "INSERT VALUES" or not (st.reads or st.edges):
+                continue  # a write of literal values (INSERT ... VALUES, UPDATE t SET x = 1): no lineage
             pid = f"{base}:{digest}" if st.index == 1 else f"{base}:{digest}:{st.index}"
             attrs: dict[str, Any] = {"runs": e.count, "firstRow": e.first_row}
             if e.users:
@@ -404,7 +445,7 @@ class QueryLogReader:
             for p in st.problems:
                 p["line"] = e.first_row
                 p.pop("column", None)
-            add_statement(
+            process = add_statement(
                 graph,
                 st,
                 process_id=pid,
@@ -414,6 +455,8 @@ class QueryLogReader:
                 statement_doc=False,
                 index=index,
             )
+            if process is not None and e.mviews:
+                audit_log.add_views(index, process, e.mviews)
             kept += 1
         return kept
 

@@ -11,7 +11,9 @@ Options (keyword arguments of ``read``, flags of ``atlas-sync lineage sql``):
 * ``job`` -- the job scope (default: the first file's stem).
 
 Each lineage-bearing statement becomes one ``Process(kind="statement")`` with id ``<job>:<target>:<digest>``
-(``<job>:<file stem>:<target>:<digest>`` for several files; see :mod:`atlas_sync.lineage.sql.naming`); plain SELECTs contribute the tables they read;
+(``<job>:<file stem>:<target>:<digest>`` for several files; see :mod:`atlas_sync.lineage.sql.naming`);
+a procedure or function is one process, ``<job>:<routine name>``, its statements' lineage merged
+(:mod:`atlas_sync.lineage.sql.procedural`); plain SELECTs contribute the tables they read;
 errors are per statement (``Problem`` with severity ``error``) unless no statement could be read.
 """
 
@@ -27,7 +29,7 @@ from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.dialects import resolve_dialect
-from atlas_sync.lineage.sql.naming import statement_process_id
+from atlas_sync.lineage.sql.naming import routine_process_id, statement_process_id
 from atlas_sync.lineage.sql.schema import SchemaStore, load_schema_file, parse_schema
 from atlas_sync.lineage.sql.script import analyze_sql
 
@@ -87,8 +89,11 @@ class SqlReader:
                         first_error[1].setdefault("statement", st.index)
                 # Named by what the statement does, not where it sits: edits elsewhere rename nothing.
                 prefix = job_name if len(paths) == 1 else f"{job_name}:{_stem(path)}"
-                target = st.writes[0].id if st.writes else None
-                pid = statement_process_id(prefix, target, st.text, taken)
+                if st.routine:
+                    pid = routine_process_id(prefix, st.routine, taken)
+                else:
+                    target = st.writes[0].id if st.writes else None
+                    pid = statement_process_id(prefix, target, st.text, taken)
                 add_statement(graph, st, process_id=pid, file=file, dialect=sqlglot_dialect, index=index)
         if total == 0:
             raise InputError("no SQL statement found", file=paths[0] if paths[0] != "-" else None)

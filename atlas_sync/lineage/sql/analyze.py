@@ -9,6 +9,7 @@ into ``t``, and each MERGE branch as a SELECT over ``target JOIN source ON ...``
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ class TableRef:
     name: str
     kind: str = "table"  # table, view, file, intermediate
     columns: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)  # column -> type, when DDL gives them
 
 
 @dataclass
@@ -64,6 +66,8 @@ class StatementLineage:
     edges: list[Edge] = field(default_factory=list)
     problems: list[dict[str, Any]] = field(default_factory=list)  # message, severity, code, line, column
     error: bool = False
+    routine: str | None = None  # a procedure's/function's name: its process is named after it
+    defines: list[TableRef] = field(default_factory=list)  # CREATE TABLE t (cols): a dataset, no flow
 
     @property
     def lineage_bearing(self) -> bool:
@@ -125,6 +129,10 @@ def ident_name(ident: exp.Expr | str | None) -> str:
     return ident.name.lower()
 
 
+def _default(part: str | None) -> str | None:
+    return ident_name(part) if part else None
+
+
 def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) -> tuple[str, ...] | None:
     if not isinstance(table.this, exp.Identifier):
         return None  # a table function, stage, variable: not a named table
@@ -134,6 +142,12 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
     if apply_default and db is None and ctx.db and name not in ctx.temporary:
         db = ident_name(ctx.db)
         catalog = catalog or (ident_name(ctx.catalog) if ctx.catalog else None)
+    elif apply_default and db is not None and catalog is None and ctx.catalog:
+        # schema.table in a session of catalog c is c.schema.table (as sqlglot qualifies the tables
+        # a query reads): targets and sources get one name
+        catalog = ident_name(ctx.catalog)
+    if name in ctx.temporary and db == _default(ctx.db) and catalog in (None, _default(ctx.catalog)):
+        return (name,)  # a temporary table, qualified with the defaults by sqlglot: still itself
     return tuple(p for p in (catalog, db, name) if p)
 
 
@@ -509,12 +523,28 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
     else:
         result.type = "CREATE TABLE AS SELECT" if query is not None else "CREATE TABLE"
     if query is None:
-        # Plain DDL: no data flow, but its columns let later statements expand SELECT *.
+        # Plain DDL: no data flow, but a dataset with those columns, and its columns let later
+        # statements expand SELECT *.
         parts = _table_parts(target, ctx)
         if parts and cols and ctx.learn:
             ctx.schema.add(parts, cols)
+        ref = table_ref(target, ctx)
+        if ref is not None and ref.kind == "table" and kind == "TABLE" and not temporary and cols:
+            ref.columns = list(cols)
+            ref.types = _column_types(expr.this)
+            result.defines.append(ref)
         return []
     return [Flow(target, query, cols, by_name=cols is None, creates=True)]
+
+
+def _column_types(schema: exp.Expr | None) -> dict[str, str]:
+    """Column -> type of a ``CREATE TABLE t (c type, ...)`` definition, as the statement spells it."""
+    out: dict[str, str] = {}
+    for c in schema.expressions if isinstance(schema, exp.Schema) else []:
+        kind = c.args.get("kind") if isinstance(c, exp.ColumnDef) else None
+        if isinstance(c, exp.ColumnDef) and isinstance(kind, exp.DataType):
+            out[ident_name(c.this)] = kind.sql()
+    return out
 
 
 def _with_statement_ctes(stmt: exp.Expr, query: exp.Select) -> exp.Select:
@@ -832,9 +862,50 @@ def _analyzer(query: exp.Expr, ctx: Context, problems: Problems) -> QueryAnalyze
     )
 
 
-def _add_reads(qa: QueryAnalyzer, ctx: Context, result: StatementLineage) -> None:
+def passed_tables(query: exp.Expr, dialect: str) -> list[exp.Table]:
+    """Tables a query reads through a function rather than a FROM item: a table passed to a table
+    function (BigQuery ``ML.PREDICT(MODEL m, TABLE t)``, Snowflake ``TABLE(f(TABLE(t)))``,
+    ``SEMANTIC_VIEW(v ...)``) and ClickHouse dictionaries (``dictGet('db.dict', 'attr', key)``)."""
+    out: list[exp.Table] = []
+    for node in query.find_all(exp.Table, exp.TableFromRows, exp.Anonymous):
+        if isinstance(node, exp.Anonymous):
+            name = str(node.this).lower()
+            first = node.expressions[0] if node.expressions else None
+            if name.startswith("dict") and isinstance(first, exp.Literal) and first.is_string:
+                with contextlib.suppress(SqlglotError, ValueError):
+                    out.append(exp.to_table(first.name, dialect=dialect or None))
+            continue
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            continue
+        fn = node.this
+        if isinstance(node, exp.TableFromRows) and isinstance(fn, exp.Column) and fn.table:
+            # TABLE(db.s.t): sqlglot reads the name as a column
+            parts = [p for p in (fn.args.get("catalog"), fn.args.get("db"), fn.args.get("table")) if p]
+            out.append(
+                exp.Table(
+                    this=fn.this.copy(),
+                    db=parts[-1].copy(),
+                    catalog=parts[0].copy() if len(parts) > 1 else None,
+                )
+            )
+            continue
+        if not isinstance(fn, exp.Expr):
+            continue
+        for inner in fn.find_all(exp.Table):
+            parent = inner.parent
+            if isinstance(parent, exp.Predict) and inner.arg_key == "this":
+                continue  # the MODEL, not data
+            if isinstance(inner.this, exp.Identifier) and inner.find_ancestor(exp.Subquery) is None:
+                out.append(inner)
+    return out
+
+
+def _add_reads(
+    qa: QueryAnalyzer, ctx: Context, result: StatementLineage, query: exp.Expr | None = None
+) -> None:
     have = {r.id for r in result.reads}
-    for t in qa.read_tables():
+    extra = passed_tables(query, ctx.dialect) if query is not None else []
+    for t in [*qa.read_tables(), *extra]:
         ref = table_ref(t, ctx)
         if ref is not None and ref.id not in have:
             have.add(ref.id)
@@ -848,7 +919,7 @@ def _reads_only(query: exp.Expr, ctx: Context, result: StatementLineage) -> None
     problems = Problems()
     q = _qualified(query, ctx)
     qa = _analyzer(q, ctx, problems)
-    _add_reads(qa, ctx, result)
+    _add_reads(qa, ctx, result, q)
 
 
 def _has_deps(deps: Deps | None) -> bool:
@@ -867,7 +938,7 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     q = _qualified(flow.query, ctx)
     qa = _analyzer(q, ctx, problems)
     res: ScopeResult = qa.result()
-    _add_reads(qa, ctx, result)
+    _add_reads(qa, ctx, result, q)
     target = table_ref(flow.target, ctx)
     if target is None:
         raise StatementRejected("the target is not a table")

@@ -30,7 +30,7 @@ def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
         namespace=ref.namespace,
         name=ref.name,
         kind=ref.kind,
-        columns=[Column(name=c) for c in cols],
+        columns=[Column(name=c, type=ref.types.get(c)) for c in cols],
     )
 
 
@@ -131,7 +131,7 @@ def add_statement(
         used.setdefault(e.source, []).append(e.source_column)
         if e.target_column is not None:
             used.setdefault(e.target, []).append(e.target_column)
-    refs = [*st.reads, *st.writes]
+    refs = [*st.reads, *st.writes, *st.defines]
     known = {r.id for r in refs}
     for e in st.edges:  # every edge end is a dataset of the graph, even if a read was missed
         if e.source not in known:

@@ -305,7 +305,7 @@ class QueryAnalyzer:
                 cond = connect.args.get(key)
                 if cond is not None:
                     self._clause(scope, cond, "FILTER", dataset)
-        for join in select.args.get("joins") or []:
+        for join in _all_joins(select):
             on = join.args.get("on")
             if on is not None:
                 self._clause(scope, on, "JOIN", dataset)
@@ -767,3 +767,26 @@ def _role(node: exp.Expr, root: exp.Expr) -> tuple[str, bool]:
     if node is root:  # a scalar subquery as the whole expression passes its kinds through
         return "IDENTITY", conditional_too
     return "TRANSFORMATION", conditional_too
+
+
+def _all_joins(select: exp.Select) -> list[exp.Join]:
+    """The select's joins and those of parenthesized join groups in its FROM (``FROM (a JOIN b ON
+    ...)``, as DuckDB and Postgres render view definitions): their tables are the select's sources."""
+    out: list[exp.Join] = [j for j in select.args.get("joins") or [] if isinstance(j, exp.Join)]
+    from_ = select.args.get("from_") or select.args.get("from")
+    stack: list[exp.Expr] = [from_.this] if isinstance(from_, exp.From) else []
+    stack += [j.this for j in out]
+    while stack:
+        item = stack.pop()
+        while (
+            isinstance(item, exp.Subquery)
+            and not item.alias
+            and isinstance(item.this, (exp.Table, exp.Subquery))
+        ):
+            item = item.this
+        if isinstance(item, exp.Table) and item.args.get("joins"):
+            for j in item.args["joins"]:
+                if isinstance(j, exp.Join):
+                    out.append(j)
+                    stack.append(j.this)
+    return out

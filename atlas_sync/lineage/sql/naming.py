@@ -43,4 +43,16 @@ def statement_process_id(prefix: str, target: str | None, text: str, taken: set[
     return pid
 
 
-__all__ = ["digest", "fingerprint", "statement_process_id"]
+def routine_process_id(prefix: str, routine: str, taken: set[str]) -> str:
+    """``<prefix>:<routine>``: a procedure or function is one process named after itself, so editing
+    its body renames nothing; a second definition of the same name in one input gets ``:2``."""
+    base = f"{prefix}:{routine}"
+    pid, n = base, 1
+    while pid in taken:
+        n += 1
+        pid = f"{base}:{n}"
+    taken.add(pid)
+    return pid
+
+
+__all__ = ["digest", "fingerprint", "routine_process_id", "statement_process_id"]

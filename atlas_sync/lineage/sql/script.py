@@ -1,20 +1,35 @@
-"""Multi-statement SQL scripts: split on top-level semicolons, parse each statement on its own (one
-bad statement must not hide the others), and analyse them in order so later statements see the
-tables, views and columns earlier ones created."""
+"""Multi-statement SQL scripts: split on top-level semicolons (and T-SQL ``GO``), parse each
+statement on its own (one bad statement must not hide the others), and analyse them in order so
+later statements see the tables, views and columns earlier ones created. Procedures, functions and
+anonymous blocks are kept whole and analysed by :mod:`.procedural`."""
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect
+from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
+from atlas_sync.lineage.sql.blocks import analyze_block
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
+from atlas_sync.lineage.sql.procedural import (
+    BLOCK_STARTS,
+    Header,
+    block_end,
+    block_header,
+    body_tokens,
+    dynamic_problem,
+    dynamic_sql,
+    flatten,
+    literal_sql,
+    may_hold_blocks,
+)
 from atlas_sync.lineage.sql.schema import SchemaStore
 
 # sqlglot logs a warning for every statement it falls back to parsing as an opaque command; we
@@ -30,21 +45,80 @@ def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[T
         tokens = d.tokenize(sql)
     except (TokenError, SqlglotError):
         return _naive_split(sql)
-    chunks: list[list[Token]] = [[]]
-    for tok in tokens:
-        if tok.token_type == TokenType.SEMICOLON:
-            chunks.append([])
-        else:
-            chunks[-1].append(tok)
+    # T-SQL ends statements without semicolons too: its scripts are always split on the scan.
+    tsql = (dialect or "") in ("tsql", "fabric")
+    blocks = tsql or may_hold_blocks(tokens)
+    scan = tokens
+    if blocks:
+        try:
+            scan = body_tokens(sql, dialect)
+        except (TokenError, SqlglotError):
+            scan, blocks = tokens, False
+    starts = [t.start for t in tokens] if blocks else []
     out: list[tuple[str, int, int, list[Token] | None]] = []
-    for chunk in chunks:
+    for chunk, is_block in _chunks(scan, dialect, blocks):
         if not chunk:
             continue
-        first, last = chunk[0], chunk[-1]
-        text = sql[first.start : last.end + 1]
-        col = max(1, first.col - (first.end - first.start))
-        out.append((text, first.line, col, chunk))
+        if is_block or not blocks:
+            out.append(_statement(sql, chunk, chunk, blocks))
+            continue
+        # T-SQL: a chunk may hold several statements and control flow (IF ..., BEGIN TRAN, ...).
+        parts = [chunk[p.start : p.end] for p in flatten(chunk, dialect)] if tsql else [chunk]
+        for part in parts:
+            if not part:
+                continue
+            # Other statements are parsed from the dialect's own tokens (its opaque commands);
+            # where those differ from the scan's, the statement is tokenized again on its own.
+            lo = bisect.bisect_left(starts, part[0].start)
+            hi = bisect.bisect_right(starts, part[-1].end)
+            mine = tokens[lo:hi]
+            same = len(mine) == len(part) and all(x.text == y.text for x, y in zip(mine, part, strict=True))
+            out.append(_statement(sql, part, mine if same else None, blocks))
     return out
+
+
+def _statement(
+    sql: str, chunk: list[Token], own: list[Token] | None, blocks: bool
+) -> tuple[str, int, int, list[Token] | None]:
+    first, last = chunk[0], chunk[-1]
+    text = sql[first.start : last.end + 1]
+    col = max(1, first.col - (first.end - first.start))
+    line = first.line if not blocks else sql.count("\n", 0, first.start) + 1
+    return text, line, col, own
+
+
+def _chunks(tokens: list[Token], dialect: str, blocks: bool) -> list[tuple[list[Token], bool]]:
+    """Statements' tokens and whether each is a block: split on semicolons (and T-SQL ``GO``),
+    blocks kept whole."""
+    chunks: list[tuple[list[Token], bool]] = [([], False)]
+    tsql = (dialect or "") in ("tsql", "fabric")
+    i, n = 0, len(tokens)
+    while i < n:
+        tok = tokens[i]
+        current = chunks[-1][0]
+        if tok.token_type == TokenType.SEMICOLON or (
+            tsql and tok.token_type == TokenType.COMMAND and tok.text.upper() == "GO"
+        ):
+            chunks.append(([], False))
+            i += 1
+            continue
+        if blocks and not current and tok.text.upper() in BLOCK_STARTS:
+            # A procedure or block: its inner semicolons do not end it.
+            if block_header(tokens, dialect, i) is not None:
+                chunks[-1] = (current, True)  # a body in one string: it ends at a semicolon
+            end = block_end(tokens, dialect, i)
+            if end is not None and end > i:
+                chunks[-1] = (tokens[i:end], True)
+                chunks.append(([], False))
+                i = end
+                if i < n and tokens[i].token_type == TokenType.SEMICOLON:
+                    i += 1
+                if dialect == "oracle" and i < n and tokens[i].token_type == TokenType.SLASH:
+                    i += 1  # SQL*Plus runs the block with a / line
+                continue
+        current.append(tok)
+        i += 1
+    return chunks
 
 
 def _naive_split(sql: str) -> list[tuple[str, int, int, list[Token] | None]]:
@@ -124,8 +198,36 @@ def analyze_sql(
     ctx = context or Context.create(dialect, SchemaStore(schema, dialect=dialect), default_schema)
     results: list[StatementLineage] = []
     for index, (text, line, col, tokens) in enumerate(split_statements(sql, ctx.dialect), start=1):
+        header = block_header(tokens, ctx.dialect) if tokens else None
+        if header is not None and tokens is not None:
+            results.append(analyze_block(header, text, tokens, sql, index, line, col, ctx, analyze_text))
+            continue
+        if tokens and dynamic_sql(tokens, ctx.dialect):
+            results.append(_dynamic(text, index, line, col, tokens, sql, ctx))
+            continue
         results.append(analyze_text(text, index, line, col, ctx, tokens=tokens, full_sql=sql))
     return results
+
+
+def _dynamic(
+    text: str, index: int, line: int | None, col: int | None, tokens: list[Token], sql: str, ctx: Context
+) -> StatementLineage:
+    """``EXEC(@sql)``, ``EXECUTE IMMEDIATE v``: a warning naming the statement, never a guess; when
+    the SQL run is one string literal it is known, and analysed."""
+    try:
+        tokens = body_tokens(text, ctx.dialect)  # the dialect's own tokens read EXECUTE's rest as one string
+        sql = text
+    except SqlglotError:
+        pass
+    literal = literal_sql(tokens)
+    if literal is not None:
+        header = Header(kind="BLOCK", string_body=literal, language="SQL")
+        return analyze_block(
+            header, text, tokens, sql, index, line, col, ctx, analyze_text, first_line=line or 1
+        )
+    result = StatementLineage(index=index, line=line, column=col, text=text.strip(), type="DYNAMIC SQL")
+    result.problems.append(dynamic_problem(text, line))
+    return result
 
 
 def analyze_text(
@@ -137,8 +239,10 @@ def analyze_text(
     *,
     tokens: list[Token] | None = None,
     full_sql: str | None = None,
+    rewrite: Callable[[exp.Expr], exp.Expr] | None = None,
 ) -> StatementLineage:
-    """Parse and analyse one statement; errors become an ``error`` problem on the result."""
+    """Parse and analyse one statement; errors become an ``error`` problem on the result.
+    ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
     if err is not None:
@@ -190,7 +294,21 @@ def analyze_text(
             _shift(tok.line, line) if relative else tok.line,
             tok.col,
         )
+    for tok in tokens:
+        other = _NOT_IN_DIALECT.get(ctx.dialect, {}).get(tok.token_type)
+        if other is not None:
+            result.problem(
+                f"{_dialect_name(ctx.dialect)} has no {tok.text.upper()} (it has {other}): "
+                "analysed as written, check the statement's dialect",
+                code="dialect-syntax",
+                line=_shift(tok.line, line) if relative else tok.line,
+                column=max(1, tok.col - (tok.end - tok.start)),
+            )
+            break
     try:
+        fold_quoted(expr, ctx.dialect)
+        if rewrite is not None:
+            expr = rewrite(expr)
         analyze_statement(expr, ctx, result)
     except StatementRejected as exc:
         result.error = True
@@ -215,6 +333,29 @@ def analyze_text(
             column=col,
         )
     return result
+
+
+def fold_quoted(expr: exp.Expr, dialect: str) -> None:
+    """Quoted identifiers that the dialect's case rules make equal to an unquoted one are unquoted
+    (atlas-sync lower-cases unquoted names): Snowflake/Oracle ``"TOTALPRICE"`` is ``TotalPrice``,
+    ``"TotalPrice"`` stays itself; in case-insensitive dialects (T-SQL, Spark, DuckDB, Trino,
+    Redshift) every quoted name is. Case-sensitive dialects keep quoted names as written."""
+    strategy = Dialect.get_or_raise(dialect or None).NORMALIZATION_STRATEGY
+    if strategy not in (NormalizationStrategy.UPPERCASE, NormalizationStrategy.CASE_INSENSITIVE):
+        return
+    upper = strategy == NormalizationStrategy.UPPERCASE
+    for ident in expr.find_all(exp.Identifier):
+        if ident.quoted and (not upper or ident.this == ident.this.upper()):
+            ident.set("this", ident.this.lower())
+            ident.set("quoted", False)
+
+
+# Keywords sqlglot's parser accepts in a dialect that does not have them: analysed, with a warning.
+_NOT_IN_DIALECT: dict[str, dict[TokenType, str]] = {
+    "tsql": {TokenType.LIMIT: "TOP and OFFSET ... FETCH"},
+    "fabric": {TokenType.LIMIT: "TOP and OFFSET ... FETCH"},
+    "oracle": {TokenType.LIMIT: "FETCH FIRST n ROWS ONLY"},
+}
 
 
 def _dialect_name(dialect: str) -> str:

@@ -212,3 +212,22 @@ def test_every_corpus_document_loads_back_with_the_graph_reader() -> None:
         assert graph.check() == [], f.name
         back = LineageGraph.from_document(graph.to_document())
         assert len(back.edges) == len(graph.edges), f.name
+
+
+def test_a_default_catalog_qualifies_schema_qualified_targets_as_it_does_sources() -> None:
+    (st,) = analyze_sql(
+        "INSERT INTO sales.daily SELECT a FROM sales.orders", dialect="postgres", default_schema="shop.public"
+    )
+    assert [r.id for r in st.reads] == ["shop.sales.orders"]
+    assert [w.id for w in st.writes] == ["shop.sales.daily"]
+
+
+def test_a_temporary_table_stays_intermediate_under_a_default_schema() -> None:
+    results = analyze_sql(
+        "CREATE TEMP TABLE recent AS SELECT a FROM sales.orders; INSERT INTO mart.x SELECT a FROM recent",
+        dialect="postgres",
+        default_schema="shop.public",
+    )
+    assert [w.id for w in results[0].writes] == ["recent"]
+    assert results[0].writes[0].kind == "intermediate"
+    assert [r.id for r in results[1].reads] == ["recent"]
