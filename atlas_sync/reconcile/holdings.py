@@ -128,10 +128,10 @@ class JobHoldings:
         created anything looks up what the job holds (but processes, which are the job's alone): where
         another entity holds the name, it points what it wrote at that one and deletes (and purges)
         its own. What the job holds, not only what this sync created: a sync killed before this step
-        leaves work to create, so its re-run settles its copies too. Costs one lookup per entity of
-        the job on syncs that create; nothing on the others."""
+        leaves work to create, so its re-run settles its copies too (and ``refresh`` always checks).
+        Costs one lookup per entity of the job on syncs that create; nothing on the others."""
         lost: list[tuple[Key, str]] = []
-        if not spool.has_created():
+        if not (spool.has_created() or self.refresh):
             return
         for part in spool.owned_except(self.owner, process_types):
             held = lookup_headers(
