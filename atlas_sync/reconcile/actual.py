@@ -275,9 +275,23 @@ def lookup_headers(
         try:
             found = client.get_entities_by_unique(t, names, min_ext_info=True, ignore_relationships=True)
         except BadRequestError as exc:
-            if exc.error_code != UNKNOWN_TYPE:
-                raise
-            return out  # a type the server lacks has no entities (a plan before typedefs are applied)
+            if exc.error_code == UNKNOWN_TYPE:
+                return out  # a type the server lacks has no entities (a plan before typedefs are applied)
+            # names too long for a URL: the same by a search, whose criteria travel in the body
+            found = [
+                dict(h, typeName=h.get("typeName", t))
+                for qn in names
+                for h in client.search_basic(
+                    t,
+                    entity_filters={"attributeName": "qualifiedName", "operator": "eq", "attributeValue": qn},
+                    attributes=[
+                        "qualifiedName",
+                        OWNER_ATTRIBUTE,
+                        *filter(None, [digest_attribute, job_key_attribute]),
+                    ],
+                    include_subtypes=False,
+                )
+            ]
         for ent in found:
             attrs = ent.get("attributes") or {}
             qn = attrs.get("qualifiedName")
