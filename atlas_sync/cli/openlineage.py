@@ -463,19 +463,15 @@ def consume_cmd(
     )
     client = wrap_client(client_from_options(settings=settings))
     publisher = Publisher.from_settings(client, settings)
-    typedefs_checked = False
 
     def sync(graph: Any, job: str) -> Any:
-        # the profile's typedefs are checked once (a full typedef read per job would dominate a
-        # small sync), and again after any failure, in case they were removed meanwhile
-        nonlocal typedefs_checked
+        # the publisher checks the profile's typedefs once; after any failure, again (they may have
+        # been removed meanwhile)
         try:
-            result = publisher.sync(graph, job, force=force, ensure_typedefs=not typedefs_checked)
+            return publisher.sync(graph, job, force=force)
         except Exception:
-            typedefs_checked = False
+            publisher.forget_types()
             raise
-        typedefs_checked = True
-        return result
 
     worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
 

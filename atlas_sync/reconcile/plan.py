@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -311,24 +311,6 @@ def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
 
 
 # ---------------------------------------------------------------------------------- native profiles
-def find_existing(client: Any, keys: Iterable[Key]) -> dict[Key, str]:
-    """guid of each ACTIVE entity among ``keys`` (bulk reads by unique attribute, per type)."""
-    by_type: dict[str, list[str]] = {}
-    for t, qn in keys:
-        by_type.setdefault(t, []).append(qn)
-    out: dict[Key, str] = {}
-    for t, names in by_type.items():
-        for ent in client.get_entities_by_unique(t, names, min_ext_info=True, ignore_relationships=True):
-            found = (ent.get("attributes") or {}).get("qualifiedName")
-            if (
-                ent.get("status", "ACTIVE") == "ACTIVE"
-                and isinstance(found, str)
-                and ent.get("typeName") == t
-            ):
-                out[(t, found)] = ent["guid"]
-    return out
-
-
 def missing_to_skip(missing: set[Key], outputs: Mapping[Key, list[Key]], policy: str) -> set[Key]:
     """Under ``--missing-datasets`` ``policy``, what to leave out: nothing for ``create``; for ``skip`` the
     missing datasets and, repeatedly, what only writes left-out ones (``outputs``: an entity's outputs);

@@ -341,7 +341,6 @@ class StreamSync:
         with what the job creates, and onto the job's entities that lack it (written before job keys),
         once, after the deletes (so a sync killed before then finds them again the same way)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
-        native = self.profile.mapping_file is not None
         if self._holdings is None:
             self.start_listing(
                 root_types,
@@ -353,7 +352,7 @@ class StreamSync:
             )
         holdings = self._holdings
         assert holdings is not None
-        owner = holdings.owner
+        native, owner = holdings.native, holdings.owner
         self._take_listed(wait=True)
         listed_digest = holdings.digest_attribute
         key_attr = self.profile.job_key_attribute

@@ -422,11 +422,13 @@ def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Pa
         after = produce(server.url, 64, 2)
         assert before.errors == beside.errors == after.errors == 0
         assert held == 200 and slow.sent >= 20 and slow.reconnects == 0  # all held open meanwhile
-        # within 2x of alone (the runs before and after: a shared CI machine's load moves the tail
-        # by itself; a floor of 50 ms likewise); a front door blocked by slow clients shows seconds
+        # A front door blocked by slow clients shows seconds per accept and a fraction of the rate.
+        # The 2x-of-alone figure is bench/openlineage_endpoint.py's: here the bound only has to tell
+        # blocked from not on a loaded shared machine (the suite runs beside itself under xdist), so
+        # the tail may grow to 2x alone or 500 ms, the rate fall to a third of alone.
         alone_p99 = max(before.p99_ms, after.p99_ms, 50)
-        assert beside.p99_ms <= 2 * alone_p99, (before, beside, after)
-        assert beside.per_second >= min(before.per_second, after.per_second) / 2, (before, beside, after)
+        assert beside.p99_ms <= max(2 * alone_p99, 500), (before, beside, after)
+        assert beside.per_second >= min(before.per_second, after.per_second) / 3, (before, beside, after)
         assert endpoint.metrics()["accepted"] == before.events + beside.events + after.events
     finally:
         server.shutdown(timeout=5)
