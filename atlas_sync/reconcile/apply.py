@@ -203,6 +203,11 @@ class WriteScheduler:
             self._start()
         self._raise_if_failed()
 
+    def wait(self) -> None:
+        """Run every batch queued so far to its end (more may be submitted after); raise the first error."""
+        self._drain()
+        self._raise_if_failed()
+
     def close(self) -> None:
         """Run every queued batch to its end; raise the first error."""
         try:

@@ -125,13 +125,14 @@ class JobHoldings:
         A real Atlas creates an entity twice when two requests create the same qualifiedName at once
         (neither transaction sees the other's; seen on Atlas 2.1.0 with eight jobs sharing datasets).
         Its lookup by unique attribute names one of them, the same for every caller. So a sync that
-        created anything looks up what the job holds (but processes, which are the job's alone): where
-        another entity holds the name, it points what it wrote at that one and deletes (and purges)
-        its own. What the job holds, not only what this sync created: a sync killed before this step
-        leaves work to create, so its re-run settles its copies too (and ``refresh`` always checks).
-        Costs one lookup per entity of the job on syncs that create; nothing on the others."""
+        creates anything, once its datasets and columns are written and before its processes are,
+        looks up what the job holds (but processes, which are the job's alone): where another entity
+        holds the name, it points what it wrote at that one and deletes (and purges) its own. What the
+        job holds, not only what this sync created: a sync killed after that point still has processes
+        to create, so its re-run settles its copies too (and ``refresh`` always checks). Costs one
+        lookup per entity of the job on syncs that create; nothing on the others."""
         lost: list[tuple[Key, str]] = []
-        if not (spool.has_created() or self.refresh):
+        if not (spool.creates() or self.refresh):
             return
         for part in spool.owned_except(self.owner, process_types):
             held = lookup_headers(

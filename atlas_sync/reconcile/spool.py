@@ -370,8 +370,17 @@ class Spool:
         """Entities this sync created: (type, qualifiedName, guid)."""
         self.db.executemany("INSERT OR REPLACE INTO created (type, qn, guid) VALUES (?, ?, ?)", rows)
 
-    def has_created(self) -> bool:
-        return self.db.execute("SELECT 1 FROM created LIMIT 1").fetchone() is not None
+    def creates(self) -> bool:
+        """Whether this sync created something or has something left to create."""
+        if self.db.execute("SELECT 1 FROM created LIMIT 1").fetchone() is not None:
+            return True
+        return (
+            self.db.execute(
+                "SELECT 1 FROM desired d WHERE NOT EXISTS "
+                "(SELECT 1 FROM actual a WHERE a.type = d.type AND a.qn = d.qn) LIMIT 1"
+            ).fetchone()
+            is not None
+        )
 
     def owned_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
         """(type, qualifiedName, guid) of what ``owner`` holds (what this sync created included), but

@@ -407,6 +407,11 @@ class StreamSync:
                 progress(done, total)
 
         scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
+        settled = dry_run
+
+        def settle() -> None:
+            scheduler.wait()
+            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied)
 
         def flush() -> None:
             if not pending.items:
@@ -436,6 +441,13 @@ class StreamSync:
             for e, guid in chunk:
                 if e.key in skipped:
                     continue
+                if not settled and e.type_name in process_types:
+                    # datasets and columns are all written: settle copies another sync made at the same
+                    # moment before processes refer to them (a sync killed from here on still has
+                    # processes to create, so its re-run settles too)
+                    flush()
+                    settle()
+                    settled = True
                 if key_attr and (upgrading or job_key_attribute is None):
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
@@ -470,10 +482,10 @@ class StreamSync:
             if progress and unchanged:
                 progress(done, total)
         flush()
+        if not settled:
+            settle()
         scheduler.close()
         self._writes = None
-        if not dry_run:
-            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied)
 
         for item in deletes:
             plan.record(item)

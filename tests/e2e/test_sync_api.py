@@ -104,11 +104,14 @@ def test_first_sync_creates_exactly_the_expected_entities(client):
     assert result.applied is not None and result.applied.created == sum(EXPECTED.values())
 
 
-def test_first_sync_of_a_small_graph_is_one_entity_request(client, emu):
+def test_first_sync_of_a_small_graph_is_two_entity_requests_datasets_then_processes(client, emu):
+    # datasets and columns first, then processes: in between, a sync settles copies another sync
+    # created at the same moment (reconcile.holdings.settle_duplicates), before processes refer to them
     publisher(client).ensure_typedefs()
     emu.clear_log()
     publisher(client).sync(graph(), job="daily", ensure_typedefs=False)
-    assert len(writes(emu)) == 1
+    first, second = writes(emu)
+    assert first.entity_count == EXPECTED["lineage_dataset"] + EXPECTED["lineage_column"]
 
 
 def test_second_identical_sync_writes_nothing(client, emu):
@@ -277,8 +280,9 @@ def test_large_sync_batches_by_tier_and_converges(client, emu):
     res = pub.sync(graph(doc), job="big", ensure_typedefs=False)
     total = n + 2 * n + n  # datasets, columns, processes
     assert res.applied is not None and res.applied.created == total
-    # 480 entities in dependency order (datasets, columns, processes), batches of 50 spanning tiers
-    assert len(writes(emu)) == -(-total // 50) == 10
+    # 480 entities in dependency order (datasets, columns, processes), batches of 50 spanning tiers but
+    # for the one between columns and processes (360 of them: a short eighth batch)
+    assert len(writes(emu)) == -(-3 * n // 50) + -(-n // 50) == 11
     assert not pub.plan(graph(doc), job="big").has_changes
 
 
