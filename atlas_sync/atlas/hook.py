@@ -255,6 +255,9 @@ class AtlasHookClient:
     consumes the messages); ``requests`` counts the messages queued.
     """
 
+    # writes reach Atlas when it consumes the messages, one at a time: nothing to read back or settle
+    writes_are_queued = True
+
     #: the relationship repair of reconcile/apply.py is a REST write: not done on this path
     create_relationship = None
 

@@ -407,7 +407,8 @@ class StreamSync:
                 progress(done, total)
 
         scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
-        settled = dry_run
+        # (a hook write path queues writes: Atlas applies them later, one message at a time)
+        settled = dry_run or bool(getattr(self.client, "writes_are_queued", False))
 
         def settle() -> None:
             scheduler.wait()
