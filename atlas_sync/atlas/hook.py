@@ -280,7 +280,8 @@ class AtlasHookClient:
         self.queued.messages += sent
         return MutationResult(requests=sent)
 
-    def delete_entities(self, guids: Iterable[str]) -> MutationResult:
+    def delete_entities(self, guids: Iterable[str], **_: Any) -> MutationResult:
+        # hard / before_retry are REST's: a hook message is a (soft) delete, retried by the producer
         wanted = list(dict.fromkeys(guids))
         if not wanted:
             return MutationResult()
