@@ -482,25 +482,52 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | N
 @_common
 @click.option("--purge", is_flag=True, help="purge the deleted entities (hard delete, frees the typedefs)")
 @click.option("--typedefs", is_flag=True, help="also delete the profile's typedefs if nothing else uses them")
+@click.option(
+    "--plan",
+    "plan_only",
+    is_flag=True,
+    help="only show what would be deleted and purged (nothing is written; no confirmation needed)",
+)
+@_PARALLEL
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
-@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary (with --plan: the plan)")
 def teardown_cmd(
-    domain: str | None, profile: str | None, purge: bool, typedefs: bool, yes: bool, as_json: bool
+    domain: str | None,
+    profile: str | None,
+    purge: bool,
+    typedefs: bool,
+    plan_only: bool,
+    parallel: int | None,
+    yes: bool,
+    as_json: bool,
 ) -> None:
-    """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them.
+    """Delete every entity of the domain; --purge to hard-delete them (and what was deleted before).
 
-    Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities whose
-    qualified name ends with @DOMAIN are touched.
+    Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities of the
+    domain (qualified name ending with @DOMAIN) are named; Atlas deletes what they own with them
+    (a dataset's columns). Stopped at any point, the same command run again finishes the job.
 
     \b
-    Example:
+    Examples:
+      atlas-sync teardown --domain demo --purge --plan      # what would go
       atlas-sync teardown --domain demo --purge --yes
     """
-    pub, _ = _publisher(domain, profile)
+    pub, _ = _publisher(domain, profile, parallel=parallel)
+    plan = pub.plan_teardown(purge=purge)
+    if plan_only:
+        if as_json:
+            echo_json(plan.to_json())
+        else:
+            click.echo(plan.text())
+        return
     if not yes:
-        _confirm("teardown", f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?")
-    with progress("deleting", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.teardown(purge=purge, typedefs=typedefs, progress=update)
+        _confirm(
+            "teardown",
+            f"Delete {plan.counts['delete']} {pub.profile.name} entities of domain {pub.domain!r}"
+            + (f" and purge {plan.counts['purge']}?" if purge else "?"),
+        )
+    with progress("teardown", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.teardown(purge=purge, typedefs=typedefs, progress=update, plan=plan)
     if as_json:
         echo_json(result.to_json())
     else:
