@@ -478,9 +478,14 @@ class Publisher:
         *,
         progress: Progress | None = None,
         parallel: int | None = None,
+        teardown_progress: Progress | None = None,
+        plan: TeardownPlan | None = None,
     ) -> SyncResult:
-        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
-        self.teardown(purge=True)
+        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input. Stopped
+        at any point and run again, it finishes the job (the teardown takes what the first run wrote).
+        ``teardown_progress`` / ``progress``: the two phases' progress; ``plan``: from
+        :meth:`plan_teardown` ``(purge=True)``, when the caller has shown it."""
+        self.teardown(purge=True, progress=teardown_progress, plan=plan, parallel=parallel)
         return self.sync(graph, job, progress=progress, parallel=parallel)
 
 

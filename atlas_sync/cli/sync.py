@@ -552,15 +552,25 @@ def teardown_cmd(
 @click.command("rebuild")
 @_common
 @_input
+@click.option(
+    "--plan",
+    "plan_only",
+    is_flag=True,
+    help="only show what the teardown would delete and purge, and what the input holds (nothing is written)",
+)
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
+@_DELETE_BATCH
 @_PARALLEL
-@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary (with --plan: the plan)")
 @_pass_target
-def rebuild_cmd(target: Target, yes: bool, parallel: int | None, as_json: bool) -> None:
+def rebuild_cmd(
+    target: Target, plan_only: bool, yes: bool, delete_batch: int | None, parallel: int | None, as_json: bool
+) -> None:
     """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
 
     For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
-    scripts).
+    scripts). The input is read and checked first: a bad input deletes nothing. Stopped at any
+    point, the same command run again finishes the job.
 
     \b
     Example:
@@ -568,15 +578,35 @@ def rebuild_cmd(target: Target, yes: bool, parallel: int | None, as_json: bool) 
     """
     pub, _ = _publisher(target.domain, target.profile, parallel=parallel)
     graph = _read(pub, target)
+    plan = pub.plan_teardown(purge=True, batch_size=delete_batch)
+    if plan_only:
+        held = {
+            "datasets": len(graph.datasets),
+            "processes": len(graph.processes),
+            "column_edges": len(graph.edges),
+        }
+        if as_json:
+            echo_json({"teardown": plan.to_json(), "input": held})
+        else:
+            click.echo(plan.text())
+            click.echo(
+                f"Then: sync of the input ({held['datasets']} datasets, {held['processes']} processes, "
+                f"{held['column_edges']} column edges); `atlas-sync plan` lists its entities."
+            )
+        return
     if not yes:
-        _confirm("rebuild", f"Delete and rebuild domain {pub.domain!r}?")
-    with progress("rebuilding", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.rebuild(graph, target.job, progress=update)
+        _confirm("rebuild", f"Delete {plan.counts['delete']} entities and rebuild domain {pub.domain!r}?")
+    quiet = verbosity() < 0 or as_json
+    # Publisher.rebuild's two steps, each with its own progress display (one live bar at a time)
+    with progress("teardown", quiet=quiet) as down:
+        pub.teardown(purge=True, progress=down, plan=plan, parallel=parallel)
+    with progress("applying", quiet=quiet) as update:
+        result = pub.sync(graph, target.job, progress=update, parallel=parallel)
     if as_json:
         echo_json(result.to_json())
     else:
         a = result.applied
-        click.echo(f"Rebuilt {pub.domain}: {a.created if a else 0} created.")
+        click.echo(f"Rebuilt {pub.domain}: {plan.counts['delete']} deleted, {a.created if a else 0} created.")
 
 
 @click.command("show")

@@ -178,3 +178,46 @@ def _keys(g) -> list[str]:
     from .helpers import expected_keys
 
     return sorted(qn for _, qn in expected_keys(g, DOMAIN))
+
+
+@pytest.mark.parametrize(
+    ("point", "method", "path"),
+    [
+        ("in its teardown", "DELETE", "/api/atlas/v2/entity/bulk"),
+        ("in its sync", "POST", "/api/atlas/v2/entity/bulk"),
+    ],
+)
+def test_a_rebuild_killed_midway_and_run_again_ends_with_exactly_the_input(
+    server, tmp_path, point, method, path
+):
+    import json
+
+    from .helpers import assert_exact_state
+
+    emu = server.emulator
+    client = AtlasClient(server.url, auth=("admin", "admin"))
+    old = graph_a(300, job=0)
+    Publisher(client, domain=DOMAIN).sync(old)
+    Publisher(client, domain="kept").sync(graph_a(60, job=1))
+    kept = _other_domain(emu)
+    new = graph_a(250, job=0, seed=9)  # another shape: what the rebuild must leave
+    doc = tmp_path / "new.json"
+    doc.write_text(json.dumps(new.to_document()), encoding="utf-8")
+    env = {**_env(), "ATLAS_SYNC_BATCH_SIZE": "20"}
+    cmd = [EXE, "rebuild", "--url", server.url, "--domain", DOMAIN, "--from", "graph", "--yes", "-q"]
+    cmd += ["--delete-batch", "10", "--job", new.job, str(doc)]
+    emu.set_latency(30, 0.5)
+    emu.clear_log()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _count(emu, method, path) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert proc.poll() is None, f"the rebuild ended before the kill point ({point}): {proc.communicate()}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    emu.set_latency(0, 0)
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert_exact_state(emu, new, DOMAIN)
+    assert {r["status"] for r in rows(emu, DOMAIN)} == {"ACTIVE"}  # the old entities are purged
+    assert _other_domain(emu) == kept
