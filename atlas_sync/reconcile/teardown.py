@@ -85,23 +85,22 @@ class TeardownPlan:
     def to_purge(self) -> list[DomainEntity]:
         return list(self.entities) if self.purge else []
 
-    def roots(self) -> tuple[list[DomainEntity], list[DomainEntity]]:
-        """The ACTIVE entities named in deletes: (processes, the rest), owned ones left to Atlas."""
-        named = [e for e in self.active if e.type_name not in self.owned_types]
-        procs = [e for e in named if e.type_name in self.process_types]
-        return procs, [e for e in named if e.type_name not in self.process_types]
+    def order(self) -> tuple[list[DomainEntity], list[DomainEntity]]:
+        """The ACTIVE entities in delete order: (the dataset side, then the process side), each with
+        owned entities before their owners (columns before datasets, column lineages before processes)."""
+        rank = {t: 0 for t in self.owned_types}
+        active = sorted(self.active, key=lambda e: rank.get(e.type_name, 1))
+        procs = [e for e in active if e.type_name in self.process_types]
+        return [e for e in active if e.type_name not in self.process_types], procs
 
     @property
     def counts(self) -> dict[str, int]:
-        procs, others = self.roots()
-        named = len(procs) + len(others)
+        data, procs = self.order()
         return {
             "delete": len(self.active),
-            "named": named,
-            "cascaded": len(self.active) - named,
             "already_deleted": len(self.entities) - len(self.active),
             "purge": len(self.to_purge),
-            "delete_requests": _ceil(len(procs), self.batch_size) + _ceil(len(others), self.batch_size),
+            "delete_requests": _ceil(len(data), self.batch_size) + _ceil(len(procs), self.batch_size),
             "purge_requests": _ceil(len(self.to_purge), PURGE_BATCH),
         }
 
@@ -149,9 +148,7 @@ class TeardownPlan:
             lines.append(f"  ... and {len(self.entities) - SHOWN} more (--json lists every one)")
         for t, n in self.by_type().items():
             lines.append(f"  {t}: {n['ACTIVE']} to delete, {n['DELETED']} already deleted")
-        summary = f"Plan: {c['delete']} to delete"
-        if c["cascaded"]:
-            summary += f" ({c['named']} named in {c['delete_requests']} request(s), {c['cascaded']} with their owner)"
+        summary = f"Plan: {c['delete']} to delete in {c['delete_requests']} request(s)"
         summary += f", {c['purge']} to purge." if self.purge else ", nothing purged (no --purge)."
         lines.append(summary)
         return "\n".join(lines)
@@ -247,7 +244,7 @@ class TeardownOutcome:
     purged: int = 0
     requests: int = 0
     split: int = 0  # batches halved after contention outlasted the client's retries
-    orphans: int = 0  # owned entities deleted by name (their owner was not deleted)
+    again: int = 0  # entities named a second time: no answer listed them as deleted
     guids: set[str] = field(default_factory=set)
 
 
@@ -336,20 +333,20 @@ def run_teardown(
     progress: Progress | None = None,
     hard: bool | None = None,
 ) -> TeardownOutcome:
-    """Carry out ``plan``: processes, then the other roots (``parallel`` at once), then orphans, then
+    """Carry out ``plan``: the dataset side, then the process side (``parallel`` at once), then
     (``plan.purge``) the purge of every entity of the plan. ``hard`` (default: ``plan.purge``) asks
     for a hard delete where the server allows it."""
     run = _Run(client, plan, parallel, progress, plan.purge if hard is None else hard)
-    procs, others = plan.roots()
-    # processes share the datasets they read: serial unless Atlas shows no contention (parallel with
-    # back-off); datasets are disjoint once processes are gone
+    data, procs = plan.order()
+    # the dataset side first (its deletes end the processes' relationships too), one request at a
+    # time; then the process side, whose deletes then share no entity: ``parallel`` at once
+    run.batches([e.guid for e in data], 1)
     run.batches([e.guid for e in procs], parallel)
-    run.batches([e.guid for e in others], parallel)
-    # owned entities whose owner was not deleted, or that no answer listed (a write path that does
-    # not say what it deleted): by name; disjoint, as their owners are gone
-    orphans = [e.guid for e in plan.active if e.guid not in run.out.guids]
-    run.out.orphans = len(orphans)
-    run.batches(orphans, parallel)
+    # entities no answer listed (deleted meanwhile by another, or a write path that does not say):
+    # named once more; Atlas ignores what is already deleted
+    left = [e.guid for e in plan.active if e.guid not in run.out.guids]
+    run.out.again = len(left)
+    run.batches(left, parallel)
     run.done = len(plan.active)
     if plan.purge:
         guids = [e.guid for e in plan.to_purge]

@@ -89,7 +89,7 @@ def record_deletes(pub: Publisher) -> list[list[str]]:
     return calls
 
 
-def test_the_plan_lists_the_domain_active_and_deleted_and_names_only_its_roots(emu) -> None:
+def test_the_plan_lists_the_domain_active_and_deleted_owned_entities_first(emu) -> None:
     pub = publisher(emu)
     pub.sync(graph(), job="daily")
     publisher(emu, "other").sync(graph(), job="daily")
@@ -100,22 +100,23 @@ def test_the_plan_lists_the_domain_active_and_deleted_and_names_only_its_roots(e
     assert {e.guid for e in plan.entities} == set(rows(emu, "demo"))  # every one of demo, none of other
     assert plan.counts == {
         "delete": DATASETS + COLUMNS,
-        "named": DATASETS,  # the columns go with their dataset
-        "cascaded": COLUMNS,
         "already_deleted": PROCESSES + LINEAGES,
         "purge": TOTAL,
         "delete_requests": 1,
         "purge_requests": 1,
     }
+    data, procs = plan.order()
+    assert [e.type_name for e in data] == ["lineage_column"] * COLUMNS + ["lineage_dataset"] * DATASETS
+    assert procs == []
     doc = plan.to_json()
     assert doc["by_type"]["lineage_column_lineage"] == {"ACTIVE": 0, "DELETED": LINEAGES}
     assert {e["action"] for e in doc["entities"] if e["status"] == "DELETED"} == {"purge"}
-    assert "Plan: 10 to delete (3 named in 1 request(s), 7 with their owner), 14 to purge." in plan.text()
+    assert "Plan: 10 to delete in 1 request(s), 14 to purge." in plan.text()
     no_purge = pub.plan_teardown()
     assert no_purge.counts["purge"] == 0 and "nothing purged (no --purge)" in no_purge.text()
 
 
-def test_teardown_names_processes_then_datasets_and_purges_all_leaving_other_domains_as_they_were(
+def test_teardown_deletes_the_dataset_side_then_the_process_side_and_purges_all_leaving_other_domains(
     emu,
 ) -> None:
     pub = publisher(emu)
@@ -126,12 +127,15 @@ def test_teardown_names_processes_then_datasets_and_purges_all_leaving_other_dom
     calls = record_deletes(pub)
     res = pub.teardown(purge=True)
     assert (res.deleted, res.purged) == (TOTAL, TOTAL)
-    assert [[types[g] for g in c] for c in calls] == [["lineage_process"], ["lineage_dataset"] * DATASETS]
+    assert [[types[g] for g in c] for c in calls] == [
+        ["lineage_column"] * COLUMNS + ["lineage_dataset"] * DATASETS,
+        ["lineage_column_lineage"] * LINEAGES + ["lineage_process"],
+    ]
     assert rows(emu, "demo") == {}
     assert rows(emu, "other") == other  # same guids, status and version
 
 
-def test_an_owned_entity_whose_owner_is_outside_the_domain_is_deleted_by_name_and_the_owner_kept(emu) -> None:
+def test_an_owned_entity_whose_owner_is_outside_the_domain_is_deleted_and_the_owner_kept(emu) -> None:
     pub = publisher(emu)
     pub.sync(graph(), job="daily")
     publisher(emu, "other").sync(graph(), job="daily")
@@ -163,13 +167,15 @@ def test_an_owned_entity_whose_owner_is_outside_the_domain_is_deleted_by_name_an
 def test_a_delete_failing_on_lock_contention_past_its_retries_is_sent_again_in_halves(emu) -> None:
     pub = publisher(emu, retry=RetryPolicy(max_attempts=1, sleep=lambda s: None))
     pub.sync(graph(), job="daily")
-    # the second delete request (the datasets, after the process) gets Atlas's lock-timeout 500
+    # the second delete request (the process side: 3 column lineages, 1 process) gets Atlas's
+    # lock-timeout 500
     emu.inject_fault("status", status=500, at=2, method="DELETE", path_prefix="/api/atlas/v2/entity/bulk")
     emu.clear_log()
     res = pub.teardown(purge=True, batch_size=10)
     assert (res.deleted, res.purged) == (TOTAL, TOTAL)
     deletes = [r for r in emu.request_log if r.method == "DELETE"]
-    assert [r.status for r in deletes] == [200, 500, 200, 200]  # the 3 datasets again as 1 + 2
+    # the dataset side's 10 in one request; the process side's 4 refused, then sent as 2 + 2
+    assert [r.status for r in deletes] == [200, 500, 200, 200]
     assert rows(emu, "demo") == {}
 
 
@@ -208,7 +214,7 @@ def test_teardown_plan_shows_what_would_go_as_text_and_json_and_writes_nothing(
     )
     assert text.returncode == 0, text.stderr
     assert "- lineage_dataset raw.orders@demo (delete+purge)" in text.stdout
-    assert "Plan: 14 to delete (4 named in 2 request(s), 10 with their owner), 14 to purge." in text.stdout
+    assert "Plan: 14 to delete in 2 request(s), 14 to purge." in text.stdout
     js = subprocess.run(
         [*cli, "teardown", "-d", "demo", "--plan", "--json"],
         env=env,
