@@ -568,15 +568,19 @@ class AtlasClient:
             result.merge(response)
         return result
 
-    def purge_entities(self, guids: Iterable[str]) -> MutationResult:
+    def purge_entities(
+        self, guids: Iterable[str], *, before_retry: Callable[[int | None, str], None] | None = None
+    ) -> MutationResult:
         """Purge (hard-delete) soft-deleted entities (PUT ``/admin/purge``) in chunks of <= 1000.
 
-        ACTIVE and unknown guids are ignored by Atlas.
+        ACTIVE and unknown guids are ignored by Atlas. ``before_retry`` as for :meth:`delete_entities`.
         """
         result = MutationResult()
         unique = list(dict.fromkeys(guids))
         for i in range(0, len(unique), MAX_PURGE):
-            response = self._call("purge", "PUT", "/admin/purge", body=unique[i : i + MAX_PURGE])
+            response = self._call(
+                "purge", "PUT", "/admin/purge", body=unique[i : i + MAX_PURGE], before_retry=before_retry
+            )
             result.requests += 1
             result.merge(response)
         return result

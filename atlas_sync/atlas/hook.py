@@ -298,7 +298,7 @@ class AtlasHookClient:
         self.queued.messages += sent
         return MutationResult(requests=sent + 1)
 
-    def purge_entities(self, guids: Iterable[str]) -> MutationResult:
+    def purge_entities(self, guids: Iterable[str], **_: Any) -> MutationResult:
         raise AtlasSyncError(
             "purge (hard delete) has no Atlas hook message",
             hint="purge through REST (--write-path rest), or leave the entities soft-deleted",

@@ -54,7 +54,7 @@ Progress = Callable[[int, int], None]
 class TeardownClient(ScopeClient, Protocol):
     def delete_entities(self, guids: Iterable[str], **kw: Any) -> Any: ...
 
-    def purge_entities(self, guids: Iterable[str]) -> Any: ...
+    def purge_entities(self, guids: Iterable[str], **kw: Any) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -277,34 +277,41 @@ class _Run:
         if self.progress is not None:
             self.progress(self.done, self.total)
 
-    def delete(self, guids: list[str], depth: int = 0) -> None:
-        """One delete request; on contention that outlasted the client's retries, wait and send the
-        two halves (at most ``SPLIT_DEPTH`` times)."""
-        kw: dict[str, Any] = {"before_retry": self.flight.before_retry}
-        if self.hard:
-            kw["hard"] = True
-        try:
-            res = self.client.delete_entities(guids, **kw)
-        except AtlasError as exc:
-            if depth >= SPLIT_DEPTH or not signals_contention(exc.status, str(exc)):
-                raise
-            self.out.split += 1
-            log.warning("delete of %d entities kept hitting lock contention; sending halves", len(guids))
-            self.flight.before_retry(exc.status, str(exc))  # one request at a time from here on
-            self.sleep(self.backoff(depth + 1))
-            if len(guids) == 1:
-                self.delete(guids, depth + 1)
-                return
-            half = len(guids) // 2
-            self.delete(guids[:half], depth + 1)
-            self.delete(guids[half:], depth + 1)
-            return
-        gone = _deleted_guids(res) & self.ours
+    def delete(self, guids: list[str]) -> None:
+        kw: dict[str, Any] = {"hard": True} if self.hard else {}
+        res = self.contended(self.client.delete_entities, guids, kw)
+        gone = set().union(*(_deleted_guids(r) for r in res)) & self.ours
         with self.lock:
-            self.out.requests += int(getattr(res, "requests", 1) or 1)
+            self.out.requests += sum(int(getattr(r, "requests", 1) or 1) for r in res)
             self.out.guids |= gone
             self.out.deleted += len(gone)
             self.tick(len(gone))
+
+    def purge(self, guids: list[str]) -> None:
+        res = self.contended(self.client.purge_entities, guids, {})
+        with self.lock:
+            self.out.requests += sum(int(getattr(r, "requests", 1) or 1) for r in res)
+            self.out.purged += len(guids)
+            self.tick(len(guids))
+
+    def contended(
+        self, call: Callable[..., Any], guids: list[str], kw: dict[str, Any], depth: int = 0
+    ) -> list[Any]:
+        """``call(guids)`` with the writes' back-off; on contention that outlasted the client's
+        retries, wait and send the two halves (at most ``SPLIT_DEPTH`` times). The answers."""
+        try:
+            return [call(guids, before_retry=self.flight.before_retry, **kw)]
+        except AtlasError as exc:
+            if depth >= SPLIT_DEPTH or not signals_contention(exc.status, str(exc)):
+                raise
+            with self.lock:
+                self.out.split += 1
+            log.warning("%d entities kept meeting lock contention; sending them in halves", len(guids))
+            self.flight.before_retry(exc.status, str(exc))  # one request at a time from here on
+            self.sleep(self.backoff(depth + 1))
+            half = max(1, len(guids) // 2)
+            parts = [guids[:half], guids[half:]] if len(guids) > 1 else [guids]
+            return [r for part in parts for r in self.contended(call, part, kw, depth + 1)]
 
     def batches(self, guids: list[str], parallel: int) -> None:
         chunks = [guids[i : i + self.plan.batch_size] for i in range(0, len(guids), self.plan.batch_size)]
@@ -351,11 +358,7 @@ def run_teardown(
     if plan.purge:
         guids = [e.guid for e in plan.to_purge]
         for i in range(0, len(guids), PURGE_BATCH):
-            chunk = guids[i : i + PURGE_BATCH]
-            res = client.purge_entities(chunk)
-            run.out.requests += int(getattr(res, "requests", 1) or 1)
-            run.out.purged += len(chunk)
-            run.tick(len(chunk))
+            run.purge(guids[i : i + PURGE_BATCH])
     return run.out
 
 

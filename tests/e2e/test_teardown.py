@@ -164,18 +164,21 @@ def test_an_owned_entity_whose_owner_is_outside_the_domain_is_deleted_and_the_ow
     )
 
 
-def test_a_delete_failing_on_lock_contention_past_its_retries_is_sent_again_in_halves(emu) -> None:
+def test_a_delete_or_purge_failing_on_lock_contention_past_its_retries_is_sent_again_in_halves(emu) -> None:
     pub = publisher(emu, retry=RetryPolicy(max_attempts=1, sleep=lambda s: None))
     pub.sync(graph(), job="daily")
     # the second delete request (the process side: 3 column lineages, 1 process) gets Atlas's
     # lock-timeout 500
     emu.inject_fault("status", status=500, at=2, method="DELETE", path_prefix="/api/atlas/v2/entity/bulk")
+    emu.inject_fault("status", status=500, at=1, method="PUT", path_prefix="/api/atlas/admin/purge")
     emu.clear_log()
     res = pub.teardown(purge=True, batch_size=10)
     assert (res.deleted, res.purged) == (TOTAL, TOTAL)
     deletes = [r for r in emu.request_log if r.method == "DELETE"]
     # the dataset side's 10 in one request; the process side's 4 refused, then sent as 2 + 2
     assert [r.status for r in deletes] == [200, 500, 200, 200]
+    purges = [r for r in emu.request_log if r.method == "PUT"]
+    assert [r.status for r in purges] == [500, 200, 200]  # the purge too: refused, then 7 + 7
     assert rows(emu, "demo") == {}
 
 
