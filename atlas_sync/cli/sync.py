@@ -333,8 +333,9 @@ _DELETE_BATCH = click.option(
     "--delete-batch",
     type=click.IntRange(min=1, max=300),
     metavar="N",
-    help="guids per delete request (at most 300: they go in the URL) [default 100, the fastest measured on "
-    "Atlas 2.1: bench/README.md]",
+    help="guids per delete request (at most 300: they go in the URL) [default 25, the fastest soft delete "
+    "measured on Atlas 2.1 (bench/README.md); with --purge on a server that hard-deletes on request, 300 "
+    "after the first request]",
 )
 
 

@@ -43,7 +43,8 @@ from atlas_sync.render.native import DOMAIN_LABEL, label_for
 
 log = logging.getLogger(__name__)
 
-DELETE_BATCH = 100  # guids per delete request (bench/README.md, "Teardown")
+DELETE_BATCH = 25  # guids per soft-delete request (bench/README.md, "Teardown")
+HARD_BATCH = 300  # guids per hard-delete request: the most a URL takes (MAX_IDS_PER_GET)
 PURGE_BATCH = 1000  # atlas.purge.api.max.request.size on newer Atlas
 SPLIT_DEPTH = 4  # a batch failing on contention is halved at most this often
 SHOWN = 50  # entities a plan's text lists
@@ -267,6 +268,8 @@ class _Run:
         self.total = len(plan.active) + len(plan.to_purge)
         self.done = 0
         self.lock = threading.Lock()
+        self.hard_honoured: bool | None = None  # unknown until the first hard delete is answered
+        self.hard_batch = HARD_BATCH
         self.ours = {e.guid for e in plan.entities}
         retry = getattr(client, "retry", None)
         self.sleep: Callable[[float], None] = getattr(retry, "sleep", time.sleep)
@@ -314,7 +317,20 @@ class _Run:
             return [r for part in parts for r in self.contended(call, part, kw, depth + 1)]
 
     def batches(self, guids: list[str], parallel: int) -> None:
-        chunks = [guids[i : i + self.plan.batch_size] for i in range(0, len(guids), self.plan.batch_size)]
+        if self.hard and self.hard_honoured is None and guids:
+            # one request tells whether the server hard-deletes (then bigger requests are cheap)
+            first, guids = guids[: self.plan.batch_size], guids[self.plan.batch_size :]
+            self.delete(first)
+            get = getattr(self.client, "get_entity", None)
+            self.hard_honoured = get is not None and get(first[0], min_ext_info=True) is None
+            if self.hard_honoured:
+                log.info("Atlas hard-deletes on request: %d guids per request from here on", self.hard_batch)
+        size = (
+            self.hard_batch
+            if self.hard_honoured and self.plan.batch_size == DELETE_BATCH
+            else self.plan.batch_size
+        )
+        chunks = [guids[i : i + size] for i in range(0, len(guids), size)]
         if parallel <= 1 or len(chunks) <= 1:
             for c in chunks:
                 self.delete(c)

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -230,3 +231,27 @@ def test_teardown_plan_shows_what_would_go_as_text_and_json_and_writes_nothing(
     procs = [e["qualifiedName"] for e in plan["entities"] if e["typeName"] == "lineage_process"]
     assert len(procs) == 1 and procs[0].endswith("daily@demo")
     assert rows(emulator_server.emulator, "demo") == before  # nothing written
+
+
+def test_on_a_server_that_hard_deletes_on_request_the_rest_goes_in_requests_of_300(emu) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from issue_workload import entity_count, issue_graph
+
+    pub = publisher(emu)
+    pub.sync(issue_graph(20, job="nightly"))  # 250 entities: 150 on the dataset side, 100 processes'
+    sizes: list[tuple[int, bool]] = []
+    inner_delete, inner_purge = pub.client.delete_entities, pub.client.purge_entities
+
+    def hard_deleting(guids: Any, hard: bool = False, **kw: Any) -> Any:
+        # what Atlas does with atlas.rest.enable.delete.type.override=true: deleteType=HARD is final
+        guids = list(guids)
+        sizes.append((len(guids), hard))
+        res = inner_delete(guids, **kw)
+        if hard:
+            inner_purge(guids)
+        return res
+
+    pub.client.delete_entities = hard_deleting
+    res = pub.teardown(purge=True)
+    assert sizes == [(25, True), (125, True), (100, True)]  # one request to find out, then up to 300
+    assert res.deleted == entity_count(20) and rows(emu, "demo") == {}
