@@ -1,25 +1,27 @@
 """Teardown of a domain: list it once, delete it the way Atlas deletes fastest, purge what is deleted.
 
 A teardown is a plan (:class:`TeardownPlan`, shown by ``teardown --plan``) computed from what Atlas
-holds now, ACTIVE and DELETED alike, so a teardown killed at any point and run again finishes the job:
-what is still ACTIVE is deleted, what is DELETED is purged.
+holds now, ACTIVE and DELETED alike, so a teardown stopped at any point and run again finishes the
+job: what is still ACTIVE is deleted, what is DELETED is purged.
 
-How it deletes (figures in bench/README.md, "Teardown"):
+Where a real Atlas 2.1 spends a delete (bench/README.md, "Teardown"): in JanusGraph's Solr index,
+``Solr6Index.handleRemovalsFromIndex``, one Solr update per changed document (the entity, each
+relationship it ends, each neighbour whose modification time it sets), each a commit that waits for a
+new searcher. A hard delete removes documents in one batch instead: a purge, or a delete with
+``deleteType=HARD`` on a server with ``atlas.rest.enable.delete.type.override=true``. Hence:
 
-* only **composition roots** are named: Atlas deletes an entity's owned entities with it in the same
-  transaction (``DeleteHandlerV1.getOwnedVertices``), a column with its table, a column lineage with
-  its process; an owned entity whose owner is not deleted (an orphan) is deleted by name after;
-* **processes first**: deleting a process ends its relationships and so touches the datasets it
-  reads and writes (Atlas updates the far end of every relationship it ends). Once the processes
-  are gone a dataset's delete touches only the dataset and what it owns, so dataset batches share
-  no entity and run ``parallel`` at once without lock contention;
-* every delete request carries the contention back-off of writes (:class:`atlas_sync.reconcile.apply._Flight`):
-  after a lock-timeout signal one request runs at a time and the failed one is retried alone; a
-  batch that still fails on contention after the client's retries is split in halves and sent again
-  (a smaller transaction holds its locks for less time);
-* with purge, deletes ask for ``deleteType=HARD``: a server with
-  ``atlas.rest.enable.delete.type.override=true`` then hard-deletes in one pass; any other ignores
-  the parameter and soft-deletes, and the purge that follows removes what is DELETED.
+* with purge, deletes ask for ``deleteType=HARD``; when the first answer shows the server honoured
+  it (the entity is gone), the rest go ``HARD_BATCH`` at a time; a server that ignores it
+  soft-deletes and the purge that follows removes what is DELETED;
+* soft deletes go ``DELETE_BATCH`` at a time (bigger requests cost more per entity, and Atlas
+  deletes a root's owned entities in the same transaction, so every entity is named and owned
+  ones come before their owners: a request changes about as many entities as it names);
+* the dataset side first (columns, then datasets), then the process side (column lineages, then
+  processes): measured faster than processes first; once the datasets are gone the process side's
+  requests share no entity and run ``parallel`` at once;
+* every request carries the writes' contention back-off (:class:`atlas_sync.reconcile.apply._Flight`):
+  after a lock-timeout signal one request runs at a time and the failed one is retried alone; one
+  still failing on contention after the client's retries is split in halves and sent again.
 
 Only guids listed as the domain's are ever named, in deletes and in purges.
 """
