@@ -64,6 +64,7 @@ def _timed(cmd: list[str], env: dict[str, str], limit: float) -> float:
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=limit)
     wall = time.perf_counter() - t0
+    print(f"{' '.join(cmd[1:2])} {cmd[-1]}: {wall:.1f} s", file=sys.stderr, flush=True)  # survives a cut run
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[1:4])} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
     return wall
@@ -157,6 +158,7 @@ def run_size(url: str, real: bool, n: int, prefix: str, args: argparse.Namespace
         if proc.returncode != 0:
             raise SystemExit(f"the pyapacheatlas baseline failed:\n{proc.stderr[-3000:]}")
         pa = {"wall_s": round(time.perf_counter() - t0, 1), **json.loads(proc.stdout)}
+        print(f"pyapacheatlas {theirs}: {pa}", file=sys.stderr, flush=True)
         row.update({f"pyapacheatlas_{k}": v for k, v in pa.items()})
         _check_empty(url, real, theirs)
         row["teardown_vs_sync"] = round(row["teardown_s"] / row["sync_s"], 3)
