@@ -8,13 +8,15 @@ one run against one server:
    the initial sync that published them;
 2. ``atlas-sync teardown --purge --yes`` of the first domain, timed as a whole command (listing,
    deletes, purge, process start);
-3. the pyapacheatlas baseline on the second domain: its guids listed first (untimed: what a user has
+3. (after step 4) the pyapacheatlas baseline on the second domain: its guids listed first (untimed: what a user has
    at hand), then ``AtlasClient.delete_entity(guid=[...])`` in batches of 100 (larger batches fail on
    URL length, pyapacheatlas issue #166) in the order one search per type gives them (datasets,
    columns, processes, column lineages), then ``PUT /api/atlas/admin/purge`` of the same guids in
    requests of 1,000 - timed as a whole Python process, as a user's script runs;
-4. with ``--rebuild``: the first domain is synced again, then ``atlas-sync rebuild`` of it is timed
-   against its teardown + initial sync measured before; the domain is torn down after (untimed).
+4. the first domain is synced again (so the baseline runs beside as many entities as atlas-sync's
+   teardown did) and, with ``--rebuild``, ``atlas-sync rebuild`` of it is timed against its teardown
+   + initial sync measured before; after the baseline it is torn down once more, alone on the
+   server (``cleanup_teardown_s``).
 
 Every domain is checked empty (ACTIVE and DELETED) after its teardown. Ratios: teardown / initial
 sync, atlas-sync / pyapacheatlas, rebuild / (teardown + sync).
@@ -143,8 +145,20 @@ def run_size(url: str, real: bool, n: int, prefix: str, args: argparse.Namespace
             if held != total:
                 raise SystemExit(f"domain {d} holds {held} entities after its sync, not {total}")
         down = [EXE, "teardown", "--purge", "--yes", "-q", "--domain", ours]
+        # every timed teardown runs while the other domain's 12.5 N entities are held too (a soft
+        # delete's cost grows with Atlas's index): ours with theirs present, theirs with ours again
         row["teardown_s"] = round(_timed(down, env, args.limit), 1)
         _check_empty(url, real, ours)
+        row["sync_again_s"] = round(_timed([*sync, ours], env, args.limit), 1)
+        if args.rebuild:
+            rebuild = [EXE, "rebuild", "--from", "graph", "-q", "--yes", str(doc), "--domain", ours]
+            row["rebuild_s"] = round(_timed(rebuild, env, args.limit), 1)
+            row["rebuild_vs_teardown_plus_sync"] = round(
+                row["rebuild_s"] / (row["teardown_s"] + row["sync_s"]), 3
+            )
+            held = len(_headers(url, real, ours, deleted=None))
+            if held != total:
+                raise SystemExit(f"domain {ours} holds {held} entities after the rebuild, not {total}")
         t0 = time.perf_counter()
         guids = [h["guid"] for h in _headers(url, real, theirs, deleted=False)]
         row["pyapacheatlas_listing_s"] = round(time.perf_counter() - t0, 1)
@@ -163,17 +177,8 @@ def run_size(url: str, real: bool, n: int, prefix: str, args: argparse.Namespace
         _check_empty(url, real, theirs)
         row["teardown_vs_sync"] = round(row["teardown_s"] / row["sync_s"], 3)
         row["teardown_vs_pyapacheatlas"] = round(row["teardown_s"] / pa["wall_s"], 3)
-        if args.rebuild:
-            row["sync_again_s"] = round(_timed([*sync, ours], env, args.limit), 1)
-            rebuild = [EXE, "rebuild", "--from", "graph", "-q", "--yes", str(doc), "--domain", ours]
-            row["rebuild_s"] = round(_timed(rebuild, env, args.limit), 1)
-            row["rebuild_vs_teardown_plus_sync"] = round(
-                row["rebuild_s"] / (row["teardown_s"] + row["sync_s"]), 3
-            )
-            held = len(_headers(url, real, ours, deleted=None))
-            if held != total:
-                raise SystemExit(f"domain {ours} holds {held} entities after the rebuild, not {total}")
-            _timed(down, env, args.limit)
+        row["cleanup_teardown_s"] = round(_timed(down, env, args.limit), 1)  # alone on the server
+        _check_empty(url, real, ours)
     print(json.dumps(row), flush=True)
     return row
 
