@@ -539,6 +539,15 @@ class AtlasClient:
         result: dict[str, Any] = self._call("entity_write", "POST", "/v2/relationship", body=body)
         return result
 
+    def get_relationship(self, guid: str) -> dict[str, Any]:
+        """One relationship (GET ``/v2/relationship/guid/{guid}``): its ``typeName``, ``end1``,
+        ``end2`` and ``attributes``."""
+        result: dict[str, Any] = self._call(
+            "entity_read", "GET", f"/v2/relationship/guid/{quote(guid, safe='')}"
+        )
+        rel = result.get("relationship") if isinstance(result, dict) else None
+        return rel if isinstance(rel, dict) else {}
+
     def set_entity_attribute(self, guid: str, name: str, value: Any) -> MutationResult:
         """Set one attribute of one entity (PUT ``/v2/entity/guid/{guid}?name=<attribute>``, Atlas's
         partial update): its other attributes and its relationships stay as they are, and unlike a
