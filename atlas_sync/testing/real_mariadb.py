@@ -230,7 +230,9 @@ class Server:
         ]
         t0 = time.monotonic()
         with open(os.devnull, "wb") as devnull:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=devnull, stderr=devnull, start_new_session=True)
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=devnull, stderr=devnull, start_new_session=True
+            )
         try:
             # "ready for connections" is logged once the init file ran (the port opens before).
             while not (port_in_use(port) and self._ready()):
