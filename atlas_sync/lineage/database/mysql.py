@@ -16,6 +16,7 @@ from typing import Any
 
 from atlas_sync.lineage.database.postgres import Definition, Relation
 from atlas_sync.lineage.model import Problem
+from atlas_sync.lineage.sql.script import split_statements
 
 #: Doris's own catalog, the prefix of its tables' names in the audit log.
 DORIS_CATALOG = "internal"
@@ -25,7 +26,7 @@ _NOT_SYSTEM = "NOT IN (" + ", ".join(f"'{s}'" for s in SYSTEM_SCHEMAS) + ")"
 #: The MySQL / MariaDB history template (``-o query_template=FILE`` replaces it): the statements
 #: the Performance Schema keeps (``performance_schema = ON`` at server start and the
 #: ``events_statements_history_long`` consumer enabled), top-level only, those that failed left
-#: out. The table is a ring buffer (``performance_schema_events_statements_history_long_size``,
+#: out, those run with the URL's database as the default one (when the URL names one). The table is a ring buffer (``performance_schema_events_statements_history_long_size``,
 #: 10,000 by default) with no wall-clock time, so the window does not apply; the user is known only
 #: while the session that ran it is connected (``threads``); statements longer than
 #: ``performance_schema_max_sql_text_length`` (1024) are cut and then fail to parse.
@@ -37,6 +38,7 @@ SELECT h.SQL_TEXT AS query_text,
 FROM performance_schema.events_statements_history_long h
 LEFT JOIN performance_schema.threads t ON t.THREAD_ID = h.THREAD_ID
 WHERE h.SQL_TEXT IS NOT NULL AND h.MYSQL_ERRNO = 0 AND h.NESTING_EVENT_LEVEL = 0
+  AND (DATABASE() IS NULL OR h.CURRENT_SCHEMA = DATABASE())
   AND LOWER(h.SQL_TEXT) REGEXP CONCAT('^[', CHAR(9, 10, 13, 32 USING utf8mb4), ']*(insert|replace|update|delete|with|create)')
   {filters}
 ORDER BY h.TIMER_START DESC
@@ -119,6 +121,7 @@ class MySQLCatalog:
         self.default_schema: str = row[2] or ""
         #: Only the URL's database is read when it names one (a MySQL database is a schema).
         self.scope: list[str] = [row[2]] if row[2] else []
+        self.job: str = row[2] or ""  # the default job: the URL's database
         self.problems: list[Problem] = []
 
     def _rows(self, sql: str) -> list[Any]:
@@ -195,4 +198,17 @@ class MySQLCatalog:
         )
 
     def history(self, sql: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._rows(sql)]
+        rows = [dict(r) for r in self._rows(sql)]
+        if self.history_kind == "performance_schema":
+            for row in rows:
+                row["query_text"] = first_statement(row.get("query_text"), self.dialect)
+        return rows
+
+
+def first_statement(text: Any, dialect: str) -> Any:
+    """An event's own statement: for each statement of a multi-statement request the Performance
+    Schema keeps the rest of the request from that statement on."""
+    if not isinstance(text, str) or ";" not in text.rstrip().rstrip(";"):
+        return text
+    statements = split_statements(text, dialect)
+    return statements[0][0] if statements else text

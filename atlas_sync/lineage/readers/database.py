@@ -200,7 +200,8 @@ class DatabaseReader:
             conn.close()
             engine.dispose()
         db = catalog.database
-        graph = LineageGraph(job=job or db or url.database or url.host or backend, source="database")
+        name = getattr(catalog, "job", None) or db or url.host or backend
+        graph = LineageGraph(job=job or name, source="database")
         graph.problems.extend(getattr(catalog, "problems", ()))
         self._catalog_passes(graph, db, catalog.default_schema, sql_dialect, relations, views, routines)
         if "queries" in chosen and not (template or catalog.history_template):
