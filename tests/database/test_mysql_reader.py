@@ -257,6 +257,11 @@ def test_missing_permission_on_the_history_is_a_clear_error(myshop: MySQLDatabas
         assert "events_statements_history_long" in message
         assert "GRANT SELECT ON performance_schema.*" in (denied.value.hint or "")
         assert secret not in f"{denied.value} {denied.value.hint}"
+        # Doris's audit table: the same, naming it
+        with pytest.raises(AtlasSyncError) as no_audit:
+            READER.read(db_url=url, db_password_file=str(pw), history="doris_audit_log")
+        assert "SELECT command denied" in str(no_audit.value) and "audit_log" in str(no_audit.value)
+        assert "GRANT SELECT_PRIV ON __internal_schema.audit_log" in (no_audit.value.hint or "")
         # without the history pass the same user reads the views; the routines' bodies are the
         # definer's: hidden from this user, said so
         graph = READER.read(db_url=url, db_password_file=str(pw), passes="views,procedures")

@@ -61,6 +61,14 @@ LIMIT {result_limit}
 """
 
 HISTORIES = {"performance_schema": HISTORY_TEMPLATE, "doris_audit_log": DORIS_AUDIT_TEMPLATE}
+#: What a history that cannot be read needs.
+HISTORY_HINTS = {
+    "performance_schema": "GRANT SELECT ON performance_schema.* to the user (the server needs "
+    "performance_schema = ON and the events_statements_history_long consumer), or leave the pass out: "
+    "-o passes=views,procedures",
+    "doris_audit_log": "GRANT SELECT_PRIV ON __internal_schema.audit_log to the user (Doris 3.0 and "
+    "later keep it), or leave the pass out: -o passes=views,procedures",
+}
 
 COLUMNS = f"""
 SELECT c.TABLE_SCHEMA AS `schema`, c.TABLE_NAME AS name, t.TABLE_TYPE AS kind,
@@ -114,6 +122,7 @@ class MySQLCatalog:
         self.doris = is_doris(row[0], row[1])
         self.history_kind = history or ("doris_audit_log" if self.doris else "performance_schema")
         self.history_template: str | None = HISTORIES[self.history_kind]
+        self.history_hint = HISTORY_HINTS[self.history_kind]
         self.dialect = "doris" if self.doris else "mysql"
         # The audit log names tables catalog.db.table: so do its datasets wherever it is read.
         default_catalog = DORIS_CATALOG if self.doris or self.history_kind == "doris_audit_log" else ""

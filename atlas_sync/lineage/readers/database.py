@@ -169,10 +169,12 @@ class DatabaseReader:
         engine, conn = connect(url, secret, timeout=timeout)
         sa_error = engine.dialect.dbapi.Error if engine.dialect.dbapi else Exception
         doing = "reading the catalog of"
+        history_hint: str | None = None
         try:
             from sqlalchemy.exc import SQLAlchemyError
 
             catalog = catalog_class(conn, **catalog_args)
+            history_hint = getattr(catalog, "history_hint", None)
             sql_dialect = dialect or catalog.dialect
             if not include:
                 include = set(getattr(catalog, "scope", ()))
@@ -195,7 +197,7 @@ class DatabaseReader:
                 )
                 rows = catalog.history(sql)
         except (SQLAlchemyError, sa_error) as exc:
-            raise _pass_error(exc, url, secret, doing, template is not None) from None
+            raise _pass_error(exc, url, secret, doing, template is not None, history_hint) from None
         finally:
             conn.close()
             engine.dispose()
@@ -338,8 +340,16 @@ class DatabaseReader:
             )
 
 
+_MISSING = re.compile(r"denied|doesn't exist|does not exist|unknown table|not found")
+
+
 def _pass_error(
-    exc: BaseException, url: Any, secret: str | None, doing: str, own_template: bool
+    exc: BaseException,
+    url: Any,
+    secret: str | None,
+    doing: str,
+    own_template: bool,
+    history_hint: str | None = None,
 ) -> InputError:
     err = database_error(exc, url, secret, doing)
     low = err.message.lower()
@@ -353,17 +363,8 @@ def _pass_error(
             "grant the user the pg_read_all_stats role (query history) and SELECT on the catalog, "
             "or leave the pass out: -o passes=views,procedures"
         )
-    elif "audit_log" in low:
-        err.hint = (
-            "GRANT SELECT_PRIV ON __internal_schema.audit_log (Doris 3.0 or later keeps it), "
-            "or leave the pass out: -o passes=views,procedures"
-        )
-    elif "performance_schema" in low or "command denied" in low:
-        err.hint = (
-            "GRANT SELECT ON performance_schema.* to the user (the server needs performance_schema = ON "
-            "and the events_statements_history_long consumer), or leave the pass out: "
-            "-o passes=views,procedures"
-        )
+    elif history_hint and doing.startswith("reading the query history") and _MISSING.search(low):
+        err.hint = history_hint
     elif own_template:
         err.hint = "check the query template (-o query_template=FILE)"
     return err
