@@ -46,10 +46,9 @@ from atlas_sync.lineage.database.duckdb import DuckDBCatalog
 from atlas_sync.lineage.database.mysql import HISTORIES, MySQLCatalog
 from atlas_sync.lineage.database.postgres import Definition, PostgresCatalog, Relation
 from atlas_sync.lineage.model import Column, LineageGraph, Problem, dotted
-from atlas_sync.lineage.readers import audit_log
 from atlas_sync.lineage.readers.options import positive_int
-from atlas_sync.lineage.readers.query_log import AUDIT
 from atlas_sync.lineage.readers.query_log import READER as QUERY_LOG
+from atlas_sync.lineage.readers.query_log import audit_row
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.naming import routine_process_id
@@ -295,10 +294,10 @@ class DatabaseReader:
             for n, row in enumerate(history, start=1):
                 fields = {str(k).lower(): "" if v is None else str(v) for k, v in row.items()}
                 if audit:
-                    normalized = audit_log.normalize(fields)
-                    if normalized is None:
+                    marked = audit_row(fields)
+                    if marked is None:
                         continue  # failed or internal
-                    fields = {**normalized, AUDIT: "1"}
+                    fields = marked
                 text = fields.get("query_text", "")
                 if text.strip() == _HIDDEN:
                     hidden += 1
