@@ -274,6 +274,14 @@ def test_missing_permission_on_the_history_is_a_clear_error(myshop: MySQLDatabas
             f"the definition of procedure {myshop.name}.load_customer_totals",
             f"the definition of procedure {myshop.name}.refresh_daily",
         ]
+        # without SHOW VIEW the server hides the views' definitions too: no lineage, a warning each
+        myshop.execute(f"REVOKE SHOW VIEW ON `{myshop.name}`.* FROM '{user}'@'127.0.0.1'")
+        blind = READER.read(db_url=url, db_password_file=str(pw), passes="views")
+        assert blind.processes == []
+        assert sorted(p.message.split(" is hidden")[0] for p in blind.problems) == [
+            f"the definition of view {myshop.name}.{v}"
+            for v in ("all_orders", "customer_revenue", "paid_orders", "top_customers")
+        ]
     finally:
         myshop.execute(f"DROP USER '{user}'@'127.0.0.1'")
 

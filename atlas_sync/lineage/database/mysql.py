@@ -45,8 +45,8 @@ ORDER BY h.TIMER_START DESC
 LIMIT {result_limit}
 """
 
-#: Doris's audit log (Doris 3.0 and later name every queried table in ``queried_tables_and_views``
-#: and the materialized views the optimizer chose in ``chosen_m_views``). Columns as Doris names
+#: Doris's audit log (its current audit schema names every queried table in
+#: ``queried_tables_and_views`` and the materialized views the optimizer chose in ``chosen_m_views``). Columns as Doris names
 #: them; the reader maps them onto the query-log ones as it does for an audit-log CSV export.
 #: ``{start_time}`` / ``{end_time}`` are the server's own clock (``NOW()``) minus the window.
 DORIS_AUDIT_TEMPLATE = """\
@@ -66,8 +66,8 @@ HISTORY_HINTS = {
     "performance_schema": "GRANT SELECT ON performance_schema.* to the user (the server needs "
     "performance_schema = ON and the events_statements_history_long consumer), or leave the pass out: "
     "-o passes=views,procedures",
-    "doris_audit_log": "GRANT SELECT_PRIV ON __internal_schema.audit_log to the user (Doris 3.0 and "
-    "later keep it), or leave the pass out: -o passes=views,procedures",
+    "doris_audit_log": "GRANT SELECT_PRIV ON __internal_schema.audit_log to the user, or leave the "
+    "pass out: -o passes=views,procedures",
 }
 
 COLUMNS = f"""
@@ -172,7 +172,7 @@ class MySQLCatalog:
 
     def routines(self) -> list[Definition]:
         if self.doris:
-            return []  # Doris lists no stored routines in information_schema
+            return []  # Doris's routines are not SQL/PSM stored in information_schema: not read
         params: dict[tuple[str, str], list[str]] = {}
         for p in self._rows(PARAMETERS):
             mode = f"{p['mode']} " if p["mode"] and p["kind"] == "PROCEDURE" else ""
