@@ -286,12 +286,26 @@ def test_missing_permission_on_the_history_is_a_clear_error(myshop: MySQLDatabas
         myshop.execute(f"DROP USER '{user}'@'127.0.0.1'")
 
 
-def test_the_password_may_come_from_mysql_pwd_or_our_variable(
-    myshop: MySQLDatabase, monkeypatch: pytest.MonkeyPatch
+def test_the_password_may_come_from_mysql_pwd_my_cnf_or_our_variable(
+    myshop: MySQLDatabase, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
     monkeypatch.delenv("ATLAS_SYNC_DB_PASSWORD_FILE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.my.cnf
     monkeypatch.setenv("MYSQL_PWD", myshop.server.password)
     assert len(READER.read(db_url=myshop.url, passes="views").processes) == len(VIEWS)
     monkeypatch.delenv("MYSQL_PWD")
+    with pytest.raises(AtlasSyncError, match="Access denied"):  # no password at all
+        READER.read(db_url=myshop.url, passes="views")
+    # the MySQL client's option file, as ~/.pgpass for PostgreSQL
+    option_file = tmp_path / ".my.cnf"
+    option_file.write_text(f"[client]\npassword={myshop.server.password}\n", encoding="utf-8")
+    option_file.chmod(0o600)
+    assert len(READER.read(db_url=myshop.url, passes="views").processes) == len(VIEWS)
+    option_file.write_text(f"password={myshop.server.password}\n", encoding="utf-8")  # no [client]
+    with pytest.raises(AtlasSyncError) as bad:
+        READER.read(db_url=myshop.url, passes="views")
+    assert str(bad.value) == f"cannot read the MySQL option file {option_file}"
+    assert myshop.server.password not in f"{bad.value} {bad.value.hint}"
+    option_file.unlink()
     monkeypatch.setenv("ATLAS_SYNC_DB_PASSWORD_FILE", myshop.server.password_file)
     assert len(READER.read(db_url=myshop.url, passes="views").processes) == len(VIEWS)

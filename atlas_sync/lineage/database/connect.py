@@ -3,12 +3,14 @@ file or the driver's own environment, and database errors as one-line input erro
 
 The password is never in the URL, argv, logs or errors: a URL holding one is refused; it comes from
 ``db_password_file`` (``--db-password-file``), ``ATLAS_SYNC_DB_PASSWORD_FILE``, or the driver's
-environment (``PGPASSWORD``, ``~/.pgpass`` for PostgreSQL; ``MYSQL_PWD`` for MySQL-protocol
-servers, which PyMySQL does not read itself), and is scrubbed from every error text.
+environment (``PGPASSWORD``, ``~/.pgpass`` for PostgreSQL; ``MYSQL_PWD``, which PyMySQL does not
+read itself, and the ``[client]`` section of ``~/.my.cnf`` for MySQL-protocol servers), and is
+scrubbed from every error text.
 """
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 from collections.abc import Mapping
@@ -19,6 +21,7 @@ from atlas_sync.secrets import read_secret_file
 
 PASSWORD_FILE_ENV = "ATLAS_SYNC_DB_PASSWORD_FILE"
 MYSQL_BACKENDS = ("mysql", "mariadb")
+MYSQL_OPTION_FILE = "~/.my.cnf"
 
 #: SQLAlchemy backend name -> sqlglot dialect.
 DIALECTS = {
@@ -111,8 +114,16 @@ def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any
     args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":
         args = {"connect_timeout": max(1, int(timeout)), "application_name": "atlas-sync"}
+    option_file = None
     if url.get_backend_name() in MYSQL_BACKENDS:
-        args = {"connect_timeout": max(1, int(timeout)), "program_name": "atlas-sync"}
+        args = {"connect_timeout": max(1, int(timeout))}
+        if url.get_driver_name() == "pymysql":
+            args["program_name"] = "atlas-sync"
+            # The MySQL client's option file, as libpq reads ~/.pgpass: its [client] password (and
+            # whatever the URL leaves out)
+            option_file = os.path.expanduser(MYSQL_OPTION_FILE)
+            if secret is None and os.path.isfile(option_file):
+                args["read_default_file"] = option_file
     if url.get_backend_name() == "duckdb":
         path = url.database or ""
         if path and path != ":memory:" and not os.path.exists(path):
@@ -132,6 +143,12 @@ def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any
         ) from None
     except sa.exc.SQLAlchemyError as exc:
         raise database_error(exc, url, secret, "cannot connect to") from None
+    except configparser.Error:
+        # its message quotes the file's lines, which may hold the password
+        raise InputError(
+            f"cannot read the MySQL option file {option_file}",
+            hint="a [client] section with password=... (or give the password with --db-password-file)",
+        ) from None
     return engine, conn
 
 
