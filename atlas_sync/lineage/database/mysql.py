@@ -48,13 +48,15 @@ LIMIT {result_limit}
 #: Doris's audit log (its current audit schema names every queried table in
 #: ``queried_tables_and_views`` and the materialized views the optimizer chose in ``chosen_m_views``). Columns as Doris names
 #: them; the reader maps them onto the query-log ones as it does for an audit-log CSV export.
-#: ``{start_time}`` / ``{end_time}`` are the server's own clock (``NOW()``) minus the window.
+#: ``{start_time}`` / ``{end_time}`` are the server's own clock (``NOW()``) minus the window; as
+#: for the Performance Schema, only statements run in the URL's database when it names one.
 DORIS_AUDIT_TEMPLATE = """\
 SELECT `stmt`, `user`, `time`, `catalog`, `db`, `state`, `query_time`, `is_query`, `is_internal`,
        `stmt_type`, `queried_tables_and_views`, `chosen_m_views`
 FROM `__internal_schema`.`audit_log`
 WHERE `time` >= {start_time} AND `time` < {end_time}
   AND `state` <> 'ERR' AND (`is_internal` IS NULL OR `is_internal` = 0)
+  AND (DATABASE() IS NULL OR `db` = DATABASE())
   {filters}
 ORDER BY `time` DESC
 LIMIT {result_limit}
