@@ -421,7 +421,6 @@ class Publisher:
             digest_attribute=attrs["digest_attribute"],
             scope_attribute=attrs["scope_attribute"],
             job_key_attribute=attrs["job_key_attribute"],
-            name_key_attribute=attrs["name_key_attribute"],
             refresh=options.get("refresh", False),
         )
 
@@ -501,13 +500,11 @@ class Publisher:
         return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
 
     def _server_attributes(self) -> dict[str, str | None]:
-        """The profile's ``digest_attribute``, ``scope_attribute``, ``job_key_attribute`` and
-        ``name_key_attribute``, each when the server's types have
+        """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
         it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
         it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
         wanted = {
-            k: getattr(self.profile, k)
-            for k in ("digest_attribute", "scope_attribute", "job_key_attribute", "name_key_attribute")
+            k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute", "job_key_attribute")
         }
         roots = self.profile.root_types()
         for key, attr in wanted.items():

@@ -13,11 +13,13 @@ its own session and uses plain dicts in Atlas's JSON shapes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -181,10 +183,16 @@ class AtlasClient:
         self.max_batch_bytes = max_batch_bytes
         self.stats = ClientStats()
         self.emulator: Any = None  # the in-process server when embedded (set by atlas_sync.factory)
+        self._clock_offset: float | None = None  # the server's clock minus ours (its Date header), s
         self.target = f"Atlas at {self.base_url}" + (f" (user {self.username})" if self.username else "")
 
     def __repr__(self) -> str:
         return f"AtlasClient({self.target!r})"
+
+    def server_time_ms(self) -> int:
+        """The server's time now, in ms since the epoch, from the ``Date`` header of the first answer
+        that had one (to the second); this machine's clock before any."""
+        return int((time.time() + (self._clock_offset or 0.0)) * 1000)
 
     # ------------------------------------------------------------------ transport
 
@@ -270,6 +278,9 @@ class AtlasClient:
                 self._sleep(kind, wait)
                 continue
             content = resp.content or b""
+            if self._clock_offset is None and resp.headers.get("Date"):
+                with contextlib.suppress(TypeError, ValueError, IndexError):
+                    self._clock_offset = parsedate_to_datetime(resp.headers["Date"]).timestamp() - time.time()
             self.stats.record(kind, bytes_received=len(content), seconds=time.monotonic() - t0)
             status = resp.status_code
             log.debug(

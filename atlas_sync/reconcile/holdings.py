@@ -16,6 +16,7 @@ Everything goes into the sync's spool (reconcile.spool), which the plan is compu
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -25,7 +26,7 @@ from atlas_sync.reconcile.actual import (
     ActualHeader,
     Key,
     count_scope,
-    find_copies,
+    created_by_others,
     iter_job,
     job_key,
     lookup_headers,
@@ -37,6 +38,9 @@ from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
 
 KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (each touches one entity)
+# How long before a sync started another sync's create of the same name may have begun (its request
+# may wait on locks and be retried; Atlas stamps an entity with its request's start)
+COPY_WINDOW_MS = 15 * 60_000
 
 
 class JobHoldings:
@@ -56,7 +60,6 @@ class JobHoldings:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
-        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> None:
         self.client = client
@@ -70,8 +73,8 @@ class JobHoldings:
         self.digest_attribute = None if refresh else digest_attribute  # digests the listing holds
         self.scope_attribute = scope_attribute
         self.job_key_attribute = job_key_attribute
-        self.name_key_attribute = name_key_attribute
         self.refresh = refresh
+        self._started = time.monotonic()  # the settle's window starts before this sync did
 
     def listing(self) -> Iterator[ActualHeader]:
         """The job's own entities (run on the listing's thread while the input renders)."""
@@ -138,16 +141,18 @@ class JobHoldings:
         (neither transaction sees the other's; seen on Atlas 2.1.0 with eight jobs sharing datasets),
         and its lookup by unique attribute then names either copy, not always the same one. So a sync
         that creates anything, once its datasets and columns are written and before its processes
-        are, finds every copy of what the job holds (but processes, which are the job's alone) by the
-        name key (:func:`~atlas_sync.reconcile.actual.find_copies`), and every sync keeps the same
-        one: the oldest (Atlas's ``createTime``, then the guid). Where that is another sync's copy, it
-        points what it wrote at that one and deletes (and purges) its own. What the job holds, not
-        only what this sync created: a sync killed after that point still has processes to create,
-        so its re-run settles its copies too (and ``refresh`` always checks). ``created_only``: the
-        look again after the processes are written, at what this sync created (a copy whose create
-        had not committed at the first look). One search per ``NAME_KEYS_PER_SEARCH`` names of the
-        job on syncs that create, and a read of the copies where there are several; nothing on
-        syncs that create nothing. Without a name key on the server's types: by unique attribute."""
+        are, lists what other jobs of the domain created since shortly before it started
+        (:func:`~atlas_sync.reconcile.actual.created_by_others`, on Atlas's index: a search per root
+        type that costs what the others created meanwhile), and where one of those holds a name its
+        job holds (but processes, which are the job's alone), every sync keeps the same copy: the
+        oldest (Atlas's ``createTime``, then the guid; one read of the copies). Where that is another
+        sync's, it points what it wrote at that one, moves what others refer to in its copy, and
+        deletes (and purges) its own. What the job holds, not only what this sync created: a sync
+        killed after that point still has processes to create, so its re-run settles its copies too
+        (``refresh`` looks at every other job's entities, not only recent ones). ``created_only``:
+        the look again after the processes are written, at what this sync created (a copy whose
+        create had not committed at the first look). Nothing on syncs that create nothing. Without
+        domain and job keys on the server's types (or under a native profile): by unique attribute."""
         lost: list[tuple[Key, str]] = []
         if not (spool.creates() or self.refresh):
             return
@@ -156,8 +161,9 @@ class JobHoldings:
             if created_only
             else spool.owned_except(self.owner, process_types)
         )
+        others = self._created_by_others(process_types)
         for part in list(parts):  # (read out before the spool changes)
-            canonical = self._kept(part)
+            canonical = self._kept(part, others)
             for t, qn, guid in part:
                 h = canonical.get((t, qn))
                 if h is not None and h.guid != guid:
@@ -239,9 +245,34 @@ class JobHoldings:
             job_key_attribute=self.job_key_attribute,
         )
 
-    def _kept(self, part: list[tuple[str, str, str]]) -> dict[Key, ActualHeader]:
-        """The entity each name of ``part`` (type, qualifiedName, the guid this job holds) keeps."""
-        if self.name_key_attribute is None:
+    @property
+    def finds_copies(self) -> bool:
+        """Whether copies other syncs made are found by the domain's and jobs' keys (else by name)."""
+        return not self.native and self.scope_attribute is not None and self.job_key_attribute is not None
+
+    def _created_by_others(self, process_types: set[str]) -> dict[Key, list[ActualHeader]] | None:
+        if not self.finds_copies:
+            return None
+        assert self.scope_attribute is not None and self.job_key_attribute is not None
+        clock = getattr(self.client, "server_time_ms", None)
+        now = clock() if callable(clock) else int(time.time() * 1000)
+        since = 0 if self.refresh else now - int((time.monotonic() - self._started) * 1000) - COPY_WINDOW_MS
+        return created_by_others(
+            self.client,
+            [t for t in self.root_types if t not in process_types],
+            self.domain,
+            self.job,
+            since_ms=since,
+            scope_attribute=self.scope_attribute,
+            job_key_attribute=self.job_key_attribute,
+        )
+
+    def _kept(
+        self, part: list[tuple[str, str, str]], others: dict[Key, list[ActualHeader]] | None
+    ) -> dict[Key, ActualHeader]:
+        """The entity each name of ``part`` (type, qualifiedName, the guid this job holds) keeps;
+        ``others``: what other jobs created lately (None: look the names up by unique attribute)."""
+        if others is None:
             held = lookup_headers(
                 self.client,
                 [(t, qn) for t, qn, _ in part],
@@ -251,10 +282,10 @@ class JobHoldings:
             )
             return {h.key: h for h in held}
         ours = {(t, qn): guid for t, qn, guid in part}
-        copies = find_copies(self.client, list(ours), self.name_key_attribute)
         contested: dict[Key, dict[str, ActualHeader]] = {}
-        for key, found in copies.items():
-            if any(h.guid != ours[key] for h in found):
+        for key, guid in ours.items():
+            found = others.get(key)
+            if found and any(h.guid != guid for h in found):
                 copies_of = {h.guid: h for h in found}
                 copies_of.setdefault(ours[key], ActualHeader(ours[key], key[0], key[1], self.owner))
                 contested[key] = copies_of

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from atlas_sync.lineage.model import Dataset
-from atlas_sync.reconcile.actual import Key, name_key
+from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.digest import entity_digest
 from atlas_sync.reconcile.plan import _desired_from_json, _desired_json
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys
@@ -191,14 +191,12 @@ class Spool:
         digest_attribute: str | None = None,
         scope: tuple[str, str] | None = None,
         job_key: tuple[str, str] | None = None,
-        name_key_attribute: str | None = None,
     ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
         The keys each one refers to; with ``digest_attribute``, its digest (reconcile.digest);
         ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers);
         ``job_key``: (attribute, value) written when an entity is created, with its owner (so the
-        digest does not cover it); ``name_key_attribute``: written when an entity is created, with the
-        key of its name (reconcile.actual.name_key). Returns the names of the reference attributes seen."""
+        digest does not cover it). Returns the names of the reference attributes seen."""
         rows = []
         refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
@@ -208,8 +206,6 @@ class Spool:
                 e.attributes[scope[0]] = scope[1]
             if job_key is not None:
                 e.create_only[job_key[0]] = job_key[1]
-            if name_key_attribute is not None:
-                e.create_only[name_key_attribute] = name_key(e.type_name, e.qualified_name)
             digest = entity_digest(e, digest_attribute) if digest_attribute is not None else None
             refs.extend(
                 (e.type_name, e.qualified_name, k[0], k[1])

@@ -164,7 +164,6 @@ class StreamSync:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
-        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> None:
         """List what ``job`` owns on a thread from now on (reconcile.holdings, reconcile.listing), so
@@ -180,7 +179,6 @@ class StreamSync:
             digest_attribute=digest_attribute,
             scope_attribute=scope_attribute,
             job_key_attribute=job_key_attribute,
-            name_key_attribute=name_key_attribute,
             refresh=refresh,
         )
         self._listing = BackgroundListing(self._holdings.listing)
@@ -308,9 +306,7 @@ class StreamSync:
         attr, key_attr = self.profile.scope_attribute, self.profile.job_key_attribute
         scope = (attr, scope_key(self.domain)) if attr else None
         key = (key_attr, job_key(self.domain, job)) if key_attr else None
-        self._ref_names |= self.spool.add_desired(
-            state, self.profile.digest_attribute, scope, key, self.profile.name_key_attribute
-        )
+        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope, key)
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -329,7 +325,6 @@ class StreamSync:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
-        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> StreamResult:
         """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
@@ -344,10 +339,7 @@ class StreamSync:
         is counted by its key (for the delete fail-safe).
         ``job_key_attribute``: the profile's job key attribute, when the server's types have it: written
         with what the job creates, and onto the job's entities that lack it (written before job keys),
-        once, after the deletes (so a sync killed before then finds them again the same way).
-        ``name_key_attribute``: the profile's name key attribute, when the server's types have it:
-        written with what the job creates; copies another sync created at the same moment are found
-        by it (reconcile.holdings.JobHoldings.settle_duplicates)."""
+        once, after the deletes (so a sync killed before then finds them again the same way)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         if self._holdings is None:
             self.start_listing(
@@ -356,7 +348,6 @@ class StreamSync:
                 digest_attribute=digest_attribute,
                 scope_attribute=scope_attribute,
                 job_key_attribute=job_key_attribute,
-                name_key_attribute=name_key_attribute,
                 refresh=refresh,
             )
         holdings = self._holdings
@@ -365,7 +356,6 @@ class StreamSync:
         self._take_listed(wait=True)
         listed_digest = holdings.digest_attribute
         key_attr = self.profile.job_key_attribute
-        name_attr = self.profile.name_key_attribute if holdings.name_key_attribute is None else None
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
         # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
@@ -465,8 +455,6 @@ class StreamSync:
                     settled = looked = True
                 if key_attr and (upgrading or job_key_attribute is None):
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
-                if name_attr:
-                    e.create_only.pop(name_attr, None)  # unknown to the server
                 e = without_refs_to(e, skipped)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
@@ -502,7 +490,7 @@ class StreamSync:
         flush()
         if not settled:
             settle()
-        elif wrote_after_looking and holdings.name_key_attribute:
+        elif wrote_after_looking and holdings.finds_copies:
             # a copy whose create had not committed at the first look: look again at what this sync
             # created, now that its processes are written (they are repointed too if its copy lost)
             settle(created_only=True)

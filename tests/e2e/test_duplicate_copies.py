@@ -4,7 +4,8 @@ The emulator makes them with racing creates (``Emulator.set_racing_creates``); i
 attribute then names either copy, as Atlas's does. What a sync does about it
 (reconcile.holdings.JobHoldings.settle_duplicates, reconcile.apply.write_batch):
 
-* every sync that holds one of the copies keeps the same one, the oldest, found by the name key;
+* every sync that holds one of the copies keeps the same one, the oldest, found among what other
+  jobs of the domain created lately (by the domain key, the creation time and the job key);
 * what another job wrote referring to the copy that is deleted is moved to the kept one;
 * a write that refers to a copy deleted meanwhile is sent again by name.
 """
@@ -22,7 +23,7 @@ from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.errors import NotFoundError
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
-from atlas_sync.reconcile.actual import name_key, scope_key
+from atlas_sync.reconcile.actual import job_key, scope_key
 from atlas_sync.reconcile.apply import WriteBatch, _Flight, write_batch
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.plan import PlanItem
@@ -58,7 +59,7 @@ def _create_copy(client: AtlasClient, job: str) -> str:
             "name": "orders",
             "atlasSyncJob": job,
             "atlasSyncScope": scope_key(DOMAIN),
-            "atlasSyncNameKey": name_key("lineage_dataset", TABLE),
+            "atlasSyncJobKey": job_key(DOMAIN, job),
         },
     }
     res = client.upsert_entities([body])
@@ -74,9 +75,23 @@ def _holdings(client: AtlasClient, job: str) -> JobHoldings:
         DOMAIN,
         job,
         root_types=["lineage_dataset"],
+        scope_attribute="atlasSyncScope",
         job_key_attribute="atlasSyncJobKey",
-        name_key_attribute="atlasSyncNameKey",
     )
+
+
+def _kept(client: AtlasClient, job: str, guid: str) -> dict[Any, Any]:
+    """What job ``job``'s settle keeps for TABLE, holding ``guid``: from what other jobs created lately."""
+    h = _holdings(client, job)
+    return h._kept([("lineage_dataset", TABLE, guid)], h._created_by_others({"lineage_process"}))
+
+
+def test_copies_made_before_the_window_are_not_looked_at(client: AtlasClient, monkeypatch: Any) -> None:
+    _create_copy(client, "a")
+    newer = _create_copy(client, "b")
+    h = _holdings(client, "b")
+    monkeypatch.setattr("atlas_sync.reconcile.holdings.COPY_WINDOW_MS", -60_000)  # a window that starts later
+    assert h._kept([("lineage_dataset", TABLE, newer)], h._created_by_others(set())) == {}
 
 
 def _process(client: AtlasClient, name: str, input_guid: str) -> str:
@@ -108,8 +123,8 @@ def test_racing_creates_leave_two_copies_and_a_lookup_names_either(client: Atlas
 
 def test_both_holders_of_a_copy_keep_the_oldest_one(client: AtlasClient) -> None:
     older, newer = _create_copy(client, "a"), _create_copy(client, "b")
-    kept_by_a = _holdings(client, "a")._kept([("lineage_dataset", TABLE, older)])
-    kept_by_b = _holdings(client, "b")._kept([("lineage_dataset", TABLE, newer)])
+    kept_by_a = _kept(client, "a", older)
+    kept_by_b = _kept(client, "b", newer)
     assert kept_by_a[("lineage_dataset", TABLE)].guid == older
     assert kept_by_b[("lineage_dataset", TABLE)].guid == older
     assert kept_by_b[("lineage_dataset", TABLE)].owner == "a"
@@ -117,7 +132,7 @@ def test_both_holders_of_a_copy_keep_the_oldest_one(client: AtlasClient) -> None
 
 def test_a_single_copy_is_not_contested(client: AtlasClient) -> None:
     only = _create_copy(client, "a")
-    assert _holdings(client, "a")._kept([("lineage_dataset", TABLE, only)]) == {}
+    assert _kept(client, "a", only) == {}
 
 
 def test_what_another_job_refers_to_in_the_lost_copy_moves_to_the_kept_one(client: AtlasClient) -> None:

@@ -234,3 +234,21 @@ def test_counters_are_kept_per_call_kind(client: AtlasClient) -> None:
     assert re.search(r"entity_write\s+1\s+0\s+0", client.stats.format())
     client.stats.reset()
     assert client.stats.total().requests == 0
+
+
+def test_server_time_follows_the_servers_date_header_not_this_clock(client: AtlasClient) -> None:
+    import time
+    from email.utils import formatdate
+
+    ahead = time.time() + 3600  # a server clock an hour ahead of this machine's
+    with responses.RequestsMock() as rsps:
+        rsps.add(
+            responses.GET,
+            re.compile(API + "/v2/types/typedef/name/.*"),
+            json={"name": "DataSet"},
+            headers={"Date": formatdate(ahead, usegmt=True)},
+        )
+        before = client.server_time_ms()
+        client.get_typedef_by_name("DataSet")
+    assert abs(before - time.time() * 1000) < 5_000  # no answer yet: this machine's clock
+    assert abs(client.server_time_ms() - ahead * 1000) < 5_000
