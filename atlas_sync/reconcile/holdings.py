@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -192,8 +192,18 @@ class JobHoldings:
             res = apply_plan(self.client, fix, known_guids=spool.guids_of(refs), batch_size=batch_size)
             applied.requests += res.requests
         ours = [g for _, g in lost]
-        applied.requests += self._move_references({g: spool.guids_of([k])[k] for k, g in lost})
+        kept = {g: spool.guids_of([k])[k] for k, g in lost}
+        moved: set[str] = set()
+
+        def mine(guid: str) -> bool:
+            key = spool.key_of_guid(guid)
+            return key is not None and spool.owner_of(key) == self.owner
+
+        applied.requests += self._move_references(kept, mine, moved)
         applied.requests += self.client.delete_entities(ours).requests
+        # what another sync wrote referring to a copy between that read and the delete: its
+        # relationships the delete ended
+        applied.requests += self._move_references(kept, mine, moved, ended=True)
         applied.requests += self.client.purge_entities(ours).requests
         plan.warnings.append(
             f"{len(lost)} entities were created at the same moment by another sync as well (e.g. "
@@ -201,22 +211,27 @@ class JobHoldings:
             "the one Atlas keeps"
         )
 
-    def _move_references(self, kept: dict[str, str]) -> int:
-        """Give the copies Atlas keeps what others refer to in the copies this sync is about to
-        delete (``kept``: lost guid -> kept guid): another job may have looked a name up while both
-        copies existed and written a process referring to this sync's. Each such relationship is made
-        again with the kept copy at that end (its own references were rewritten already). Returns the
-        requests made: one read of the copies, and two per such relationship (rare)."""
+    def _move_references(
+        self, kept: dict[str, str], mine: Callable[[str], bool], moved: set[str], *, ended: bool = False
+    ) -> int:
+        """Give the copies Atlas keeps what others refer to in the copies this sync deletes
+        (``kept``: lost guid -> kept guid): another job may have looked a name up while both copies
+        existed and written a process referring to this sync's. Each such relationship (ACTIVE; with
+        ``ended``, after the delete: those it ended) is made again with the kept copy at that end;
+        not those of this job's own entities (``mine``), which were rewritten already, nor those in
+        ``moved`` (done; added to). Returns the requests made: one read of the copies, and two per
+        such relationship (rare)."""
         requests = 1
-        moved: set[str] = set()
         for ent in self.client.get_entities(list(kept), min_ext_info=True):
             lost = ent.get("guid", "")
             for value in (ent.get("relationshipAttributes") or {}).values():
                 for ref in value if isinstance(value, list) else [value]:
-                    if not isinstance(ref, dict) or ref.get("relationshipStatus", "ACTIVE") != "ACTIVE":
+                    if not isinstance(ref, dict):
+                        continue
+                    if not ended and ref.get("relationshipStatus", "ACTIVE") != "ACTIVE":
                         continue
                     rel_guid, other = ref.get("relationshipGuid"), ref.get("guid")
-                    if not rel_guid or rel_guid in moved or other in kept:
+                    if not rel_guid or rel_guid in moved or other in kept or (other and mine(other)):
                         continue  # (a copy being deleted too: its own references go with it)
                     moved.add(rel_guid)
                     rel = self.client.get_relationship(rel_guid)

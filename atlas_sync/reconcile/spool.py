@@ -339,6 +339,11 @@ class Spool:
                 out[k] = row[0]
         return out
 
+    def owner_of(self, key: Key) -> str | None:
+        """Who owns ``key`` as far as this sync knows (None: unknown or no owner)."""
+        row = self.db.execute("SELECT owner FROM actual WHERE type = ? AND qn = ?", key).fetchone()
+        return None if row is None else row[0]
+
     def key_of_guid(self, guid: str) -> Key | None:
         row = self.db.execute("SELECT type, qn FROM actual WHERE guid = ?", (guid,)).fetchone()
         row = row or self.db.execute("SELECT type, qn FROM foreign_ WHERE guid = ?", (guid,)).fetchone()

@@ -139,11 +139,24 @@ def test_what_another_job_refers_to_in_the_lost_copy_moves_to_the_kept_one(clien
     older, newer = _create_copy(client, "a"), _create_copy(client, "b")
     # job c looked the table up while both existed, and got the copy that loses
     proc = _process(client, "c", newer)
-    requests = _holdings(client, "b")._move_references({newer: older})
+    requests = _holdings(client, "b")._move_references({newer: older}, lambda g: False, set())
     client.delete_entities([newer])
     client.purge_entities([newer])
     assert _active_inputs(client, proc) == {older}
     assert requests == 3  # the read of the copy, then the relationship read and made again
+
+
+def test_what_was_written_between_that_look_and_the_delete_moves_too(client: AtlasClient) -> None:
+    older, newer = _create_copy(client, "a"), _create_copy(client, "b")
+    mine = _process(client, "b", newer)  # the losing job's own process: rewritten by its sync, not here
+    h, moved = _holdings(client, "b"), set()
+    h._move_references({newer: older}, lambda g: g == mine, moved)
+    late = _process(client, "c", newer)  # job c writes after that look
+    client.delete_entities([newer])
+    h._move_references({newer: older}, lambda g: g == mine, moved, ended=True)
+    client.purge_entities([newer])
+    assert _active_inputs(client, late) == {older}
+    assert _active_inputs(client, mine) == set()  # (its sync points it at the kept copy itself)
 
 
 def test_a_write_referring_to_a_copy_deleted_meanwhile_is_sent_again_by_name(client: AtlasClient) -> None:
