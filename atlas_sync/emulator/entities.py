@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
-from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, dump_json
+from atlas_sync.emulator.glossary import meanings
+from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, display_text, dump_json
 from atlas_sync.emulator.tags import (
     attach,
     classification_names,
@@ -33,16 +34,6 @@ _counter = itertools.count(1)
 
 
 # ====================================================================== rendering
-def display_text(et: EntityType | None, row: Row) -> Any:
-    attrs = row.attrs
-    if et is not None and et.display and attrs.get(et.display) is not None:
-        return attrs[et.display]
-    for key in ("name", "displayName", "qualifiedName"):
-        if attrs.get(key) is not None:
-            return attrs[key]
-    return None
-
-
 def header(
     repo: Repo, row: Row, extra_attrs: list[str] | None = None, *, classifications: bool = True
 ) -> dict[str, Any]:
@@ -56,6 +47,7 @@ def header(
     for n in extra_attrs or []:
         if n not in names:
             names.append(n)
+    terms = meanings(repo, row)
     attrs: dict[str, Any] = {}
     for n in names:
         value = row.attrs.get(n)
@@ -71,8 +63,8 @@ def header(
         "status": row.status,
         "displayText": display_text(et, row),
         "classificationNames": classification_names(row),
-        "meaningNames": [],
-        "meanings": [],
+        "meaningNames": [m.get("displayText") for m in terms],
+        "meanings": terms,
         "isIncomplete": False,
         "labels": labels_of(row),
     }

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas_sync.emulator.types import RelEnd
+from atlas_sync.emulator.types import EntityType, RelEnd
 
 if TYPE_CHECKING:
     import sqlite3
@@ -48,6 +48,16 @@ class Row:
     def qualified_name(self) -> str | None:
         qn = self.attrs.get("qualifiedName")
         return None if qn is None else str(qn)
+
+
+def display_text(et: EntityType | None, row: Row) -> Any:
+    attrs = row.attrs
+    if et is not None and et.display and attrs.get(et.display) is not None:
+        return attrs[et.display]
+    for key in ("name", "displayName", "qualifiedName"):
+        if attrs.get(key) is not None:
+            return attrs[key]
+    return None
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator import entities as ent
+from atlas_sync.emulator import glossary as gl
 from atlas_sync.emulator import lineage as lin
 from atlas_sync.emulator import search as srch
 from atlas_sync.emulator import tags
@@ -436,6 +437,52 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ),
         ("GET", f"/v2/lineage/{seg}", lambda r: lin.lineage(r.state, r.params[0], r.query)),
         ("POST", f"/v2/lineage/{seg}", _lineage_on_demand),
+        ("GET", "/v2/glossary/?", lambda r: gl.list_glossaries(r.state, r.query)),
+        ("POST", "/v2/glossary/?", lambda r: gl.create_glossary(r.state, r.json())),
+        ("POST", "/v2/glossary/term/?", lambda r: gl.create_term(r.state, r.json())),
+        ("POST", "/v2/glossary/terms/?", lambda r: gl.create_terms(r.state, r.json())),
+        ("POST", "/v2/glossary/category/?", lambda r: gl.create_category(r.state, r.json())),
+        ("POST", "/v2/glossary/categories/?", lambda r: gl.create_categories(r.state, r.json())),
+        ("GET", f"/v2/glossary/term/{seg}", lambda r: gl.get_term(r.state, r.params[0])),
+        ("PUT", f"/v2/glossary/term/{seg}", lambda r: gl.update_term(r.state, r.params[0], r.json())),
+        ("DELETE", f"/v2/glossary/term/{seg}", _no_content(lambda r: gl.delete_term(r.state, r.params[0]))),
+        ("GET", f"/v2/glossary/category/{seg}", lambda r: gl.get_category(r.state, r.params[0])),
+        ("PUT", f"/v2/glossary/category/{seg}", lambda r: gl.update_category(r.state, r.params[0], r.json())),
+        (
+            "DELETE",
+            f"/v2/glossary/category/{seg}",
+            _no_content(lambda r: gl.delete_category(r.state, r.params[0])),
+        ),
+        (
+            "GET",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            lambda r: gl.assigned_entities(r.state, r.params[0], r.query),
+        ),
+        (
+            "POST",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.assign(r.state, r.params[0], r.json())),
+        ),
+        (
+            "DELETE",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.dissociate(r.state, r.params[0], r.json())),
+        ),
+        (
+            "PUT",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.dissociate(r.state, r.params[0], r.json())),
+        ),
+        ("GET", f"/v2/glossary/{seg}", lambda r: gl.get_glossary(r.state, r.params[0])),
+        ("GET", f"/v2/glossary/{seg}/detailed", lambda r: gl.detailed_glossary(r.state, r.params[0])),
+        ("GET", f"/v2/glossary/{seg}/terms", lambda r: gl.glossary_terms(r.state, r.params[0], r.query)),
+        (
+            "GET",
+            f"/v2/glossary/{seg}/categories",
+            lambda r: gl.glossary_categories(r.state, r.params[0], r.query),
+        ),
+        ("PUT", f"/v2/glossary/{seg}", lambda r: gl.update_glossary(r.state, r.params[0], r.json())),
+        ("DELETE", f"/v2/glossary/{seg}", _no_content(lambda r: gl.delete_glossary(r.state, r.params[0]))),
         ("GET", f"/v2/relationship/guid/{seg}", _relationship_get),
         ("POST", "/v2/relationship/?", _relationship_create),
     ]
