@@ -2,8 +2,8 @@
 
 Glossaries, terms and categories are entities of Atlas's own types (``AtlasGlossary``, ``AtlasGlossaryTerm``,
 ``AtlasGlossaryCategory``), so they are reachable by unique attribute like any entity: a term's
-qualifiedName is ``name@glossary`` and stays what it was when the term was created, even when the term is
-renamed (``updateTerm`` keeps the stored qualifiedName). Their links are rows of Atlas's glossary
+qualifiedName is ``name@glossary`` and follows a rename (seen on a real 2.1.0), a nested category's is
+``child.parent@glossary``. Their links are rows of Atlas's glossary
 relationship types (anchor, categorization, hierarchy, term relations, ``AtlasGlossarySemanticAssignment``),
 so an entity's ``relationshipAttributes.meanings`` and its header's ``meanings`` come from the same rows.
 Deletes are soft, as ``DataAccess.delete`` is under Atlas's default delete handler.
@@ -503,14 +503,16 @@ def update_term(state: State, guid: str, body: Any) -> dict[str, Any]:
     row = _load(repo, guid, TERM)
     glossary = _anchor_of(repo, body)
     _save(state, repo, row, body)
-    if glossary.guid != _anchor_guid(repo, row):  # a new anchor derives a new qualifiedName
-        qn = f"{row.attrs.get('name')}@{glossary.attrs.get('qualifiedName')}"
+    # the qualifiedName follows the name and the anchor (seen on a real 2.1.0: a renamed term's changes)
+    qn = f"{row.attrs.get('name')}@{glossary.attrs.get('qualifiedName')}"
+    if qn != row.attrs.get("qualifiedName"):
         if _qn_exists(repo, TERM, qn, but=row.guid):
             raise AtlasApiError("ATLAS-409-00-009", qn)
-        _set_links(state, repo, row, TERM_ANCHOR, 2, [glossary.guid])
         row.attrs["qualifiedName"] = qn
         row.dirty = True
         repo.flush()
+    if glossary.guid != _anchor_guid(repo, row):
+        _set_links(state, repo, row, TERM_ANCHOR, 2, [glossary.guid])
     _term_links(state, repo, row, body)
     return render_term(repo, row)
 
@@ -526,9 +528,9 @@ def delete_term(state: State, guid: str, repo: Repo | None = None) -> None:
 
 # ---------------------------------------------------------------------------------------------- categories
 def _category_qn(repo: Repo, name: str, glossary: Row, parent: Row | None) -> str:
-    # GlossaryCategoryUtils: a child's qualifiedName is prefixed with its parent's (parent.child@glossary)
+    # a child's qualifiedName is its name, a dot and its parent's (child.parent@glossary, seen on 2.1.0)
     if parent is not None:
-        return f"{str(parent.attrs.get('qualifiedName')).split('@')[0]}.{name}@{glossary.attrs.get('qualifiedName')}"
+        return f"{name}.{parent.attrs.get('qualifiedName')}"
     return f"{name}@{glossary.attrs.get('qualifiedName')}"
 
 
