@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from atlas_sync.emulator import propagation
 from atlas_sync.emulator import typedefs as tdefs
 from atlas_sync.emulator.contention import Contention
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, EmulatorError, InternalError
@@ -282,6 +283,8 @@ class Emulator:
                     try:
                         req = Request(method, sub, params, query, headers, body, self.state)
                         result = handler(req)
+                        if method != "GET" and not sub.startswith("/v2/search"):
+                            propagation.refresh(self.state)
                     except BaseException:
                         self.state.registry = before
                         self.state.staged = None

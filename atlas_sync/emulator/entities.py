@@ -17,8 +17,8 @@ from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalErro
 from atlas_sync.emulator.glossary import meanings
 from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, display_text, dump_json
 from atlas_sync.emulator.tags import (
+    all_classification_names,
     attach,
-    classification_names,
     labels_of,
     parse_classifications,
     rendered_classifications,
@@ -62,7 +62,7 @@ def header(
         "guid": row.guid,
         "status": row.status,
         "displayText": display_text(et, row),
-        "classificationNames": classification_names(row),
+        "classificationNames": all_classification_names(row),
         "meaningNames": [m.get("displayText") for m in terms],
         "meanings": terms,
         "isIncomplete": False,
@@ -180,7 +180,7 @@ def render_entity(
         "proxy": False,
         "labels": labels_of(row),
     }
-    if row.extra.get("classifications"):
+    if row.extra.get("classifications") or row.extra.get("propagated"):
         entity["classifications"] = rendered_classifications(row)
     if not ignore_relationships:
         entity["relationshipAttributes"] = rel_attrs
@@ -578,7 +578,7 @@ def _apply(
         if inc.labels:
             row.extra["labels"] = inc.labels
         if inc.classifications:
-            attach(row, inc.classifications)
+            attach(state, row, inc.classifications)
         muts.note_create(row.guid)
     elif changed:
         row.updated_by = state.user
