@@ -281,6 +281,8 @@ def render_category(repo: Repo, row: Row) -> dict[str, Any]:
 
 def meanings(repo: Repo, row: Row) -> list[dict[str, Any]]:
     """``AtlasTermAssignmentHeader`` list of an entity header (``EntityGraphRetriever.mapAssignedTerms``)."""
+    if not _any_assignment(repo):
+        return []  # one query per request, not one per header (listings render thousands)
     out = []
     for r in _active_rels(repo, row.guid, ASSIGNMENT, 2):
         out.append(
@@ -296,8 +298,13 @@ def meanings(repo: Repo, row: Row) -> list[dict[str, Any]]:
     return out
 
 
-def has_meanings(repo: Repo, row: Row) -> bool:
-    return bool(_active_rels(repo, row.guid, ASSIGNMENT, 2))
+def _any_assignment(repo: Repo) -> bool:
+    if "assignments" not in repo.flags:
+        found = repo.conn.execute(
+            "SELECT 1 FROM relationships WHERE type_name=? AND status='ACTIVE' LIMIT 1", (ASSIGNMENT,)
+        ).fetchone()
+        repo.flags["assignments"] = found is not None
+    return repo.flags["assignments"]
 
 
 # ---------------------------------------------------------------------------------------------- paging

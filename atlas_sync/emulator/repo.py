@@ -81,6 +81,8 @@ class Repo:
         self.pending: dict[str, tuple[str, Any]] = {}
         # (type, qualifiedName, subtypes) -> guid found (or None) during this request: lookups repeat a lot
         self._found: dict[tuple[str, str, bool], str | None] = {}
+        # answers that hold for the whole request, e.g. whether any term is assigned at all
+        self.flags: dict[str, bool] = {}
 
     # -- entities
     def _row(self, r: sqlite3.Row) -> Row:
