@@ -25,10 +25,11 @@ from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
-from atlas_sync.reconcile.actual import ActualHeader, list_scope, search_roots
+from atlas_sync.reconcile.actual import ActualHeader, list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
-from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_LABEL, Namespaces, label_for
+from atlas_sync.reconcile.teardown import TeardownPlan
+from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
 from atlas_sync.render.profile import Profile, load_profile
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
@@ -420,6 +421,7 @@ class Publisher:
             digest_attribute=attrs["digest_attribute"],
             scope_attribute=attrs["scope_attribute"],
             job_key_attribute=attrs["job_key_attribute"],
+            name_key_attribute=attrs["name_key_attribute"],
             refresh=options.get("refresh", False),
         )
 
@@ -429,40 +431,55 @@ class Publisher:
         return registry.read_chunks(name, paths, **opts)
 
     # ------------------------------------------------------------------ teardown / rebuild
-    def teardown(
-        self, *, purge: bool = False, typedefs: bool = False, progress: Progress | None = None
-    ) -> TeardownResult:
-        """Delete every entity of the domain (processes first, then datasets); optionally purge them and
-        delete the profile's typedefs when nothing else uses them."""
-        result = TeardownResult(domain=self.domain)
+    def plan_teardown(self, *, purge: bool = False, batch_size: int | None = None) -> TeardownPlan:
+        """What :meth:`teardown` would delete and purge, from one listing of Atlas; nothing is written."""
+        from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain, owned_types
+
         roots = self._existing_root_types()
-        headers = self._list_domain(roots)
-        procs = [h.guid for k, h in headers.items() if k[0] in self.process_types]
-        others = [h.guid for k, h in headers.items() if k[0] not in self.process_types]
-        total = len(procs) + len(others)
-        done = 0
-        for guids in (procs, others):
-            for j in range(0, len(guids), self.batch_size):
-                chunk = guids[j : j + self.batch_size]
-                res = self.client.delete_entities(chunk)
-                result.requests += int(getattr(res, "requests", 1) or 1)
-                result.deleted += len(chunk)
-                done += len(chunk)
-                if progress:
-                    progress(done, total)
-        if purge:
-            deleted = self._deleted_in_domain(roots)
-            for j in range(0, len(deleted), 1000):
-                chunk = deleted[j : j + 1000]
-                res = self.client.purge_entities(chunk)
-                result.requests += int(getattr(res, "requests", 1) or 1)
-                result.purged += len(chunk)
+        scope = self._server_attributes()["scope_attribute"] if roots else None
+        entities = list_domain(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
+        owned: frozenset[str] = frozenset()
+        if self.profile.typedef_sources:
+            from atlas_sync.typedefs import load_bundle
+
+            bundle = load_bundle(*self.profile.typedef_sources)
+            owned = owned_types(e.atlas() for e in bundle if e.category == "RELATIONSHIP")
+        return TeardownPlan(
+            domain=self.domain,
+            profile=self.profile.name,
+            purge=purge,
+            entities=entities,
+            owned_types=owned,
+            process_types=frozenset(self.process_types),
+            batch_size=batch_size or DELETE_BATCH,
+        )
+
+    def teardown(
+        self,
+        *,
+        purge: bool = False,
+        typedefs: bool = False,
+        progress: Progress | None = None,
+        plan: TeardownPlan | None = None,
+        parallel: int | None = None,
+        batch_size: int | None = None,
+    ) -> TeardownResult:
+        """Delete every entity of the domain; optionally purge them and delete the profile's typedefs
+        when nothing else uses them. A teardown stopped at any point and run again finishes the job.
+        How it deletes: :mod:`atlas_sync.reconcile.teardown`."""
+        from atlas_sync.reconcile.teardown import run_teardown
+
+        result = TeardownResult(domain=self.domain)
+        if plan is None or plan.purge != purge:
+            plan = self.plan_teardown(purge=purge, batch_size=batch_size)
+        out = run_teardown(self.client, plan, parallel=parallel or self.parallel, progress=progress)
+        result.deleted, result.purged, result.requests = out.deleted, out.purged, out.requests
         if typedefs and self.profile.typedef_sources:
             from atlas_sync.typedefs import delete_typedefs, load_bundle
 
             bundle = load_bundle(*self.profile.typedef_sources)
-            out = delete_typedefs(self.client, bundle)
-            result.typedefs_deleted = list(getattr(out, "deleted", []) or [])
+            res = delete_typedefs(self.client, bundle)
+            result.typedefs_deleted = list(getattr(res, "deleted", []) or [])
         return result
 
     def _scope_types(self) -> list[str]:
@@ -484,11 +501,13 @@ class Publisher:
         return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
 
     def _server_attributes(self) -> dict[str, str | None]:
-        """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
+        """The profile's ``digest_attribute``, ``scope_attribute``, ``job_key_attribute`` and
+        ``name_key_attribute``, each when the server's types have
         it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
         it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
         wanted = {
-            k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute", "job_key_attribute")
+            k: getattr(self.profile, k)
+            for k in ("digest_attribute", "scope_attribute", "job_key_attribute", "name_key_attribute")
         }
         roots = self.profile.root_types()
         for key, attr in wanted.items():
@@ -512,44 +531,6 @@ class Publisher:
         types = self._types()
         return [t for t in self.profile.root_types() if t in types]
 
-    def _deleted_in_domain(self, roots: list[str]) -> list[str]:
-        suffix = "@" + self.domain
-        if not roots:
-            return []
-        if self.native:
-            return [
-                h["guid"]
-                for h in search_roots(
-                    self.client,
-                    roots,
-                    entity_filters={
-                        "attributeName": "__labels",
-                        "operator": "contains",
-                        "attributeValue": label_for(DOMAIN_LABEL, self.domain),
-                    },
-                    exclude_deleted=False,
-                    attributes=["qualifiedName"],
-                )
-                if h.get("status") == "DELETED"
-                and label_for(DOMAIN_LABEL, self.domain) in (h.get("labels") or [])
-            ]
-        out = []
-        for h in search_roots(
-            self.client,
-            roots,
-            entity_filters={
-                "attributeName": "qualifiedName",
-                "operator": "endsWith",
-                "attributeValue": suffix,
-            },
-            exclude_deleted=False,
-            attributes=["qualifiedName"],
-        ):
-            qn = (h.get("attributes") or {}).get("qualifiedName", "")
-            if h.get("status") == "DELETED" and isinstance(qn, str) and qn.endswith(suffix):
-                out.append(h["guid"])
-        return out
-
     def rebuild(
         self,
         graph: LineageGraph,
@@ -557,9 +538,14 @@ class Publisher:
         *,
         progress: Progress | None = None,
         parallel: int | None = None,
+        teardown_progress: Progress | None = None,
+        plan: TeardownPlan | None = None,
     ) -> SyncResult:
-        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
-        self.teardown(purge=True)
+        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input. Stopped
+        at any point and run again, it finishes the job (the teardown takes what the first run wrote).
+        ``teardown_progress`` / ``progress``: the two phases' progress; ``plan``: from
+        :meth:`plan_teardown` ``(purge=True)``, when the caller has shown it."""
+        self.teardown(purge=True, progress=teardown_progress, plan=plan, parallel=parallel)
         return self.sync(graph, job, progress=progress, parallel=parallel)
 
 

@@ -35,7 +35,7 @@ def silent(label: str) -> Iterator[Update]:
 
 @contextmanager
 def plain_lines(label: str, *, stream: TextIO | None = None, every: float = 2.0) -> Iterator[Update]:
-    """A reporter printing ``label: done/total (rate/s)`` lines, at most one per ``every`` seconds
+    """A reporter printing ``label: done/total (rate/s, ETA)`` lines, at most one per ``every`` seconds
     (and the last one), on ``stream`` (stderr by default: stdout carries results)."""
     out = stream if stream is not None else sys.stderr
     start = time.monotonic()
@@ -47,9 +47,17 @@ def plain_lines(label: str, *, stream: TextIO | None = None, every: float = 2.0)
         if done == total or now - last >= every:
             last = now
             rate = done / max(now - start, 1e-6)
-            print(f"{label}: {done}/{total} ({rate:.0f}/s)", file=out, flush=True)
+            print(f"{label}: {done}/{total} ({rate:.0f}/s{eta(done, total, rate)})", file=out, flush=True)
 
     yield update
+
+
+def eta(done: int, total: int, rate: float) -> str:
+    """``", ETA 1m05s"`` while work remains and a rate is known, else ``""``."""
+    if done <= 0 or done >= total or rate <= 0:
+        return ""
+    left = round((total - done) / rate)
+    return f", ETA {left // 60}m{left % 60:02d}s" if left >= 60 else f", ETA {left}s"
 
 
 def report(label: str, *, quiet: bool, reporter: Reporter | None = None) -> AbstractContextManager[Update]:
@@ -59,4 +67,4 @@ def report(label: str, *, quiet: bool, reporter: Reporter | None = None) -> Abst
     return (reporter or plain_lines)(label)
 
 
-__all__ = ["Reporter", "Update", "plain_lines", "report", "silent"]
+__all__ = ["Reporter", "Update", "eta", "plain_lines", "report", "silent"]

@@ -539,6 +539,15 @@ class AtlasClient:
         result: dict[str, Any] = self._call("entity_write", "POST", "/v2/relationship", body=body)
         return result
 
+    def get_relationship(self, guid: str) -> dict[str, Any]:
+        """One relationship (GET ``/v2/relationship/guid/{guid}``): its ``typeName``, ``end1``,
+        ``end2`` and ``attributes``."""
+        result: dict[str, Any] = self._call(
+            "entity_read", "GET", f"/v2/relationship/guid/{quote(guid, safe='')}"
+        )
+        rel = result.get("relationship") if isinstance(result, dict) else None
+        return rel if isinstance(rel, dict) else {}
+
     def set_entity_attribute(self, guid: str, name: str, value: Any) -> MutationResult:
         """Set one attribute of one entity (PUT ``/v2/entity/guid/{guid}?name=<attribute>``, Atlas's
         partial update): its other attributes and its relationships stay as they are, and unlike a
@@ -555,25 +564,48 @@ class AtlasClient:
         )
         return result
 
-    def delete_entities(self, guids: Iterable[str]) -> MutationResult:
-        """Soft-delete entities by guid (DELETE ``/v2/entity/bulk``), chunked; unknown guids are ignored."""
+    def delete_entities(
+        self,
+        guids: Iterable[str],
+        *,
+        hard: bool = False,
+        before_retry: Callable[[int | None, str], None] | None = None,
+    ) -> MutationResult:
+        """Delete entities by guid (DELETE ``/v2/entity/bulk``), chunked; unknown guids are ignored.
+
+        Atlas also deletes what they own (composition) and lists it in the answer. ``hard`` asks for a
+        hard delete (``deleteType=HARD``), which Atlas honours only with
+        ``atlas.rest.enable.delete.type.override=true`` and otherwise ignores (a soft delete then).
+        ``before_retry`` as for :meth:`upsert_entities` (the write path's contention back-off).
+        """
         result = MutationResult()
         params = [("guid", g) for g in dict.fromkeys(guids)]
+        extra = [("deleteType", "HARD")] if hard else []
         for chunk in _chunks_by_query(params):
-            response = self._call("entity_delete", "DELETE", "/v2/entity/bulk", params=chunk)
+            response = self._call(
+                "entity_delete",
+                "DELETE",
+                "/v2/entity/bulk",
+                params=chunk + extra,
+                before_retry=before_retry,
+            )
             result.requests += 1
             result.merge(response)
         return result
 
-    def purge_entities(self, guids: Iterable[str]) -> MutationResult:
+    def purge_entities(
+        self, guids: Iterable[str], *, before_retry: Callable[[int | None, str], None] | None = None
+    ) -> MutationResult:
         """Purge (hard-delete) soft-deleted entities (PUT ``/admin/purge``) in chunks of <= 1000.
 
-        ACTIVE and unknown guids are ignored by Atlas.
+        ACTIVE and unknown guids are ignored by Atlas. ``before_retry`` as for :meth:`delete_entities`.
         """
         result = MutationResult()
         unique = list(dict.fromkeys(guids))
         for i in range(0, len(unique), MAX_PURGE):
-            response = self._call("purge", "PUT", "/admin/purge", body=unique[i : i + MAX_PURGE])
+            response = self._call(
+                "purge", "PUT", "/admin/purge", body=unique[i : i + MAX_PURGE], before_retry=before_retry
+            )
             result.requests += 1
             result.merge(response)
         return result

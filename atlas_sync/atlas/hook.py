@@ -283,7 +283,8 @@ class AtlasHookClient:
         self.queued.messages += sent
         return MutationResult(requests=sent)
 
-    def delete_entities(self, guids: Iterable[str]) -> MutationResult:
+    def delete_entities(self, guids: Iterable[str], **_: Any) -> MutationResult:
+        # hard / before_retry are REST's: a hook message is a (soft) delete, retried by the producer
         wanted = list(dict.fromkeys(guids))
         if not wanted:
             return MutationResult()
@@ -300,7 +301,7 @@ class AtlasHookClient:
         self.queued.messages += sent
         return MutationResult(requests=sent + 1)
 
-    def purge_entities(self, guids: Iterable[str]) -> MutationResult:
+    def purge_entities(self, guids: Iterable[str], **_: Any) -> MutationResult:
         raise AtlasSyncError(
             "purge (hard delete) has no Atlas hook message",
             hint="purge through REST (--write-path rest), or leave the entities soft-deleted",

@@ -117,15 +117,15 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--db-url",
             metavar="URL",
-            help="database: the connection, as SQLAlchemy spells it (postgresql://USER@HOST:PORT/DB); "
-            "no password in it",
+            help="database: the connection, as SQLAlchemy spells it (postgresql://USER@HOST:PORT/DB, "
+            "mysql://USER@HOST:PORT/DB for MySQL, MariaDB, Doris); no password in it",
         ),
         click.option(
             "--db-password-file",
             metavar="FILE",
             type=click.Path(dir_okay=False),
             help="database: file holding the password (first line) [env ATLAS_SYNC_DB_PASSWORD_FILE; "
-            "or the driver's own, e.g. PGPASSWORD]",
+            "or the driver's own, e.g. PGPASSWORD, MYSQL_PWD]",
         ),
         click.option(
             "-o",
@@ -427,6 +427,7 @@ def lineage_cmd(
       atlas-sync lineage openlineage events.jsonl
       atlas-sync lineage auto etl.sql --format html --columns --out etl.html
       atlas-sync lineage database --db-url postgresql://etl@db:5432/shop --format text
+      atlas-sync lineage database --db-url mysql://etl@doris-fe:9030/shop -o history=doris_audit_log
     """
     if list_readers:
         click.echo(list_readers_text())

@@ -20,6 +20,7 @@ def _bar(label: str) -> Iterator[Update]:
         TaskProgressColumn,
         TextColumn,
         TimeElapsedColumn,
+        TimeRemainingColumn,
     )
 
     # On stderr, like the plain lines: stdout carries results and may be redirected.
@@ -30,6 +31,7 @@ def _bar(label: str) -> Iterator[Update]:
         TaskProgressColumn(),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         transient=True,
         console=Console(stderr=True),
     ) as bar:

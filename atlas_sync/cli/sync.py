@@ -340,6 +340,16 @@ _PARALLEL = click.option(
 )
 
 
+_DELETE_BATCH = click.option(
+    "--delete-batch",
+    type=click.IntRange(min=1, max=300),
+    metavar="N",
+    help="guids per delete request (at most 300: they go in the URL) [default 25, the fastest soft delete "
+    "measured on Atlas 2.1 (bench/README.md); with --purge on a server that hard-deletes on request, 300 "
+    "after the first request]",
+)
+
+
 @click.command("sync")
 @_common
 @_input
@@ -493,25 +503,54 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | N
 @_common
 @click.option("--purge", is_flag=True, help="purge the deleted entities (hard delete, frees the typedefs)")
 @click.option("--typedefs", is_flag=True, help="also delete the profile's typedefs if nothing else uses them")
+@click.option(
+    "--plan",
+    "plan_only",
+    is_flag=True,
+    help="only show what would be deleted and purged (nothing is written; no confirmation needed)",
+)
+@_DELETE_BATCH
+@_PARALLEL
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
-@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary (with --plan: the plan)")
 def teardown_cmd(
-    domain: str | None, profile: str | None, purge: bool, typedefs: bool, yes: bool, as_json: bool
+    domain: str | None,
+    profile: str | None,
+    purge: bool,
+    typedefs: bool,
+    plan_only: bool,
+    delete_batch: int | None,
+    parallel: int | None,
+    yes: bool,
+    as_json: bool,
 ) -> None:
-    """Delete every entity of the domain (processes first, then datasets); --purge to hard-delete them.
+    """Delete every entity of the domain; --purge to hard-delete them (and what was deleted before).
 
-    Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities whose
-    qualified name ends with @DOMAIN are touched.
+    Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities of the
+    domain (qualified name ending with @DOMAIN) are named; Atlas deletes what they own with them
+    (a dataset's columns). Stopped at any point, the same command run again finishes the job.
 
     \b
-    Example:
+    Examples:
+      atlas-sync teardown --domain demo --purge --plan      # what would go
       atlas-sync teardown --domain demo --purge --yes
     """
-    pub, _ = _publisher(domain, profile)
+    pub, _ = _publisher(domain, profile, parallel=parallel)
+    plan = pub.plan_teardown(purge=purge, batch_size=delete_batch)
+    if plan_only:
+        if as_json:
+            echo_json(plan.to_json())
+        else:
+            click.echo(plan.text())
+        return
     if not yes:
-        _confirm("teardown", f"Delete every {pub.profile.name} entity of domain {pub.domain!r}?")
-    with progress("deleting", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.teardown(purge=purge, typedefs=typedefs, progress=update)
+        _confirm(
+            "teardown",
+            f"Delete {plan.counts['delete']} {pub.profile.name} entities of domain {pub.domain!r}"
+            + (f" and purge {plan.counts['purge']}?" if purge else "?"),
+        )
+    with progress("teardown", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.teardown(purge=purge, typedefs=typedefs, progress=update, plan=plan)
     if as_json:
         echo_json(result.to_json())
     else:
@@ -525,15 +564,25 @@ def teardown_cmd(
 @click.command("rebuild")
 @_common
 @_input
+@click.option(
+    "--plan",
+    "plan_only",
+    is_flag=True,
+    help="only show what the teardown would delete and purge, and what the input holds (nothing is written)",
+)
 @click.option("--yes", "-y", is_flag=True, help="do not ask for confirmation")
+@_DELETE_BATCH
 @_PARALLEL
-@click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON summary (with --plan: the plan)")
 @_pass_target
-def rebuild_cmd(target: Target, yes: bool, parallel: int | None, as_json: bool) -> None:
+def rebuild_cmd(
+    target: Target, plan_only: bool, yes: bool, delete_batch: int | None, parallel: int | None, as_json: bool
+) -> None:
     """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
 
     For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
-    scripts).
+    scripts). The input is read and checked first: a bad input deletes nothing. Stopped at any
+    point, the same command run again finishes the job.
 
     \b
     Example:
@@ -541,15 +590,35 @@ def rebuild_cmd(target: Target, yes: bool, parallel: int | None, as_json: bool) 
     """
     pub, _ = _publisher(target.domain, target.profile, parallel=parallel)
     graph = _read(pub, target)
+    plan = pub.plan_teardown(purge=True, batch_size=delete_batch)
+    if plan_only:
+        held = {
+            "datasets": len(graph.datasets),
+            "processes": len(graph.processes),
+            "column_edges": len(graph.edges),
+        }
+        if as_json:
+            echo_json({"teardown": plan.to_json(), "input": held})
+        else:
+            click.echo(plan.text())
+            click.echo(
+                f"Then: sync of the input ({held['datasets']} datasets, {held['processes']} processes, "
+                f"{held['column_edges']} column edges); `atlas-sync plan` lists its entities."
+            )
+        return
     if not yes:
-        _confirm("rebuild", f"Delete and rebuild domain {pub.domain!r}?")
-    with progress("rebuilding", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.rebuild(graph, target.job, progress=update)
+        _confirm("rebuild", f"Delete {plan.counts['delete']} entities and rebuild domain {pub.domain!r}?")
+    quiet = verbosity() < 0 or as_json
+    # Publisher.rebuild's two steps, each with its own progress display (one live bar at a time)
+    with progress("teardown", quiet=quiet) as down:
+        pub.teardown(purge=True, progress=down, plan=plan, parallel=parallel)
+    with progress("applying", quiet=quiet) as update:
+        result = pub.sync(graph, target.job, progress=update, parallel=parallel)
     if as_json:
         echo_json(result.to_json())
     else:
         a = result.applied
-        click.echo(f"Rebuilt {pub.domain}: {a.created if a else 0} created.")
+        click.echo(f"Rebuilt {pub.domain}: {plan.counts['delete']} deleted, {a.created if a else 0} created.")
 
 
 @click.command("show")

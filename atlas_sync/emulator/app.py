@@ -140,7 +140,8 @@ class Emulator:
     def set_racing_creates(self, window_ms: float) -> None:
         """Model concurrent creates as a real Atlas commits them: a create of a qualifiedName within
         ``window_ms`` of another request's create of it makes a second entity (neither transaction
-        saw the other's); lookups by unique attribute then find the older one. 0 turns it off."""
+        saw the other's); a GET by unique attribute then names any of the copies, as a real Atlas's
+        does. 0 turns it off."""
         self.state.racing_creates_ms = float(window_ms)
 
     def set_propagation_delay(self, delay_ms: float) -> None:

@@ -105,7 +105,7 @@ def _refs(value: Any) -> Iterator[str]:
         unique = value.get("uniqueAttributes")
         if isinstance(unique, dict) and isinstance(unique.get("qualifiedName"), str):
             yield f"qn:{unique['qualifiedName']}"
-        elif isinstance(value.get("guid"), str) and "typeName" in value:
+        elif isinstance(value.get("guid"), str):  # an object id, with or without its typeName
             yield value["guid"]
         else:  # an attributes map or a struct: references may sit in its values
             for v in value.values():

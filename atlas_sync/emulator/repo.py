@@ -155,6 +155,15 @@ class Repo:
         self.rows[row.guid] = row
         return row
 
+    def active_copies(self, type_name: str, qualified_name: str) -> list[Row]:
+        """Every ACTIVE entity of exactly ``type_name`` holding ``qualified_name`` (several only after
+        racing creates: Emulator.set_racing_creates)."""
+        rows = self.conn.execute(
+            "SELECT guid FROM entities WHERE type_name=? AND qualified_name=? AND status='ACTIVE' ORDER BY seq",
+            (type_name, qualified_name),
+        ).fetchall()
+        return [row for row in (self.get(r["guid"]) for r in rows) if row is not None]
+
     def find_by_unique(self, type_name: str, attrs: dict[str, Any]) -> Row | None:
         """ACTIVE entity by unique attributes; qualifiedName uses the index, others a JSON scan."""
         if attrs.get("qualifiedName") is not None:

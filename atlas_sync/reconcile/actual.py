@@ -44,6 +44,14 @@ def job_key(domain: str, job: str) -> str:
     return "j" + hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
+def name_key(type_name: str, qualified_name: str) -> str:
+    """The value a profile's ``name_key_attribute`` holds for an entity atlas-sync created: a key of
+    its type and qualifiedName, letters and digits only (like :func:`scope_key`), so that every copy
+    of one name is found on Atlas's index whatever the name holds."""
+    raw = json.dumps([type_name, qualified_name]).encode()
+    return "n" + hashlib.blake2b(raw, digest_size=12).hexdigest()
+
+
 class ScopeClient(Protocol):
     def search_basic(self, type_name: str, **kw: Any) -> Iterable[dict[str, Any]]: ...
 
@@ -326,6 +334,47 @@ def lookup_headers(
         return read(items[0])
     with ThreadPoolExecutor(min(LOOKUP_THREADS, len(items)), thread_name_prefix="atlas-sync-lookup") as pool:
         return [h for part in pool.map(read, items) for h in part]
+
+
+NAME_KEYS_PER_SEARCH = 100  # criteria OR-ed in one search (Solr's default limit is 1,024 clauses)
+
+
+def find_copies(
+    client: ScopeClient, keys: Iterable[Key], name_key_attribute: str
+) -> dict[Key, list[ActualHeader]]:
+    """Every ACTIVE entity that holds each of ``keys`` and carries its :func:`name_key` (atlas-sync
+    wrote it): Atlas's index answers the OR-ed keys, so the cost follows ``keys``. A lookup by unique
+    attribute names only one entity where two requests created the same name at once; this names all
+    of them (once the index has them)."""
+    by_type: dict[str, list[str]] = {}
+    for t, qn in keys:
+        by_type.setdefault(t, []).append(qn)
+    out: dict[Key, list[ActualHeader]] = {}
+    for t, names in sorted(by_type.items()):
+        wanted = set(names)
+        for lo in range(0, len(names), NAME_KEYS_PER_SEARCH):
+            part = names[lo : lo + NAME_KEYS_PER_SEARCH]
+            criteria = [
+                {"attributeName": name_key_attribute, "operator": "eq", "attributeValue": name_key(t, qn)}
+                for qn in part
+            ]
+            filters = criteria[0] if len(criteria) == 1 else {"condition": "OR", "criterion": criteria}
+            for h in client.search_basic(
+                t,
+                entity_filters=filters,
+                attributes=["qualifiedName", OWNER_ATTRIBUTE],
+                include_subtypes=False,
+            ):
+                attrs = h.get("attributes") or {}
+                name = attrs.get("qualifiedName")
+                if h.get("status", "ACTIVE") != "ACTIVE" or h.get("typeName", t) != t:
+                    continue
+                if not isinstance(name, str) or name not in wanted:
+                    continue
+                owner = attrs.get(OWNER_ATTRIBUTE)
+                header = ActualHeader(h["guid"], t, name, owner if isinstance(owner, str) and owner else None)
+                out.setdefault((t, name), []).append(header)
+    return out
 
 
 def count_scope(

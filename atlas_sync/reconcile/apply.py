@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from atlas_sync.atlas.errors import NotFoundError
 from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.plan import Plan, PlanItem
@@ -148,6 +150,9 @@ class WriteBatch:
 class BatchOutcome:
     assigned: dict[Key, str]  # guids Atlas gave the batch's new entities
     requests: int
+    # entities the batch referred to by a guid Atlas no longer had (another sync deleted its copy of a
+    # name both had created): sent again by unique attribute; their guids are stale
+    gone: set[Key] = field(default_factory=set)
 
 
 class WriteScheduler:
@@ -290,20 +295,48 @@ def write_batch(
         if it.action == "update" and it.guid:
             batcher.known[it.key] = it.guid
     placeholders = {it.key: batcher.placeholder() for it in batch.items if it.action == "create"}
-    bodies = []
-    for it in batch.items:
-        e = batch.desired[it.key]
-        guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
-        bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
-    res = client.upsert_entities(
-        bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry, headers=False
-    )
+    own = {it.key for it in batch.items}
+    gone: set[Key] = set()
+    failed = 0  # requests refused for a reference deleted meanwhile
+    while True:
+        bodies = []
+        for it in batch.items:
+            e = batch.desired[it.key]
+            guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
+            bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
+        try:
+            res = client.upsert_entities(
+                bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry, headers=False
+            )
+            break
+        except NotFoundError as exc:
+            # A reference to an entity deleted meanwhile: where two syncs created one name at once,
+            # the one whose copy lost deletes it (reconcile.holdings). Atlas names the guid; refer to
+            # the name instead, which Atlas resolves to the copy kept.
+            stale = _missing_references(exc, batcher.known, own)
+            if not stale or stale <= gone:
+                raise
+            failed += 1
+            gone |= stale
+            for k in stale:
+                del batcher.known[k]
     ga = _assignments(res)
     assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
     batcher.known.update(assigned)
     requests = int(getattr(res, "requests", 1) or 1)
     requests += _relink(client, batch.desired, batch.items, batcher.known)
-    return BatchOutcome(assigned, requests)
+    return BatchOutcome(assigned, requests + failed, gone)
+
+
+_GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _missing_references(exc: NotFoundError, known: Mapping[Key, str], own: set[Key]) -> set[Key]:
+    """The referenced entities (not the batch's own) whose guid Atlas answered is not found."""
+    if exc.error_code != "ATLAS-404-00-00A":
+        return set()
+    named = set(_GUID.findall(f"{exc.error_message or ''} {exc.message}"))
+    return {k for k, g in known.items() if g in named and k not in own}
 
 
 class _Batcher:

@@ -15,14 +15,17 @@ Everything goes into the sync's spool (reconcile.spool), which the plan is compu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from atlas_sync.atlas.errors import ConflictError
 from atlas_sync.reconcile.actual import (
     ActualHeader,
     Key,
     count_scope,
+    find_copies,
     iter_job,
     job_key,
     lookup_headers,
@@ -53,6 +56,7 @@ class JobHoldings:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
+        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> None:
         self.client = client
@@ -66,6 +70,7 @@ class JobHoldings:
         self.digest_attribute = None if refresh else digest_attribute  # digests the listing holds
         self.scope_attribute = scope_attribute
         self.job_key_attribute = job_key_attribute
+        self.name_key_attribute = name_key_attribute
         self.refresh = refresh
 
     def listing(self) -> Iterator[ActualHeader]:
@@ -118,31 +123,41 @@ class JobHoldings:
         return max(counted, spool.actual_count())
 
     def settle_duplicates(
-        self, spool: Spool, process_types: set[str], batch_size: int, plan: Plan, applied: ApplyResult
+        self,
+        spool: Spool,
+        process_types: set[str],
+        batch_size: int,
+        plan: Plan,
+        applied: ApplyResult,
+        *,
+        created_only: bool = False,
     ) -> None:
         """Leave one entity per name where another sync created the same one at the same moment.
 
         A real Atlas creates an entity twice when two requests create the same qualifiedName at once
-        (neither transaction sees the other's; seen on Atlas 2.1.0 with eight jobs sharing datasets).
-        Its lookup by unique attribute names one of them, the same for every caller. So a sync that
-        creates anything, once its datasets and columns are written and before its processes are,
-        looks up what the job holds (but processes, which are the job's alone): where another entity
-        holds the name, it points what it wrote at that one and deletes (and purges) its own. What the
-        job holds, not only what this sync created: a sync killed after that point still has processes
-        to create, so its re-run settles its copies too (and ``refresh`` always checks). Costs one
-        lookup per entity of the job on syncs that create; nothing on the others."""
+        (neither transaction sees the other's; seen on Atlas 2.1.0 with eight jobs sharing datasets),
+        and its lookup by unique attribute then names either copy, not always the same one. So a sync
+        that creates anything, once its datasets and columns are written and before its processes
+        are, finds every copy of what the job holds (but processes, which are the job's alone) by the
+        name key (:func:`~atlas_sync.reconcile.actual.find_copies`), and every sync keeps the same
+        one: the oldest (Atlas's ``createTime``, then the guid). Where that is another sync's copy, it
+        points what it wrote at that one and deletes (and purges) its own. What the job holds, not
+        only what this sync created: a sync killed after that point still has processes to create,
+        so its re-run settles its copies too (and ``refresh`` always checks). ``created_only``: the
+        look again after the processes are written, at what this sync created (a copy whose create
+        had not committed at the first look). One search per ``NAME_KEYS_PER_SEARCH`` names of the
+        job on syncs that create, and a read of the copies where there are several; nothing on
+        syncs that create nothing. Without a name key on the server's types: by unique attribute."""
         lost: list[tuple[Key, str]] = []
         if not (spool.creates() or self.refresh):
             return
-        for part in spool.owned_except(self.owner, process_types):
-            held = lookup_headers(
-                self.client,
-                [(t, qn) for t, qn, _ in part],
-                self.domain,
-                labels=self.native,
-                job_key_attribute=self.job_key_attribute,
-            )
-            canonical = {h.key: h for h in held}
+        parts = (
+            spool.created_except(self.owner, process_types)
+            if created_only
+            else spool.owned_except(self.owner, process_types)
+        )
+        for part in list(parts):  # (read out before the spool changes)
+            canonical = self._kept(part)
             for t, qn, guid in part:
                 h = canonical.get((t, qn))
                 if h is not None and h.guid != guid:
@@ -171,6 +186,7 @@ class JobHoldings:
             res = apply_plan(self.client, fix, known_guids=spool.guids_of(refs), batch_size=batch_size)
             applied.requests += res.requests
         ours = [g for _, g in lost]
+        applied.requests += self._move_references({g: spool.guids_of([k])[k] for k, g in lost})
         applied.requests += self.client.delete_entities(ours).requests
         applied.requests += self.client.purge_entities(ours).requests
         plan.warnings.append(
@@ -178,6 +194,88 @@ class JobHoldings:
             f"{lost[0][0][1]}): this sync's copies were deleted and what refers to them now refers to "
             "the one Atlas keeps"
         )
+
+    def _move_references(self, kept: dict[str, str]) -> int:
+        """Give the copies Atlas keeps what others refer to in the copies this sync is about to
+        delete (``kept``: lost guid -> kept guid): another job may have looked a name up while both
+        copies existed and written a process referring to this sync's. Each such relationship is made
+        again with the kept copy at that end (its own references were rewritten already). Returns the
+        requests made: one read of the copies, and two per such relationship (rare)."""
+        requests = 1
+        moved: set[str] = set()
+        for ent in self.client.get_entities(list(kept), min_ext_info=True):
+            lost = ent.get("guid", "")
+            for value in (ent.get("relationshipAttributes") or {}).values():
+                for ref in value if isinstance(value, list) else [value]:
+                    if not isinstance(ref, dict) or ref.get("relationshipStatus", "ACTIVE") != "ACTIVE":
+                        continue
+                    rel_guid, other = ref.get("relationshipGuid"), ref.get("guid")
+                    if not rel_guid or rel_guid in moved or other in kept:
+                        continue  # (a copy being deleted too: its own references go with it)
+                    moved.add(rel_guid)
+                    rel = self.client.get_relationship(rel_guid)
+                    ends = {}
+                    for end in ("end1", "end2"):
+                        obj = rel.get(end) or {}
+                        guid = kept[lost] if obj.get("guid") == lost else obj.get("guid")
+                        ends[end] = {"guid": guid, "typeName": obj.get("typeName")}
+                    body = {
+                        "typeName": rel.get("typeName"),
+                        **ends,
+                        "attributes": rel.get("attributes") or {},
+                    }
+                    with contextlib.suppress(ConflictError):  # made already (another sync moved it)
+                        self.client.create_relationship(body)
+                    requests += 2
+        return requests
+
+    def refreshed(self, keys: set[Key]) -> list[ActualHeader]:
+        """``keys`` read again by unique attribute (their guid went stale: reconcile.apply.write_batch)."""
+        return lookup_headers(
+            self.client,
+            sorted(keys),
+            self.domain,
+            labels=self.native,
+            job_key_attribute=self.job_key_attribute,
+        )
+
+    def _kept(self, part: list[tuple[str, str, str]]) -> dict[Key, ActualHeader]:
+        """The entity each name of ``part`` (type, qualifiedName, the guid this job holds) keeps."""
+        if self.name_key_attribute is None:
+            held = lookup_headers(
+                self.client,
+                [(t, qn) for t, qn, _ in part],
+                self.domain,
+                labels=self.native,
+                job_key_attribute=self.job_key_attribute,
+            )
+            return {h.key: h for h in held}
+        ours = {(t, qn): guid for t, qn, guid in part}
+        copies = find_copies(self.client, list(ours), self.name_key_attribute)
+        contested: dict[Key, dict[str, ActualHeader]] = {}
+        for key, found in copies.items():
+            if any(h.guid != ours[key] for h in found):
+                copies_of = {h.guid: h for h in found}
+                copies_of.setdefault(ours[key], ActualHeader(ours[key], key[0], key[1], self.owner))
+                contested[key] = copies_of
+        if not contested:
+            return {}
+        read = self.client.get_entities(
+            [g for copies_of in contested.values() for g in copies_of],
+            min_ext_info=True,
+            ignore_relationships=True,
+        )
+        created = {
+            e["guid"]: e.get("createTime") if isinstance(e.get("createTime"), int) else 2**63
+            for e in read
+            if e.get("status", "ACTIVE") == "ACTIVE"
+        }
+        kept: dict[Key, ActualHeader] = {}
+        for key, copies_of in contested.items():
+            alive = [h for g, h in copies_of.items() if g in created]
+            if alive:
+                kept[key] = min(alive, key=lambda h: (created[h.guid], h.guid))
+        return kept
 
     def write_keys(self, spool: Spool, plan: Plan, applied: ApplyResult, dry_run: bool) -> None:
         """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from atlas_sync.lineage.model import Dataset
-from atlas_sync.reconcile.actual import Key
+from atlas_sync.reconcile.actual import Key, name_key
 from atlas_sync.reconcile.digest import entity_digest
 from atlas_sync.reconcile.plan import _desired_from_json, _desired_json
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys
@@ -191,12 +191,14 @@ class Spool:
         digest_attribute: str | None = None,
         scope: tuple[str, str] | None = None,
         job_key: tuple[str, str] | None = None,
+        name_key_attribute: str | None = None,
     ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
         The keys each one refers to; with ``digest_attribute``, its digest (reconcile.digest);
         ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers);
         ``job_key``: (attribute, value) written when an entity is created, with its owner (so the
-        digest does not cover it). Returns the names of the reference attributes seen."""
+        digest does not cover it); ``name_key_attribute``: written when an entity is created, with the
+        key of its name (reconcile.actual.name_key). Returns the names of the reference attributes seen."""
         rows = []
         refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
@@ -206,6 +208,8 @@ class Spool:
                 e.attributes[scope[0]] = scope[1]
             if job_key is not None:
                 e.create_only[job_key[0]] = job_key[1]
+            if name_key_attribute is not None:
+                e.create_only[name_key_attribute] = name_key(e.type_name, e.qualified_name)
             digest = entity_digest(e, digest_attribute) if digest_attribute is not None else None
             refs.extend(
                 (e.type_name, e.qualified_name, k[0], k[1])
@@ -390,6 +394,23 @@ class Spool:
         cond = f" AND type NOT IN ({marks})" if names else ""
         cur = self.db.execute(
             f"SELECT type, qn, guid FROM actual WHERE owner = ?{cond} ORDER BY type, qn", [owner, *names]
+        )
+        while True:
+            part = cur.fetchmany(READ_CHUNK)
+            if not part:
+                return
+            yield [(r[0], r[1], r[2]) for r in part]
+
+    def created_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
+        """(type, qualifiedName, guid) of what this sync created and ``owner`` still holds, but of
+        ``types``, in chunks of ``READ_CHUNK``."""
+        names = sorted(types)
+        marks = ",".join("?" * len(names))
+        cond = f" AND c.type NOT IN ({marks})" if names else ""
+        cur = self.db.execute(
+            "SELECT c.type, c.qn, c.guid FROM created c JOIN actual a ON a.type = c.type AND a.qn = c.qn "
+            f"AND a.guid = c.guid WHERE a.owner = ?{cond} ORDER BY c.type, c.qn",
+            [owner, *names],
         )
         while True:
             part = cur.fetchmany(READ_CHUNK)

@@ -164,6 +164,7 @@ class StreamSync:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
+        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> None:
         """List what ``job`` owns on a thread from now on (reconcile.holdings, reconcile.listing), so
@@ -179,6 +180,7 @@ class StreamSync:
             digest_attribute=digest_attribute,
             scope_attribute=scope_attribute,
             job_key_attribute=job_key_attribute,
+            name_key_attribute=name_key_attribute,
             refresh=refresh,
         )
         self._listing = BackgroundListing(self._holdings.listing)
@@ -306,7 +308,9 @@ class StreamSync:
         attr, key_attr = self.profile.scope_attribute, self.profile.job_key_attribute
         scope = (attr, scope_key(self.domain)) if attr else None
         key = (key_attr, job_key(self.domain, job)) if key_attr else None
-        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope, key)
+        self._ref_names |= self.spool.add_desired(
+            state, self.profile.digest_attribute, scope, key, self.profile.name_key_attribute
+        )
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -325,6 +329,7 @@ class StreamSync:
         digest_attribute: str | None = None,
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
+        name_key_attribute: str | None = None,
         refresh: bool = False,
     ) -> StreamResult:
         """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
@@ -339,7 +344,10 @@ class StreamSync:
         is counted by its key (for the delete fail-safe).
         ``job_key_attribute``: the profile's job key attribute, when the server's types have it: written
         with what the job creates, and onto the job's entities that lack it (written before job keys),
-        once, after the deletes (so a sync killed before then finds them again the same way)."""
+        once, after the deletes (so a sync killed before then finds them again the same way).
+        ``name_key_attribute``: the profile's name key attribute, when the server's types have it:
+        written with what the job creates; copies another sync created at the same moment are found
+        by it (reconcile.holdings.JobHoldings.settle_duplicates)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         if self._holdings is None:
             self.start_listing(
@@ -348,6 +356,7 @@ class StreamSync:
                 digest_attribute=digest_attribute,
                 scope_attribute=scope_attribute,
                 job_key_attribute=job_key_attribute,
+                name_key_attribute=name_key_attribute,
                 refresh=refresh,
             )
         holdings = self._holdings
@@ -356,6 +365,7 @@ class StreamSync:
         self._take_listed(wait=True)
         listed_digest = holdings.digest_attribute
         key_attr = self.profile.job_key_attribute
+        name_attr = self.profile.name_key_attribute if holdings.name_key_attribute is None else None
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
         # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
@@ -401,6 +411,9 @@ class StreamSync:
                 (k[0], k[1], g, owner, None, not upgrading) for k, g in outcome.assigned.items()
             )
             self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
+            if outcome.gone:  # another sync's copy it referred to was deleted: read the kept one
+                for h in holdings.refreshed(outcome.gone):
+                    self.spool.repoint(h.key, h.guid, h.owner)
             applied.count_written(batch.items, outcome.requests)
             done += len(batch.items)
             if progress:
@@ -409,10 +422,11 @@ class StreamSync:
         scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
         settled = dry_run or bool(getattr(self.client, "writes_are_queued", False))
+        looked = wrote_after_looking = False  # the settle's first look, and writes after it
 
-        def settle() -> None:
+        def settle(**kw: Any) -> None:
             scheduler.wait()
-            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied)
+            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied, **kw)
 
         def flush() -> None:
             if not pending.items:
@@ -448,9 +462,11 @@ class StreamSync:
                     # processes to create, so its re-run settles too)
                     flush()
                     settle()
-                    settled = True
+                    settled = looked = True
                 if key_attr and (upgrading or job_key_attribute is None):
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
+                if name_attr:
+                    e.create_only.pop(name_attr, None)  # unknown to the server
                 e = without_refs_to(e, skipped)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
@@ -477,6 +493,7 @@ class StreamSync:
                     continue
                 pending.items.append(item)
                 pending.desired[e.key] = e
+                wrote_after_looking = wrote_after_looking or looked
                 if len(pending.items) >= batch_size:
                     flush()
             done += unchanged
@@ -485,6 +502,10 @@ class StreamSync:
         flush()
         if not settled:
             settle()
+        elif wrote_after_looking and holdings.name_key_attribute:
+            # a copy whose create had not committed at the first look: look again at what this sync
+            # created, now that its processes are written (they are repointed too if its copy lost)
+            settle(created_only=True)
         scheduler.close()
         self._writes = None
 

@@ -39,6 +39,9 @@ class Profile:
     # a string attribute holding a key of the domain and the owning job (reconcile.actual.job_key): a
     # job's sync lists its own entities by it, not the whole domain
     job_key_attribute: str | None = None
+    # a string attribute holding a key of the entity's type and name (reconcile.actual.name_key), written
+    # when atlas-sync creates the entity: two syncs that created one name at once find both copies by it
+    name_key_attribute: str | None = None
     # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
     native_types: bool = False
     # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
@@ -183,6 +186,7 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         digest_attribute=_attribute_name(cfg, cfg_file, "digest_attribute"),
         scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
         job_key_attribute=_attribute_name(cfg, cfg_file, "job_key_attribute"),
+        name_key_attribute=_attribute_name(cfg, cfg_file, "name_key_attribute"),
         native_types=native_types,
         mapping_file=mapping_file,
     )

@@ -155,15 +155,29 @@ def conf_values(ports: Ports, username: str, password: str) -> dict[str, dict[st
     }
 
 
-def render_conf(target: Path, ports: Ports, username: str, password: str, source: Path = CONF_SOURCE) -> None:
-    """Write Atlas's ``conf/`` folder: rendered ``*.in`` templates plus the logging files as they are."""
+def render_conf(
+    target: Path,
+    ports: Ports,
+    username: str,
+    password: str,
+    source: Path = CONF_SOURCE,
+    properties: Sequence[str] = (),
+) -> None:
+    """Write Atlas's ``conf/`` folder: rendered ``*.in`` templates plus the logging files as they are;
+    ``properties`` (``key=value``) are appended to atlas-application.properties (a later line wins)."""
+    for prop in properties:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+=[^\n]*", prop):
+            raise RealAtlasError(f"property {prop!r} is not key=value")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", username):
         raise RealAtlasError(f"user name {username!r} must be letters, digits, '.', '_' or '-'")
     target.mkdir(parents=True, exist_ok=True)
     values = conf_values(ports, username, password)
     for name, tokens in values.items():
         text = (source / f"{name}.in").read_text(encoding="utf-8")
-        (target / name).write_text(render_template(text, tokens, name=name), encoding="utf-8")
+        rendered = render_template(text, tokens, name=name)
+        if name == "atlas-application.properties" and properties:
+            rendered = rendered.rstrip("\n") + "\n# --property\n" + "\n".join(properties) + "\n"
+        (target / name).write_text(rendered, encoding="utf-8")
     os.chmod(target / "users-credentials.properties", 0o600)
     for name in ("atlas-log4j.xml", "atlas-logback.xml"):
         shutil.copyfile(source / name, target / name)
@@ -684,8 +698,10 @@ class Launcher:
         username: str = DEFAULT_USERNAME,
         password: str = DEFAULT_PASSWORD,
         java_opts: Sequence[str] = (),
+        properties: Sequence[str] = (),
     ) -> dict[str, Any]:
-        """Start Atlas (or find the one already running) and wait until it is ACTIVE."""
+        """Start Atlas (or find the one already running) and wait until it is ACTIVE; ``properties``
+        (``key=value``) are added to its atlas-application.properties."""
         with self._lock():
             pid = self.running_pid()
             state = read_state(self.layout.state_file)
@@ -709,7 +725,9 @@ class Launcher:
             if port is not None and port_in_use(port):
                 raise RealAtlasError(f"port {port} on 127.0.0.1 is already in use by another program")
             installed = self.install()
-            return self._launch(installed, port, heap, timeout, models, username, password, java_opts)
+            return self._launch(
+                installed, port, heap, timeout, models, username, password, java_opts, properties
+            )
 
     def _clean_stale(self) -> None:
         for path in (self.layout.pid_file, self.layout.state_file):
@@ -725,6 +743,7 @@ class Launcher:
         username: str,
         password: str,
         java_opts: Sequence[str],
+        properties: Sequence[str] = (),
     ) -> dict[str, Any]:
         layout = self.layout
         # A fresh graph every start: the embedded Solr index is created anew each time.
@@ -736,7 +755,7 @@ class Launcher:
             layout.logs.replace(previous)
         layout.logs.mkdir(parents=True)
         ports = choose_ports(port)
-        render_conf(layout.conf, ports, username, password)
+        render_conf(layout.conf, ports, username, password, properties=properties)
         layout.password_file.write_text(password + "\n", encoding="utf-8")
         os.chmod(layout.password_file, 0o600)
         source = lay_out_models(layout.models, find_models(models))
@@ -880,6 +899,14 @@ def install(home: str | None, cache: str | None, atlas_version: str) -> None:
 @click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for ACTIVE.")
 @click.option("--models", type=click.Path(file_okay=False), help="Folder holding Atlas model folders.")
 @click.option("--java-opt", "java_opts", multiple=True, help="Extra JVM option (repeatable).")
+@click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Extra atlas-application.properties line (repeatable), e.g. "
+    "atlas.rest.enable.delete.type.override=true.",
+)
 def start(
     home: str | None,
     cache: str | None,
@@ -889,11 +916,18 @@ def start(
     timeout: float,
     models: str | None,
     java_opts: tuple[str, ...],
+    properties: tuple[str, ...],
 ) -> None:
     """Start Atlas in the background and wait for ACTIVE (a second start finds the running one)."""
     password = os.environ.get("ATLAS_REAL_PASSWORD", DEFAULT_PASSWORD)
     info = _launcher(home, cache, atlas_version).start(
-        port=port, heap=heap, timeout=timeout, models=models, password=password, java_opts=java_opts
+        port=port,
+        heap=heap,
+        timeout=timeout,
+        models=models,
+        password=password,
+        java_opts=java_opts,
+        properties=properties,
     )
     click.echo(info.get("url", ""))
 

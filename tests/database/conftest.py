@@ -117,3 +117,117 @@ def shop(pg: Server) -> Iterator[Database]:
     finally:
         with pg.connect() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# ----------------------------------------------------------------- MySQL protocol (MariaDB)
+
+SHOP_MYSQL_SQL = SHOP_SQL.with_name("shop_mysql.sql")
+DORIS_AUDIT_SQL = SHOP_SQL.with_name("doris_audit_log.sql")
+
+
+@dataclass(frozen=True)
+class MySQLServer:
+    """A real MariaDB (``ATLAS_SYNC_TEST_MYSQL_URL``, else started for the session by
+    ``atlas_sync.testing.real_mariadb``)."""
+
+    url: str  # mysql://USER@127.0.0.1:PORT/, no password
+    password_file: str
+
+    @property
+    def password(self) -> str:
+        return Path(self.password_file).read_text(encoding="utf-8").splitlines()[0]
+
+    @property
+    def host_port(self) -> str:
+        return self.url.split("@", 1)[1].split("/", 1)[0]
+
+    def database_url(self, name: str, user: str | None = None) -> str:
+        return f"mysql://{user or self.url.split('://')[1].split('@')[0]}@{self.host_port}/{name}"
+
+    def connect(self, database: str | None = None, user: str | None = None, password: str | None = None):
+        import pymysql
+        from pymysql.constants import CLIENT
+
+        host, _, port = self.host_port.partition(":")
+        return pymysql.connect(
+            host=host,
+            port=int(port),
+            user=user or self.url.split("://")[1].split("@")[0],
+            password=password or self.password,
+            database=database,
+            autocommit=True,
+            client_flag=CLIENT.MULTI_STATEMENTS,
+        )
+
+
+@pytest.fixture(scope="session")
+def mysql_server() -> Iterator[MySQLServer]:
+    try:
+        import pymysql  # noqa: F401
+        import sqlalchemy  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(
+            f"the MySQL-protocol database tests need SQLAlchemy and PyMySQL (pip install -e '.[test]'): {exc}"
+        )
+    explicit = os.environ.get("ATLAS_SYNC_TEST_MYSQL_URL")
+    if explicit:
+        yield MySQLServer(explicit, os.environ["ATLAS_SYNC_TEST_MYSQL_PASSWORD_FILE"])
+        return
+    from atlas_sync.testing.real_mariadb import Server as Launcher
+
+    # Under /tmp: as root the server runs as the mysql user, who must reach its folder.
+    home = Path(tempfile.mkdtemp(prefix="atlas-sync-mariadb-", dir="/tmp" if os.path.isdir("/tmp") else None))
+    launcher = Launcher(home, log=lambda _msg: None)
+    try:
+        info = launcher.start()
+    except InfrastructureError as exc:
+        shutil.rmtree(home, ignore_errors=True)
+        pytest.skip(f"real MariaDB not available (infrastructure): {exc}")
+    try:
+        yield MySQLServer(str(info["url"]), str(launcher.password_file))
+    finally:
+        launcher.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class MySQLDatabase:
+    server: MySQLServer
+    name: str
+
+    @property
+    def url(self) -> str:
+        return self.server.database_url(self.name)
+
+    def execute(self, *statements: str) -> None:
+        with self.server.connect(self.name) as conn, conn.cursor() as cur:
+            for sql in statements:
+                cur.execute(sql)
+
+
+@pytest.fixture
+def myshop(mysql_server: MySQLServer) -> Iterator[MySQLDatabase]:
+    """A fresh MariaDB database holding tests/data/database/shop_mysql.sql."""
+    name = f"shop_{uuid.uuid4().hex[:10]}"
+    with mysql_server.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}`")
+    db = MySQLDatabase(mysql_server, name)
+    try:
+        with mysql_server.connect(name) as conn, conn.cursor() as cur:
+            cur.execute(SHOP_MYSQL_SQL.read_text(encoding="utf-8"))
+            while cur.nextset():
+                pass
+        yield db
+    finally:
+        with mysql_server.connect() as conn, conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+
+@pytest.fixture
+def doris_audit(mysql_server: MySQLServer) -> MySQLServer:
+    """The server with Doris's ``__internal_schema.audit_log`` table (tests write its rows)."""
+    with mysql_server.connect() as conn, conn.cursor() as cur:
+        cur.execute(DORIS_AUDIT_SQL.read_text(encoding="utf-8"))
+        while cur.nextset():
+            pass
+    return mysql_server

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from atlas_sync.cli.main import cli
 from atlas_sync.cli.progress import progress
+from atlas_sync.progress import eta
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "spark" / "spark-plan-to-atlas.logical.txt"
 
@@ -27,8 +28,14 @@ def test_pipe_gets_plain_lines_with_counts_and_rate(capsys: pytest.CaptureFixtur
     err = capsys.readouterr()
     assert err.out == ""
     lines = err.err.splitlines()
-    assert lines[0].startswith("applying: 3/10 (") and lines[0].endswith("/s)")
-    assert lines[-1].startswith("applying: 10/10 (")
+    assert lines[0].startswith("applying: 3/10 (") and "/s, ETA " in lines[0] and lines[0].endswith("s)")
+    assert lines[-1].startswith("applying: 10/10 (") and lines[-1].endswith("/s)")  # done: no ETA
+
+
+def test_eta_is_what_is_left_at_the_rate_so_far() -> None:
+    assert eta(25, 100, 5.0) == ", ETA 15s"  # 75 left at 5/s
+    assert eta(10, 1000, 1.0) == ", ETA 16m30s"  # 990 s
+    assert eta(0, 100, 0.0) == "" and eta(100, 100, 9.0) == ""
 
 
 def test_terminal_gets_a_bar_on_stderr_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +69,7 @@ def test_sync_and_teardown_report_progress_unless_quiet(
     assert "applying: 14/14" in res.stderr
     res = runner.invoke(cli, ["teardown", "--domain", "p", "--yes"])
     assert res.exit_code == 0, res.output
-    assert "deleting: 14/14" in res.stderr
+    assert "teardown: 14/14" in res.stderr
     res = runner.invoke(cli, ["sync", "--quiet", *base])
     assert res.exit_code == 0, res.output
     assert "applying" not in res.stderr and res.stdout == ""

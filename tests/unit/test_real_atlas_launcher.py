@@ -140,6 +140,16 @@ def test_rendered_conf_binds_loopback_on_the_chosen_ports(tmp_path: Path) -> Non
     assert not any("@" in v for v in props.values())
 
 
+def test_extra_properties_are_appended_and_win_and_a_malformed_one_is_refused(tmp_path: Path) -> None:
+    extra = ["atlas.rest.enable.delete.type.override=true", "atlas.enableTLS=true"]
+    ra.render_conf(tmp_path / "conf", ra.Ports(1, 2, 3), "admin", "admin", properties=extra)
+    text = (tmp_path / "conf" / "atlas-application.properties").read_text()
+    assert properties(text)["atlas.rest.enable.delete.type.override"] == "true"
+    assert text.rstrip().endswith("atlas.enableTLS=true")  # after the template's own line: it wins
+    with pytest.raises(ra.RealAtlasError, match="not key=value"):
+        ra.render_conf(tmp_path / "conf2", ra.Ports(1, 2, 3), "admin", "admin", properties=["no equals"])
+
+
 def test_rendered_users_file_holds_the_hash_not_the_password(tmp_path: Path) -> None:
     ra.render_conf(tmp_path / "conf", ra.Ports(1, 2, 3), "tester", "s3cret-pw")
     users = tmp_path / "conf" / "users-credentials.properties"

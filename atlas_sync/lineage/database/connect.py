@@ -3,11 +3,14 @@ file or the driver's own environment, and database errors as one-line input erro
 
 The password is never in the URL, argv, logs or errors: a URL holding one is refused; it comes from
 ``db_password_file`` (``--db-password-file``), ``ATLAS_SYNC_DB_PASSWORD_FILE``, or the driver's
-environment (``PGPASSWORD``, ``~/.pgpass`` for PostgreSQL), and is scrubbed from every error text.
+environment (``PGPASSWORD``, ``~/.pgpass`` for PostgreSQL; ``MYSQL_PWD``, which PyMySQL does not
+read itself, and the ``[client]`` section of ``~/.my.cnf`` for MySQL-protocol servers), and is
+scrubbed from every error text.
 """
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 from collections.abc import Mapping
@@ -17,6 +20,8 @@ from atlas_sync.errors import ConfigError, InputError
 from atlas_sync.secrets import read_secret_file
 
 PASSWORD_FILE_ENV = "ATLAS_SYNC_DB_PASSWORD_FILE"
+MYSQL_BACKENDS = ("mysql", "mariadb")
+MYSQL_OPTION_FILE = "~/.my.cnf"
 
 #: SQLAlchemy backend name -> sqlglot dialect.
 DIALECTS = {
@@ -45,7 +50,8 @@ def import_sqlalchemy() -> Any:
     except ImportError:
         raise InputError(
             "the database reader needs SQLAlchemy and a driver",
-            hint="pip install 'atlas-sync[database]' (SQLAlchemy and psycopg for PostgreSQL)",
+            hint="pip install 'atlas-sync[database]' (SQLAlchemy and psycopg for PostgreSQL; "
+            "'atlas-sync[mysql]' for MySQL, MariaDB, Doris)",
         ) from None
     return sqlalchemy
 
@@ -69,25 +75,36 @@ def parse_url(url: str | None) -> Any:
         raise ConfigError(
             "the database URL holds a password",
             hint=f"remove it from the URL; put it in a file (--db-password-file, {PASSWORD_FILE_ENV}) "
-            "or the driver's environment (PGPASSWORD)",
+            "or the driver's environment (PGPASSWORD, MYSQL_PWD)",
         )
     if parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3, the driver of the extra
+    elif parsed.drivername in ("mysql", "mariadb"):
+        parsed = parsed.set(drivername=f"{parsed.drivername}+pymysql")  # the [mysql] extra's driver
     return parsed
 
 
-def password(password_file: str | None, env: Mapping[str, str] | None = None) -> str | None:
-    """The password: the file given, else ``$ATLAS_SYNC_DB_PASSWORD_FILE``, else None (the driver
-    then reads its own environment, e.g. ``PGPASSWORD``)."""
+def password(
+    password_file: str | None, env: Mapping[str, str] | None = None, *, backend: str | None = None
+) -> str | None:
+    """The password: the file given, else ``$ATLAS_SYNC_DB_PASSWORD_FILE``, else, for MySQL-protocol
+    servers, ``$MYSQL_PWD`` (the MySQL client's variable, which PyMySQL does not read), else None
+    (the driver then reads its own environment, e.g. ``PGPASSWORD``)."""
     env = os.environ if env is None else env
     path = password_file or env.get(PASSWORD_FILE_ENV)
-    return read_secret_file(path, hint=f"check --db-password-file / {PASSWORD_FILE_ENV}") if path else None
+    if path:
+        return read_secret_file(path, hint=f"check --db-password-file / {PASSWORD_FILE_ENV}")
+    if backend in MYSQL_BACKENDS and env.get("MYSQL_PWD"):
+        return env["MYSQL_PWD"]
+    return None
 
 
 def shown(url: Any) -> str:
     """The URL as errors name it: never a password, never our driver suffix."""
     text: str = url.set(password=None).render_as_string(hide_password=True)
-    return text.replace("postgresql+psycopg://", "postgresql://")
+    for ours in ("postgresql+psycopg", "mysql+pymysql", "mariadb+pymysql"):
+        text = text.replace(f"{ours}://", ours.split("+")[0] + "://")
+    return text
 
 
 def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any, Any]:
@@ -97,6 +114,16 @@ def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any
     args: dict[str, Any] = {}
     if url.get_backend_name() == "postgresql":
         args = {"connect_timeout": max(1, int(timeout)), "application_name": "atlas-sync"}
+    option_file = None
+    if url.get_backend_name() in MYSQL_BACKENDS:
+        args = {"connect_timeout": max(1, int(timeout))}
+        if url.get_driver_name() == "pymysql":
+            args["program_name"] = "atlas-sync"
+            # The MySQL client's option file, as libpq reads ~/.pgpass: its [client] password (and
+            # whatever the URL leaves out)
+            option_file = os.path.expanduser(MYSQL_OPTION_FILE)
+            if secret is None and os.path.isfile(option_file):
+                args["read_default_file"] = option_file
     if url.get_backend_name() == "duckdb":
         path = url.database or ""
         if path and path != ":memory:" and not os.path.exists(path):
@@ -111,10 +138,17 @@ def connect(url: Any, secret: str | None, *, timeout: float = 10.0) -> tuple[Any
     except ImportError as exc:
         raise InputError(
             f"no driver for {url.drivername}: {exc}",
-            hint="pip install 'atlas-sync[database]' (psycopg for PostgreSQL) or the engine's driver",
+            hint="pip install 'atlas-sync[database]' (psycopg for PostgreSQL), 'atlas-sync[mysql]' "
+            "(PyMySQL for MySQL, MariaDB, Doris) or the engine's driver",
         ) from None
     except sa.exc.SQLAlchemyError as exc:
         raise database_error(exc, url, secret, "cannot connect to") from None
+    except configparser.Error:
+        # its message quotes the file's lines, which may hold the password
+        raise InputError(
+            f"cannot read the MySQL option file {option_file}",
+            hint="a [client] section with password=... (or give the password with --db-password-file)",
+        ) from None
     return engine, conn
 
 
@@ -126,7 +160,11 @@ def error_text(exc: BaseException, secret: str | None) -> str:
     """The driver's message on one line: SQLAlchemy's wrapper and SQL echo left out, the password
     (and its URL-encoded form) replaced."""
     orig = getattr(exc, "orig", None)
-    text = str(orig if orig is not None else exc)
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
+    if len(args) == 2 and isinstance(args[0], int) and isinstance(args[1], str):
+        text = f"{args[1]} (error {args[0]})"  # PyMySQL: (code, message)
+    else:
+        text = str(orig if orig is not None else exc)
     text = _NOISE.sub("", text)
     text = _PREFIX.sub("", text.strip())
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -144,10 +182,16 @@ def database_error(exc: BaseException, url: Any, secret: str | None, doing: str)
     message = error_text(exc, secret)
     hint = None
     low = message.lower()
-    if "password authentication failed" in low or "no password supplied" in low:
-        hint = f"check the user and the password ({PASSWORD_FILE_ENV}, --db-password-file or PGPASSWORD)"
-    elif "connection refused" in low or "could not translate host" in low or "timeout" in low:
+    if "password authentication failed" in low or "no password supplied" in low or "(using password" in low:
+        hint = f"check the user and the password ({PASSWORD_FILE_ENV}, --db-password-file, PGPASSWORD or MYSQL_PWD)"
+    elif (
+        "connection refused" in low
+        or "could not translate host" in low
+        or "timeout" in low
+        or "timed out" in low
+        or "can't connect" in low
+    ):
         hint = "is the server running, and is the host and port in --db-url right?"
-    elif "does not exist" in low and "database" in low:
+    elif ("does not exist" in low and "database" in low) or "unknown database" in low:
         hint = "check the database name at the end of --db-url"
     return InputError(f"{doing} {shown(url)}: {message}", hint=hint)

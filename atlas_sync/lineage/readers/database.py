@@ -8,8 +8,11 @@ passes, each switchable with ``-o passes=views,procedures,queries``:
   ``<job>:<db.schema.view>``;
 * **procedures** -- the bodies of SQL and PL/pgSQL functions and procedures, analysed as procedural
   SQL (:mod:`atlas_sync.lineage.sql.blocks`): one process per routine, ``<job>:<db.schema.name>``;
-* **queries** -- the query history (PostgreSQL: ``pg_stat_statements``) from a SQL template the
-  user can replace (``-o query_template=FILE``), with ``-o query_filters="AND ..."``, ``-o
+* **queries** -- the query history (PostgreSQL: ``pg_stat_statements``; MySQL, MariaDB:
+  ``performance_schema.events_statements_history_long``; Doris: its audit log
+  ``__internal_schema.audit_log``, also on request with ``-o history=doris_audit_log``, read
+  through the query-log reader's audit-log model) from a SQL template the user can replace
+  (``-o query_template=FILE``), with ``-o query_filters="AND ..."``, ``-o
   query_limit=N`` (default 1000) and ``-o query_window=HOURS`` (default 24), parsed in chunks in
   parallel with per-statement timeouts by the query-log reader (``workers``, ``timeout``,
   ``chunk_size``); ``CREATE VIEW``/``FUNCTION``/``PROCEDURE`` statements are left to the catalog
@@ -17,7 +20,8 @@ passes, each switchable with ``-o passes=views,procedures,queries``:
 
 Names are the SQL reader's, fully qualified: ``database.schema.table``. Every table and view of the
 lineage gets its columns and their types from the catalog. Options: ``db_url``, ``db_password_file``
-(else ``ATLAS_SYNC_DB_PASSWORD_FILE``, else the driver's environment such as ``PGPASSWORD``),
+(else ``ATLAS_SYNC_DB_PASSWORD_FILE``, else the driver's environment such as ``PGPASSWORD``, or
+``MYSQL_PWD``), ``history`` (MySQL-protocol servers: ``performance_schema`` or ``doris_audit_log``),
 ``passes``, ``schemas`` / ``exclude_schemas`` (comma lists), ``job`` (default: the database name),
 ``connect_timeout`` (seconds, default 10). See ``docs/database.md``.
 """
@@ -31,12 +35,20 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.lineage.database.connect import DIALECTS, connect, database_error, parse_url, password
+from atlas_sync.lineage.database.connect import (
+    MYSQL_BACKENDS,
+    connect,
+    database_error,
+    parse_url,
+    password,
+)
 from atlas_sync.lineage.database.duckdb import DuckDBCatalog
+from atlas_sync.lineage.database.mysql import HISTORIES, MySQLCatalog
 from atlas_sync.lineage.database.postgres import Definition, PostgresCatalog, Relation
 from atlas_sync.lineage.model import Column, LineageGraph, Problem, dotted
 from atlas_sync.lineage.readers.options import positive_int
 from atlas_sync.lineage.readers.query_log import READER as QUERY_LOG
+from atlas_sync.lineage.readers.query_log import audit_row
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.naming import routine_process_id
@@ -50,10 +62,17 @@ _PLACEHOLDER = re.compile(r"\{(filters|result_limit|start_time|end_time)\}")
 # Left to the catalog passes: the catalog holds what exists now (a dropped view's CREATE stays in
 # the history).
 _CATALOG_STATEMENT = re.compile(
-    r"^\s*create\s+(or\s+replace\s+)?(materialized\s+)?(view|procedure|function|trigger)\b", re.IGNORECASE
+    r"^\s*create\s+(or\s+replace\s+)?(algorithm\s*=\s*\w+\s+)?(definer\s*=\s*\S+\s+)?"
+    r"(sql\s+security\s+\w+\s+)?(materialized\s+)?(view|procedure|function|trigger)\b",
+    re.IGNORECASE,
 )
 _HIDDEN = "<insufficient privilege>"
-_CATALOGS: dict[str, Any] = {"postgresql": PostgresCatalog, "duckdb": DuckDBCatalog}
+_CATALOGS: dict[str, Any] = {
+    "postgresql": PostgresCatalog,
+    "duckdb": DuckDBCatalog,
+    "mysql": MySQLCatalog,
+    "mariadb": MySQLCatalog,
+}
 
 
 def _names(value: Any) -> list[str]:
@@ -71,9 +90,13 @@ def _passes(value: Any) -> list[str]:
     return chosen
 
 
-def render_template(template: str, *, filters: str, limit: int, window_hours: float) -> str:
-    """The history query: the template with its placeholders filled."""
-    end = datetime.now(UTC)
+def render_template(
+    template: str, *, filters: str, limit: int, window_hours: float, now: datetime | None = None
+) -> str:
+    """The history query: the template with its placeholders filled. ``now`` is the server's clock
+    when the catalog knows it (MySQL-protocol servers: times without a zone, in the session's);
+    else UTC."""
+    end = now or datetime.now(UTC)
     start = end - timedelta(hours=window_hours)
     values = {
         "filters": filters,
@@ -103,6 +126,7 @@ class DatabaseReader:
         query_filters: str | None = None,
         query_limit: Any = None,
         query_window: Any = None,
+        history: str | None = None,
         connect_timeout: Any = None,
         dialect: str | None = None,
         job: str | None = None,
@@ -126,22 +150,33 @@ class DatabaseReader:
                 raise InputError(
                     f"cannot read the query template: {exc.strerror}", file=query_template
                 ) from None
-        catalog_class = _CATALOGS.get(url.get_backend_name())
+        backend = url.get_backend_name()
+        catalog_class = _CATALOGS.get(backend)
         if catalog_class is None:
             raise InputError(
-                f"the database reader does not know {url.get_backend_name()} yet",
+                f"the database reader does not know {backend} yet",
                 hint="supported: " + ", ".join(sorted(_CATALOGS)),
             )
-        secret = password(db_password_file)
+        catalog_args: dict[str, Any] = {}
+        if history:
+            if backend not in MYSQL_BACKENDS or history not in HISTORIES:
+                known = ", ".join(HISTORIES) if backend in MYSQL_BACKENDS else "none for " + backend
+                raise InputError(f"unknown history {history!r}", hint=f"-o history= takes: {known}")
+            catalog_args["history"] = history
+        secret = password(db_password_file, backend=backend)
         timeout = float(connect_timeout) if connect_timeout not in (None, "") else 10.0
         engine, conn = connect(url, secret, timeout=timeout)
         sa_error = engine.dialect.dbapi.Error if engine.dialect.dbapi else Exception
         doing = "reading the catalog of"
+        history_hint: str | None = None
         try:
             from sqlalchemy.exc import SQLAlchemyError
 
-            catalog = catalog_class(conn)
-            sql_dialect = dialect or DIALECTS.get(url.get_backend_name(), catalog.dialect)
+            catalog = catalog_class(conn, **catalog_args)
+            history_hint = getattr(catalog, "history_hint", None)
+            sql_dialect = dialect or catalog.dialect
+            if not include:
+                include = set(getattr(catalog, "scope", ()))
 
             def wanted(schema: str) -> bool:
                 return (not include or schema in include) and schema not in exclude
@@ -149,7 +184,7 @@ class DatabaseReader:
             relations = [r for r in catalog.relations() if wanted(r.schema)]
             views = [v for v in catalog.views() if wanted(v.schema)] if "views" in chosen else []
             routines = [r for r in catalog.routines() if wanted(r.schema)] if "procedures" in chosen else []
-            history: list[dict[str, Any]] = []
+            rows: list[dict[str, Any]] = []
             if "queries" in chosen and (template or catalog.history_template):
                 doing = "reading the query history of"
                 sql = render_template(
@@ -157,15 +192,18 @@ class DatabaseReader:
                     filters=query_filters or "",
                     limit=limit,
                     window_hours=window,
+                    now=catalog.now() if hasattr(catalog, "now") else None,
                 )
-                history = catalog.history(sql)
+                rows = catalog.history(sql)
         except (SQLAlchemyError, sa_error) as exc:
-            raise _pass_error(exc, url, secret, doing, template is not None) from None
+            raise _pass_error(exc, url, secret, doing, template is not None, history_hint) from None
         finally:
             conn.close()
             engine.dispose()
         db = catalog.database
-        graph = LineageGraph(job=job or db, source="database")
+        name = getattr(catalog, "job", None) or db or url.host or backend
+        graph = LineageGraph(job=job or name, source="database")
+        graph.problems.extend(getattr(catalog, "problems", ()))
         self._catalog_passes(graph, db, catalog.default_schema, sql_dialect, relations, views, routines)
         if "queries" in chosen and not (template or catalog.history_template):
             if passes:  # asked for explicitly
@@ -178,7 +216,17 @@ class DatabaseReader:
                     )
                 )
         elif "queries" in chosen:
-            self._history_pass(graph, db, catalog.default_schema, sql_dialect, history, chosen, options)
+            audit = getattr(catalog, "history_kind", None) == "doris_audit_log"
+            self._history_pass(
+                graph,
+                db,
+                catalog.default_schema,
+                (dialect or "doris") if audit else sql_dialect,
+                rows,
+                chosen,
+                options,
+                audit=audit,
+            )
         _typed_columns(graph, db, relations)
         graph.statements.append(
             {
@@ -188,7 +236,7 @@ class DatabaseReader:
                 "relations": len(relations),
                 "views": len(views),
                 "routines": len(routines),
-                "history_rows": len(history),
+                "history_rows": len(rows),
             }
         )
         return graph
@@ -232,7 +280,12 @@ class DatabaseReader:
         history: list[dict[str, Any]],
         chosen: list[str],
         options: dict[str, Any],
+        *,
+        audit: bool = False,
     ) -> None:
+        """The history's rows through the query-log reader; ``audit``: rows of Doris's audit log,
+        mapped as the reader maps an audit-log CSV export (failed and internal statements left out,
+        read-only queries as read lineage, ``chosen_m_views``)."""
         hidden = 0
         skip_catalog = "views" in chosen or "procedures" in chosen
 
@@ -240,6 +293,11 @@ class DatabaseReader:
             nonlocal hidden
             for n, row in enumerate(history, start=1):
                 fields = {str(k).lower(): "" if v is None else str(v) for k, v in row.items()}
+                if audit:
+                    marked = audit_row(fields)
+                    if marked is None:
+                        continue  # failed or internal
+                    fields = marked
                 text = fields.get("query_text", "")
                 if text.strip() == _HIDDEN:
                     hidden += 1
@@ -281,8 +339,16 @@ class DatabaseReader:
             )
 
 
+_MISSING = re.compile(r"denied|doesn't exist|does not exist|unknown table|not found")
+
+
 def _pass_error(
-    exc: BaseException, url: Any, secret: str | None, doing: str, own_template: bool
+    exc: BaseException,
+    url: Any,
+    secret: str | None,
+    doing: str,
+    own_template: bool,
+    history_hint: str | None = None,
 ) -> InputError:
     err = database_error(exc, url, secret, doing)
     low = err.message.lower()
@@ -296,6 +362,8 @@ def _pass_error(
             "grant the user the pg_read_all_stats role (query history) and SELECT on the catalog, "
             "or leave the pass out: -o passes=views,procedures"
         )
+    elif history_hint and doing.startswith("reading the query history") and _MISSING.search(low):
+        err.hint = history_hint
     elif own_template:
         err.hint = "check the query template (-o query_template=FILE)"
     return err

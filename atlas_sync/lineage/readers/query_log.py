@@ -178,11 +178,18 @@ def read_log(path: str) -> Iterator[tuple[int, dict[str, str]]]:
             continue
         fields = {names[i]: row[i] for i in range(min(len(names), len(row)))}
         if audit:
-            normalized = audit_log.normalize(fields)
-            if normalized is None:
+            marked = audit_row(fields)
+            if marked is None:
                 continue  # failed or internal
-            fields = {**normalized, AUDIT: "1"}
+            fields = marked
         yield line, fields
+
+
+def audit_row(fields: dict[str, str]) -> dict[str, str] | None:
+    """A Doris audit-log row (an export's, or the ``database`` reader's live one) as this reader's
+    row: query-log column names, marked as an audit row; None for a failed or internal statement."""
+    normalized = audit_log.normalize(fields)
+    return None if normalized is None else {**normalized, AUDIT: "1"}
 
 
 def _file_rows(paths: Sequence[str]) -> Iterator[tuple[str | None, int, dict[str, str]]]:

@@ -1,0 +1,52 @@
+-- Apache Doris's audit table, __internal_schema.audit_log, for the database reader's tests on a
+-- MariaDB: the columns, their order and names as Doris 3.x creates it (fe InternalSchema.AUDIT_SCHEMA;
+-- the CREATE TABLE in its comment). Doris's types mapped to MariaDB's: datetimev2(3) -> DATETIME(3),
+-- array<text> and map<...> -> TEXT holding the text Doris returns over the MySQL protocol
+-- (["internal.db.t1","internal.db.t2"]). Doris's storage clauses (ENGINE = olap, DUPLICATE KEY,
+-- PARTITION BY RANGE(time), DISTRIBUTED BY HASH(query_id), PROPERTIES) have no MariaDB equivalent
+-- and are left out. Apache Doris itself cannot run here: the test writes the rows, in Doris's format.
+CREATE DATABASE IF NOT EXISTS `__internal_schema`;
+CREATE TABLE IF NOT EXISTS `__internal_schema`.`audit_log` (
+  `query_id` varchar(48) NULL,
+  `time` datetime(3) NULL,
+  `client_ip` varchar(128) NULL,
+  `user` varchar(128) NULL,
+  `frontend_ip` varchar(1024) NULL,
+  `catalog` varchar(128) NULL,
+  `db` varchar(128) NULL,
+  `state` varchar(128) NULL,
+  `error_code` int NULL,
+  `error_message` text NULL,
+  `query_time` bigint NULL,
+  `cpu_time_ms` bigint NULL,
+  `peak_memory_bytes` bigint NULL,
+  `scan_bytes` bigint NULL,
+  `scan_rows` bigint NULL,
+  `return_rows` bigint NULL,
+  `shuffle_send_rows` bigint NULL,
+  `shuffle_send_bytes` bigint NULL,
+  `spill_write_bytes_from_local_storage` bigint NULL,
+  `spill_read_bytes_from_local_storage` bigint NULL,
+  `scan_bytes_from_local_storage` bigint NULL,
+  `scan_bytes_from_remote_storage` bigint NULL,
+  `parse_time_ms` int NULL,
+  `plan_times_ms` text NULL,
+  `get_meta_times_ms` text NULL,
+  `schedule_times_ms` text NULL,
+  `hit_sql_cache` tinyint NULL,
+  `handled_in_fe` tinyint NULL,
+  `queried_tables_and_views` text NULL,
+  `chosen_m_views` text NULL,
+  `changed_variables` text NULL,
+  `sql_mode` text NULL,
+  `stmt_type` varchar(48) NULL,
+  `stmt_id` bigint NULL,
+  `sql_hash` varchar(128) NULL,
+  `sql_digest` varchar(128) NULL,
+  `is_query` tinyint NULL,
+  `is_nereids` tinyint NULL,
+  `is_internal` tinyint NULL,
+  `workload_group` text NULL,
+  `compute_group` text NULL,
+  `stmt` text NULL
+);
