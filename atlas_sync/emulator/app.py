@@ -304,7 +304,9 @@ class Emulator:
                             if self.state.propagation_delay_ms <= 0:
                                 propagation.refresh(self.state)
                             elif self.state.propagation_due is None:
-                                self.state.propagation_due = time.monotonic() + self.state.propagation_delay_ms / 1000
+                                self.state.propagation_due = (
+                                    time.monotonic() + self.state.propagation_delay_ms / 1000
+                                )
                     except BaseException:
                         self.state.registry = before
                         self.state.staged = None
