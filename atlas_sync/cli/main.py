@@ -12,7 +12,16 @@ from atlas_sync import __version__
 from atlas_sync.cli.common import run_guarded
 
 # Modules of atlas_sync.cli that define ``COMMANDS`` (a list of click commands or groups).
-COMMAND_MODULES = ("status", "emulator", "typedefs", "lineage", "sync", "openlineage", "config_cmd")
+COMMAND_MODULES = (
+    "status",
+    "emulator",
+    "typedefs",
+    "glossary",
+    "lineage",
+    "sync",
+    "openlineage",
+    "config_cmd",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from atlas_sync.emulator import propagation
 from atlas_sync.emulator import typedefs as tdefs
 from atlas_sync.emulator.contention import Contention
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, EmulatorError, InternalError
@@ -142,6 +143,18 @@ class Emulator:
         saw the other's); a GET by unique attribute then names any of the copies, as a real Atlas's
         does. 0 turns it off."""
         self.state.racing_creates_ms = float(window_ms)
+
+    def set_propagation_delay(self, delay_ms: float) -> None:
+        """Propagate classifications ``delay_ms`` after the write that calls for it, at the first request
+        after that (Atlas 2.4.0's background tasks), instead of in the write itself (2.1.0). 0: in the write."""
+        self.state.propagation_delay_ms = float(delay_ms)
+
+    def run_propagation(self) -> None:
+        """Run a delayed propagation now (what Atlas's task queue does when it gets to it)."""
+        with self.store.transaction():
+            self._refresh_registry()
+            propagation.refresh(self.state)
+            self.state.propagation_due = None
 
     def set_contention(self, enabled: bool = True, *, hold_ms: float = 0.0) -> Contention | None:
         """Answer concurrent entity writes that touch the same entities with Atlas's lock-timeout 500
@@ -281,8 +294,19 @@ class Emulator:
                     self.state.user = user
                     self.state.staged = None
                     try:
+                        due = self.state.propagation_due
+                        if due is not None and time.monotonic() >= due:
+                            propagation.refresh(self.state)
+                            self.state.propagation_due = None
                         req = Request(method, sub, params, query, headers, body, self.state)
                         result = handler(req)
+                        if method != "GET" and not sub.startswith("/v2/search"):
+                            if self.state.propagation_delay_ms <= 0:
+                                propagation.refresh(self.state)
+                            elif self.state.propagation_due is None:
+                                self.state.propagation_due = (
+                                    time.monotonic() + self.state.propagation_delay_ms / 1000
+                                )
                     except BaseException:
                         self.state.registry = before
                         self.state.staged = None

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
-from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, dump_json
+from atlas_sync.emulator.glossary import meanings
+from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, display_text, dump_json
 from atlas_sync.emulator.tags import (
+    all_classification_names,
     attach,
-    classification_names,
     labels_of,
     parse_classifications,
     rendered_classifications,
@@ -33,16 +34,6 @@ _counter = itertools.count(1)
 
 
 # ====================================================================== rendering
-def display_text(et: EntityType | None, row: Row) -> Any:
-    attrs = row.attrs
-    if et is not None and et.display and attrs.get(et.display) is not None:
-        return attrs[et.display]
-    for key in ("name", "displayName", "qualifiedName"):
-        if attrs.get(key) is not None:
-            return attrs[key]
-    return None
-
-
 def header(
     repo: Repo, row: Row, extra_attrs: list[str] | None = None, *, classifications: bool = True
 ) -> dict[str, Any]:
@@ -56,6 +47,7 @@ def header(
     for n in extra_attrs or []:
         if n not in names:
             names.append(n)
+    terms = meanings(repo, row)
     attrs: dict[str, Any] = {}
     for n in names:
         value = row.attrs.get(n)
@@ -70,9 +62,9 @@ def header(
         "guid": row.guid,
         "status": row.status,
         "displayText": display_text(et, row),
-        "classificationNames": classification_names(row),
-        "meaningNames": [],
-        "meanings": [],
+        "classificationNames": all_classification_names(row),
+        "meaningNames": [m.get("displayText") for m in terms],
+        "meanings": terms,
         "isIncomplete": False,
         "labels": labels_of(row),
     }
@@ -188,7 +180,7 @@ def render_entity(
         "proxy": False,
         "labels": labels_of(row),
     }
-    if row.extra.get("classifications"):
+    if row.extra.get("classifications") or row.extra.get("propagated"):
         entity["classifications"] = rendered_classifications(row)
     if not ignore_relationships:
         entity["relationshipAttributes"] = rel_attrs
@@ -586,7 +578,7 @@ def _apply(
         if inc.labels:
             row.extra["labels"] = inc.labels
         if inc.classifications:
-            attach(row, inc.classifications)
+            attach(state, row, inc.classifications)
         muts.note_create(row.guid)
     elif changed:
         row.updated_by = state.user

@@ -52,6 +52,23 @@ CODES: dict[str, str] = {
     "ATLAS-400-00-058": "Invalid query length, update {0} to change the limit",
     "ATLAS-400-00-059": "Invalid DSL query: {0} | Reason: {1}. Please refer to Atlas DSL grammar for more "
     "information",
+    "ATLAS-400-00-072": "Mandatory anchor attribute is missing",
+    "ATLAS-400-00-076": "Term guid can't be empty/null when adding to a category",
+    "ATLAS-400-00-078": "Missing mandatory attribute, TermAssignment relationship guid",
+    "ATLAS-400-00-079": "Attributes qualifiedName and name are missing. Failed to derive a unique name for Glossary",
+    "ATLAS-400-00-07A": "Attributes qualifiedName, name & glossary name are missing. Failed to derive a unique name "
+    "for Glossary term",
+    "ATLAS-400-00-07B": "Attributes qualifiedName, name & glossary name are missing. Failed to derive a unique name "
+    "for Glossary category",
+    "ATLAS-400-00-07E": "Invalid Term relationship: Term can't have a relationship with self",
+    "ATLAS-400-00-07F": "Invalid child category relationship: Child category (guid = {0}) belongs to different "
+    "glossary",
+    "ATLAS-400-00-080": "Given relationshipGuid({0}) is invalid for term (guid={1}) and entity(guid={2})",
+    "ATLAS-400-00-083": "name cannot contain following special chars ('@', '.')",
+    "ATLAS-400-00-084": "Term (guid={0}) can't be deleted as it has been assigned to {1} entities.",
+    "ATLAS-409-00-007": "Glossary with qualifiedName {0} already exists",
+    "ATLAS-409-00-009": "Glossary term with qualifiedName {0} already exists",
+    "ATLAS-409-00-00A": "Glossary category with qualifiedName {0} already exists",
     "ATLAS-400-00-081": "{0}.{1}: invalid attribute type. Attribute cannot be of type classification",
     "ATLAS-400-00-09E": "Invalid attribute name: {0}.{1}. Attribute already exists in another parent type: {2}",
     "ATLAS-400-00-100": "Lineage on demand config: {0} is not enabled",

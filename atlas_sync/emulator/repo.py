@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atlas_sync.emulator.types import RelEnd
+from atlas_sync.emulator.types import EntityType, RelEnd
 
 if TYPE_CHECKING:
     import sqlite3
@@ -50,6 +50,16 @@ class Row:
         return None if qn is None else str(qn)
 
 
+def display_text(et: EntityType | None, row: Row) -> Any:
+    attrs = row.attrs
+    if et is not None and et.display and attrs.get(et.display) is not None:
+        return attrs[et.display]
+    for key in ("name", "displayName", "qualifiedName"):
+        if attrs.get(key) is not None:
+            return attrs[key]
+    return None
+
+
 @dataclass
 class Rel:
     guid: str
@@ -71,6 +81,8 @@ class Repo:
         self.pending: dict[str, tuple[str, Any]] = {}
         # (type, qualifiedName, subtypes) -> guid found (or None) during this request: lookups repeat a lot
         self._found: dict[tuple[str, str, bool], str | None] = {}
+        # answers that hold for the whole request, e.g. whether any term is assigned at all
+        self.flags: dict[str, bool] = {}
 
     # -- entities
     def _row(self, r: sqlite3.Row) -> Row:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator import entities as ent
+from atlas_sync.emulator import glossary as gl
 from atlas_sync.emulator import lineage as lin
+from atlas_sync.emulator import propagation as prop
 from atlas_sync.emulator import search as srch
 from atlas_sync.emulator import tags
 from atlas_sync.emulator import typedefs as tdefs
@@ -307,6 +309,7 @@ def _relationship_get(r: Request) -> Any:
         raise AtlasApiError("ATLAS-404-00-005", r.params[0])
     repo = ent.Repo(r.state)
     ends = repo.get_many([row["end1"], row["end2"]])
+    override, blocked = prop.relationship_props(r.state, row["guid"])
     rel = {
         "guid": row["guid"],
         "typeName": row["type_name"],
@@ -318,11 +321,67 @@ def _relationship_get(r: Request) -> Any:
         "end1": ent.object_id(ends.get(row["end1"]), row["end1"]),
         "end2": ent.object_id(ends.get(row["end2"]), row["end2"]),
         "label": _rel_label(r.state.registry, row["type_name"]),
-        "propagateTags": r.state.registry.defs.get(row["type_name"], {}).get("propagateTags", "NONE"),
+        "propagateTags": override
+        or r.state.registry.defs.get(row["type_name"], {}).get("propagateTags", "NONE"),
         "attributes": {},
     }
+    if r.flag("extendedInfo"):
+        rel["propagatedClassifications"] = prop.across(
+            r.state, row["guid"], row["end1"], row["end2"], row["type_name"]
+        )
+        rel["blockedPropagatedClassifications"] = _blocked_full(r, blocked)
     referred = {g: ent.header(repo, x) for g, x in ends.items()}
     return {"relationship": rel, "referredEntities": referred}
+
+
+def _blocked_full(r: Request, blocked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    repo = ent.Repo(r.state)
+    out = []
+    for b in blocked:
+        source = repo.get(str(b.get("entityGuid")))
+        own = (
+            [c for c in (source.extra.get("classifications") or []) if c["typeName"] == b.get("typeName")]
+            if source
+            else []
+        )
+        if source is not None and own:
+            out.append(
+                {
+                    "typeName": own[0]["typeName"],
+                    "attributes": dict(own[0].get("attributes") or {}),
+                    "entityGuid": source.guid,
+                    "entityStatus": source.status,
+                    "propagate": own[0].get("propagate", True),
+                    "removePropagationsOnEntityDelete": own[0].get("removePropagationsOnEntityDelete", False),
+                }
+            )
+    return out
+
+
+def _relationship_update(r: Request) -> Any:
+    """PUT ``/v2/relationship``: the emulator keeps a relationship's ``propagateTags`` and
+    ``blockedPropagatedClassifications`` (its ends and attributes are not updated)."""
+    body = r.json()
+    if not isinstance(body, dict) or not body.get("guid"):
+        raise AtlasApiError("ATLAS-400-00-01A", "relationship guid is missing")
+    row = r.state.store.conn.execute("SELECT * FROM relationships WHERE guid=?", (body["guid"],)).fetchone()
+    if row is None:
+        raise AtlasApiError("ATLAS-404-00-005", body["guid"])
+    tags = body.get("propagateTags")
+    if tags is not None and tags not in ("NONE", "ONE_TO_TWO", "TWO_TO_ONE", "BOTH"):
+        raise BadJsonError(f"Cannot deserialize value of type `PropagateTags` from String {tags!r}")
+    blocked = [
+        {"typeName": b.get("typeName"), "entityGuid": b.get("entityGuid")}
+        for b in body.get("blockedPropagatedClassifications") or []
+        if isinstance(b, dict)
+    ]
+    prop.set_relationship_props(r.state, row["guid"], tags, blocked)
+    r.query = {**r.query, "extendedInfo": ["false"]}
+    r.params = [row["guid"]]
+    out = _relationship_get(r)["relationship"]
+    out["propagatedClassifications"] = []
+    out["blockedPropagatedClassifications"] = _blocked_full(r, blocked)
+    return out
 
 
 def _relationship_create(r: Request) -> Any:
@@ -423,6 +482,11 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
             _no_content(lambda r: tags.add_classifications(r.state, r.params[0], r.json())),
         ),
         (
+            "PUT",
+            f"/v2/entity/guid/{seg}/classifications",
+            _no_content(lambda r: tags.update_classifications(r.state, r.params[0], r.json())),
+        ),
+        (
             "GET",
             f"/v2/entity/guid/{seg}/classifications",
             lambda r: tags.get_classifications(r.state, r.params[0]),
@@ -447,8 +511,55 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
         ),
         ("GET", f"/v2/lineage/{seg}", lambda r: lin.lineage(r.state, r.params[0], r.query)),
         ("POST", f"/v2/lineage/{seg}", _lineage_on_demand),
+        ("GET", "/v2/glossary/?", lambda r: gl.list_glossaries(r.state, r.query)),
+        ("POST", "/v2/glossary/?", lambda r: gl.create_glossary(r.state, r.json())),
+        ("POST", "/v2/glossary/term/?", lambda r: gl.create_term(r.state, r.json())),
+        ("POST", "/v2/glossary/terms/?", lambda r: gl.create_terms(r.state, r.json())),
+        ("POST", "/v2/glossary/category/?", lambda r: gl.create_category(r.state, r.json())),
+        ("POST", "/v2/glossary/categories/?", lambda r: gl.create_categories(r.state, r.json())),
+        ("GET", f"/v2/glossary/term/{seg}", lambda r: gl.get_term(r.state, r.params[0])),
+        ("PUT", f"/v2/glossary/term/{seg}", lambda r: gl.update_term(r.state, r.params[0], r.json())),
+        ("DELETE", f"/v2/glossary/term/{seg}", _no_content(lambda r: gl.delete_term(r.state, r.params[0]))),
+        ("GET", f"/v2/glossary/category/{seg}", lambda r: gl.get_category(r.state, r.params[0])),
+        ("PUT", f"/v2/glossary/category/{seg}", lambda r: gl.update_category(r.state, r.params[0], r.json())),
+        (
+            "DELETE",
+            f"/v2/glossary/category/{seg}",
+            _no_content(lambda r: gl.delete_category(r.state, r.params[0])),
+        ),
+        (
+            "GET",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            lambda r: gl.assigned_entities(r.state, r.params[0], r.query),
+        ),
+        (
+            "POST",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.assign(r.state, r.params[0], r.json())),
+        ),
+        (
+            "DELETE",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.dissociate(r.state, r.params[0], r.json())),
+        ),
+        (
+            "PUT",
+            f"/v2/glossary/terms/{seg}/assignedEntities",
+            _no_content(lambda r: gl.dissociate(r.state, r.params[0], r.json())),
+        ),
+        ("GET", f"/v2/glossary/{seg}", lambda r: gl.get_glossary(r.state, r.params[0])),
+        ("GET", f"/v2/glossary/{seg}/detailed", lambda r: gl.detailed_glossary(r.state, r.params[0])),
+        ("GET", f"/v2/glossary/{seg}/terms", lambda r: gl.glossary_terms(r.state, r.params[0], r.query)),
+        (
+            "GET",
+            f"/v2/glossary/{seg}/categories",
+            lambda r: gl.glossary_categories(r.state, r.params[0], r.query),
+        ),
+        ("PUT", f"/v2/glossary/{seg}", lambda r: gl.update_glossary(r.state, r.params[0], r.json())),
+        ("DELETE", f"/v2/glossary/{seg}", _no_content(lambda r: gl.delete_glossary(r.state, r.params[0]))),
         ("GET", f"/v2/relationship/guid/{seg}", _relationship_get),
         ("POST", "/v2/relationship/?", _relationship_create),
+        ("PUT", "/v2/relationship/?", _relationship_update),
     ]
     return [(m, re.compile("^" + p + "$"), h) for m, p, h in table]
 

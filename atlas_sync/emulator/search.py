@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
 from atlas_sync.emulator.repo import Repo, Row
-from atlas_sync.emulator.tags import classification_names, classification_text, label_text
+from atlas_sync.emulator.tags import all_classification_names, classification_text, label_text
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.state import State
@@ -154,7 +154,7 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
         by_filters = predicate
 
         def predicate(r: Row) -> bool:
-            names = classification_names(r)
+            names = all_classification_names(r)
             return (bool(names) if tag == "*" else tag in names) and by_filters(r)
 
     exclude_deleted = bool(params.get("excludeDeletedEntities", False))

@@ -29,6 +29,9 @@ class State:
         # racing creates (Emulator.set_racing_creates): a create this soon after another request's
         # create of the same name does not see it, as two concurrent transactions on a real Atlas do
         self.racing_creates_ms: float = 0.0
+        # Emulator.set_propagation_delay: propagate this long after a write (0: in the write itself)
+        self.propagation_delay_ms: float = 0.0
+        self.propagation_due: float | None = None  # time.monotonic() when a delayed propagation runs
 
     def now(self) -> int:
         return int(time.time() * 1000)

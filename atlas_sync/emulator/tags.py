@@ -1,8 +1,8 @@
 """Entity labels and classifications (Atlas 2.1+ ``EntityREST`` label and classification endpoints).
 
 Both live in the entity row's ``extra``: ``labels`` (a sorted list; Atlas keeps a set) and
-``classifications`` (the directly attached ``AtlasClassification`` objects, in the order added).
-Propagation along lineage is not emulated: every classification is the entity's own.
+``classifications`` (the directly attached ``AtlasClassification`` objects, in the order added);
+``propagated`` holds the classifications other entities' propagate here (:mod:`propagation` keeps it).
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from atlas_sync.emulator import propagation
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
-from atlas_sync.emulator.repo import Repo, Row
+from atlas_sync.emulator.repo import ACTIVE, Repo, Row
 
 if TYPE_CHECKING:
     from atlas_sync.emulator.state import State
@@ -46,11 +47,18 @@ def label_text(row: Row) -> str | None:
 
 
 def classification_names(row: Row) -> list[str]:
+    """The entity's own classifications (what it may delete or update)."""
     return [c["typeName"] for c in row.extra.get("classifications") or []]
 
 
+def all_classification_names(row: Row) -> list[str]:
+    """Own and propagated, as headers (``classificationNames``) and search see them."""
+    names = classification_names(row) + [c["typeName"] for c in row.extra.get("propagated") or []]
+    return list(dict.fromkeys(names))
+
+
 def classification_text(row: Row) -> str | None:
-    names = classification_names(row)
+    names = all_classification_names(row)
     return "|" + "|".join(names) + "|" if names else None
 
 
@@ -67,7 +75,7 @@ def rendered_classifications(row: Row) -> list[dict[str, Any]]:
             "removePropagationsOnEntityDelete": c.get("removePropagationsOnEntityDelete", False),
         }
         for c in row.extra.get("classifications") or []
-    ]
+    ] + [dict(c, entityStatus=c.get("entityStatus", ACTIVE)) for c in row.extra.get("propagated") or []]
 
 
 def _entity(state: State, guid: str) -> tuple[Repo, Row]:
@@ -125,7 +133,7 @@ def parse_classifications(state: State, body: Any) -> list[dict[str, Any]]:
     return out
 
 
-def attach(row: Row, classifications: list[dict[str, Any]]) -> None:
+def attach(state: State, row: Row, classifications: list[dict[str, Any]]) -> None:
     """Add classifications to a row; one already there is refused and nothing is added
     (``AtlasEntityStoreV2``: ``INVALID_PARAMETERS``, seen on a real 2.1.0)."""
     have = classification_names(row)
@@ -137,6 +145,8 @@ def attach(row: Row, classifications: list[dict[str, Any]]) -> None:
             )
         have.append(c["typeName"])
     row.extra["classifications"] = list(row.extra.get("classifications") or []) + classifications
+    if any(c["propagate"] for c in classifications):
+        propagation.enable(state)
 
 
 def add_classifications(state: State, guid: str, body: Any) -> None:
@@ -145,7 +155,23 @@ def add_classifications(state: State, guid: str, body: Any) -> None:
     items = parse_classifications(state, body)
     if not items:
         raise AtlasApiError("ATLAS-400-00-01A", "classifications(s) not specified")
-    attach(row, items)
+    attach(state, row, items)
+    _touch(state, repo, row)
+
+
+def update_classifications(state: State, guid: str, body: Any) -> None:
+    """PUT ``/v2/entity/guid/{guid}/classifications``: attributes, ``propagate`` and
+    ``removePropagationsOnEntityDelete`` of classifications the entity has itself (not propagated ones)."""
+    repo, row = _entity(state, guid)
+    items = parse_classifications(state, body)
+    own = {c["typeName"]: c for c in row.extra.get("classifications") or []}
+    for c in items:
+        if c["typeName"] not in own:
+            raise AtlasApiError("ATLAS-400-00-06D", c["typeName"])
+    for c in items:
+        own[c["typeName"]].update(c)
+        if c["propagate"]:
+            propagation.enable(state)
     _touch(state, repo, row)
 
 

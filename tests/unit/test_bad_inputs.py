@@ -129,6 +129,35 @@ def test_bad_config_file_is_a_clean_error_naming_it_with_no_write(name, tmp_path
     assert "hunter2" not in output
 
 
+# The line each bad glossary file's error must name, read off the files by hand.
+GLOSSARY_LINES = {
+    "bad-relation-format.csv": 2,
+    "bad-syntax.toml": 3,
+    "bad-syntax.yaml": 3,
+    "category-cycle.toml": 4,
+    "duplicate-term.csv": 4,
+    "duplicate-term.toml": 7,
+    "duplicate-term.yaml": 6,
+    "name-with-dot.toml": 4,
+    "unknown-category.yaml": 4,
+    "unknown-key.toml": 4,
+    "unknown-related-term.csv": 2,
+    "unknown-related-term.toml": 4,
+}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (BAD / "glossaries").iterdir()))
+def test_bad_glossary_file_is_a_clean_error_naming_file_and_line_with_no_write(
+    name, tmp_path, monkeypatch, capsys
+):
+    path = BAD / "glossaries" / name
+    code, output = _run(["glossary", "apply", str(path)], tmp_path, monkeypatch, capsys)
+    _assert_clean(code, output, name, tmp_path)
+    first = next(line for line in output.splitlines() if line.startswith("error"))
+    assert name in first, output
+    assert f"line {GLOSSARY_LINES[name]}:" in first, first
+
+
 def test_the_corpus_has_at_least_60_inputs_across_every_reader():
     files = [p for p in BAD.rglob("*") if p.is_file() and p.suffix != ".py"]
     inputs = [p for p in files if p.parent.parent == BAD and p.parent.name in READERS]

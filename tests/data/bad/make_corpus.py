@@ -244,9 +244,39 @@ def configs() -> None:
     w("configs/timeout-list.toml", "read_timeout = [1, 2]\n")
 
 
+def glossaries() -> None:
+    """``atlas-sync glossary apply FILE`` inputs; the line each error must name is in test_bad_inputs.py."""
+    head = '[[glossary]]\nname = "Sales"\n'
+    w(
+        "glossaries/duplicate-term.toml",
+        head + '[[glossary.term]]\nname = "Deal"\n\n[[glossary.term]]\nname = "Deal"\n',
+    )
+    w("glossaries/category-cycle.toml", head + '[[glossary.category]]\nname = "A"\nparent = "B"\n'
+      '[[glossary.category]]\nname = "B"\nparent = "A"\n')  # fmt: skip
+    w(
+        "glossaries/unknown-related-term.toml",
+        head + '[[glossary.term]]\nname = "Deal"\nsynonyms = ["Nope"]\n',
+    )
+    w("glossaries/unknown-category.yaml", "glossary:\n  - name: Sales\n    term:\n      - name: Deal\n"
+      "        categories: [Nowhere]\n")  # fmt: skip
+    w("glossaries/duplicate-term.yaml", "glossary:\n  - name: Sales\n    term:\n      - name: Deal\n"
+      "      - name: Lead\n      - name: Deal\n")  # fmt: skip
+    w("glossaries/name-with-dot.toml", head + '[[glossary.term]]\nname = "v1.0"\n')
+    w("glossaries/bad-syntax.toml", head + 'short_description = "unterminated\n')
+    w("glossaries/bad-syntax.yaml", "glossary:\n  - name: Sales\n   term: [\n")
+    csv_head = (
+        "GlossaryName,TermName,ShortDescription,LongDescription,Examples,Abbreviation,Usage,"
+        "AdditionalAttributes,TranslationTerms,ValidValuesFor,Synonyms,ReplacedBy,ValidValues,ReplacementTerms,SeeAlso\n"
+    )
+    w("glossaries/duplicate-term.csv", csv_head + "Sales,Deal,a\nSales,Lead,b\nSales,Deal,c\n")
+    w("glossaries/unknown-related-term.csv", csv_head + "Sales,Deal,a,,,,,,,,Sales:Nope\n")
+    w("glossaries/bad-relation-format.csv", csv_head + "Sales,Deal,a,,,,,,,,Nope\n")
+    w("glossaries/unknown-key.toml", head + '[[glossary.term]]\nname = "Deal"\nsynonym = ["x"]\n')
+
+
 def main() -> None:
     for fn in (spark_plan, spark_json, sql, query_log, hive, openlineage, seatunnel, whaletunnel, graph,
-               profiles, configs):  # fmt: skip
+               profiles, configs, glossaries):  # fmt: skip
         fn()
     n = sum(1 for p in HERE.rglob("*") if p.is_file() and p.name != "make_corpus.py")
     print(f"{n} files in {HERE}")
