@@ -101,10 +101,31 @@ class _Model(BaseModel):
 _M = TypeVar("_M", bound=_Model)
 
 
+class Classification(_Model):
+    """An Atlas classification to attach: its type name, attribute values and whether Atlas propagates
+    it along lineage (``None``: Atlas's default, which is to propagate)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    propagate: bool | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.name, json.dumps(self.attributes, sort_keys=True, default=str), self.propagate))
+
+
 class Column(_Model):
     name: str
     type: str | None = None
     description: str | None = None
+    # Metadata (as on datasets and processes): what the input states, then what metadata rules add.
+    owners: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    classifications: list[Classification] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
 
 
 class Dataset(_Model):
@@ -119,7 +140,14 @@ class Dataset(_Model):
     # Documentation the input carries (dbt descriptions, tags, meta owners); optional for every reader.
     description: str | None = None
     owners: list[str] = Field(default_factory=list)
+    # Tags the input names (dbt tags, OpenLineage tags facets): rules match them, labels publish them.
     tags: list[str] = Field(default_factory=list)
+    # Atlas classifications, glossary terms (``term@glossary``), business metadata
+    # (``{"bm": {"attr": value}}``) and user labels: from metadata rules (lineage/rules.py).
+    classifications: list[Classification] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -147,6 +175,10 @@ class Process(_Model):
     description: str | None = None
     owners: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    classifications: list[Classification] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
     # Operator trees (Spark plans): the operator name ("Project", "Filter", ...), the seed's level
     # expression ("1_0", "2_0", ...), and parent/children process ids.
     operator: str | None = None
@@ -208,6 +240,28 @@ class Problem(_Model):
         return f"{loc}: {self.message}" if loc else self.message
 
 
+_Described = TypeVar("_Described", "Dataset", "Column", "Process")
+
+
+def merge_metadata(into: _Described, other: _Described) -> None:
+    """What ``other`` states about the same dataset, column or process, added to ``into``: the first
+    description wins, lists are unions in first-seen order, business attributes merge (``into`` wins)."""
+    if not into.description and other.description:
+        into.description = other.description
+    for name in ("owners", "tags", "terms", "labels", "classifications"):
+        mine = getattr(into, name)
+        for x in getattr(other, name):
+            if x not in mine:
+                mine.append(x)
+    for bm, attrs in other.business.items():
+        into.business[bm] = {**attrs, **into.business.get(bm, {})}
+
+
+def has_metadata(item: Dataset | Column | Process) -> bool:
+    """Whether ``item`` carries anything published beside attributes (classifications, terms, ...)."""
+    return bool(item.classifications or item.terms or item.business or item.labels or item.tags)
+
+
 class LineageGraph(_Model):
     """The lineage read from one input (or merged from several)."""
 
@@ -264,11 +318,15 @@ class LineageGraph(_Model):
             self.datasets.append(dataset)
             self._appended("datasets", self.datasets, lambda d: d.id)
             return dataset
-        names = set(existing.column_names())
+        by_name = {c.name: c for c in existing.columns}
         for col in dataset.columns:
-            if col.name not in names:
+            have = by_name.get(col.name)
+            if have is None:
                 existing.columns.append(col)
-                names.add(col.name)
+                by_name[col.name] = col
+            else:
+                merge_metadata(have, col)
+        merge_metadata(existing, dataset)
         return existing
 
     def add_process(self, process: Process) -> Process:
