@@ -25,6 +25,7 @@ from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
+from atlas_sync.lineage.rules import MetadataRules, load_rules
 from atlas_sync.reconcile.actual import ActualHeader, list_scope, search_roots
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
@@ -150,6 +151,7 @@ class Publisher:
         metadata_namespace: str | None = None,
         metadata_namespaces: Mapping[str, str] | None = None,
         missing_datasets: str = "create",
+        metadata_rules: str | Path | MetadataRules | None = None,
     ) -> None:
         if not domain or "@" in domain:
             raise AtlasSyncError(
@@ -171,6 +173,11 @@ class Publisher:
             )
         self.missing_datasets = missing_datasets
         self._typedefs_ensured = False  # set by ensure_typedefs(): the scope types exist then
+        given = metadata_rules if metadata_rules is not None else self.profile.metadata_rules
+        self.metadata_rules: MetadataRules | None = (
+            given if isinstance(given, MetadataRules) or given is None else load_rules(given)
+        )
+        self._term_guids: dict[str, str] | None = None  # the rules' terms, looked up once
         self._server_types: Any = None  # what the server held of the profile's types, read once
 
     @classmethod
@@ -190,6 +197,7 @@ class Publisher:
             metadata_namespace=settings.metadata_namespace,
             metadata_namespaces=settings.metadata_namespaces,
             missing_datasets=settings.missing_datasets,
+            metadata_rules=getattr(settings, "metadata_rules", None),
         )
 
     @property
@@ -360,6 +368,10 @@ class Publisher:
         from atlas_sync.reconcile.stream import StreamSync
 
         streamed = options.get("stream") is not False
+        term_guids = self._check_rules()  # before anything is read back or written
+        rules = self.metadata_rules
+        if rules is not None:
+            chunks = (_with_rules(c, rules) for c in chunks)
         with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
             for chunk in chunks:
                 s.add_chunk(chunk)
@@ -371,7 +383,8 @@ class Publisher:
             job = _check_job(job or s.job or "default")
             # The listing runs while the input renders; it is of Atlas before this run writes anything.
             roots, attrs = self._scope_types(), self._server_attributes()
-            s.start_listing(roots, job=job, **attrs, refresh=options.get("refresh", False))
+            listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
+            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False))
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             # checked once per publisher: a long-running service does not read them for every sync
@@ -381,7 +394,12 @@ class Publisher:
                 writes = self.ensure_typedefs()
                 roots, attrs = self._scope_types(), self._server_attributes()
             try:
-                out = self._apply_run(s, job, roots, attrs, options, dry_run, streamed)
+                if dry_run and attrs.get("metadata_attribute") is None:
+                    # a plan before the profile's types hold the record: nothing is recorded yet
+                    attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}
+                out = self._apply_run(
+                    s, job, roots, {**attrs, "term_guids": term_guids}, options, dry_run, streamed
+                )
             except AtlasError:
                 self.forget_types()  # e.g. a type error: someone changed the types; check them next time
                 raise
@@ -392,7 +410,7 @@ class Publisher:
         s: Any,
         job: str,
         roots: list[str],
-        attrs: Mapping[str, str | None],
+        attrs: Mapping[str, Any],
         options: Mapping[str, Any],
         dry_run: bool,
         streamed: bool,
@@ -421,7 +439,68 @@ class Publisher:
             scope_attribute=attrs["scope_attribute"],
             job_key_attribute=attrs["job_key_attribute"],
             refresh=options.get("refresh", False),
+            metadata_attribute=attrs.get("metadata_attribute"),
+            term_guids=attrs.get("term_guids") or {},
         )
+
+    def _check_rules(self) -> dict[str, str]:
+        """Check the metadata rules' names against the profile's typedef bundles and Atlas (one read
+        of the type headers; a def read only for a classification given attributes) and look up their
+        glossary terms (one read): an unknown name is an error naming the rule, before anything is
+        written. Returns the terms' guids. Done once per publisher."""
+        rules = self.metadata_rules
+        if rules is None:
+            return {}
+        if self._term_guids is not None:
+            return self._term_guids
+        if self.profile.metadata_attribute is None:
+            raise AtlasSyncError(
+                f"profile {self.profile.name!r} cannot publish metadata rules ({rules.file}): it has no "
+                "metadata_attribute to record what atlas-sync adds",
+                hint="use the lineage or pico profile, or add metadata_attribute to the profile (docs/metadata.md)",
+            )
+        from atlas_sync.atlas.metadata import term_guids
+        from atlas_sync.lineage.rules import check_names
+        from atlas_sync.typedefs import load_bundle
+
+        bundle = load_bundle(*self.profile.typedef_sources) if self.profile.typedef_sources else None
+        headers: dict[str, str] | None = None
+        defs: dict[str, Any] = {}
+
+        def lookup(name: str) -> Mapping[str, Any] | None:
+            nonlocal headers
+            if bundle is not None and name in bundle:
+                entry = bundle.entries[name]
+                return {**entry.atlas(), "category": entry.category}
+            if headers is None:
+                headers = {
+                    h["name"]: h.get("category", "")
+                    for h in self.client.get_typedef_headers()
+                    if isinstance(h, dict) and isinstance(h.get("name"), str)
+                }
+            if name not in headers:
+                return None
+            if name not in defs:
+                defs[name] = {"category": headers[name], "name": name}
+                wants_attrs = any(
+                    (c.name == name and c.attributes) for r in rules.rules for c in r.classifications
+                ) or any(name in r.business for r in rules.rules)
+                if wants_attrs:
+                    defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": headers[name]}
+            return defs[name]
+
+        check_names(rules, lookup)
+        wanted = {t for r in rules.rules for t in r.terms}
+        found = term_guids(self.client, wanted) if wanted else {}
+        for r in rules.rules:
+            for t in r.terms:
+                if t not in found:
+                    raise r.error(
+                        rules.file,
+                        f"unknown glossary term {t!r} (no AtlasGlossaryTerm of that qualifiedName)",
+                    )
+        self._term_guids = found
+        return found
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
         """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
@@ -488,7 +567,8 @@ class Publisher:
         it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
         it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
         wanted = {
-            k: getattr(self.profile, k) for k in ("digest_attribute", "scope_attribute", "job_key_attribute")
+            k: getattr(self.profile, k)
+            for k in ("digest_attribute", "scope_attribute", "job_key_attribute", "metadata_attribute")
         }
         roots = self.profile.root_types()
         for key, attr in wanted.items():
@@ -561,6 +641,11 @@ class Publisher:
         """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
         self.teardown(purge=True)
         return self.sync(graph, job, progress=progress, parallel=parallel)
+
+
+def _with_rules(graph: LineageGraph, rules: MetadataRules) -> LineageGraph:
+    rules.apply(graph)
+    return graph
 
 
 @contextlib.contextmanager

@@ -240,7 +240,9 @@ def _classifications(v: Any, rule: Rule, file: str) -> list[Classification]:
             raise rule.error(file, "a classification is a name or a table { name = ..., propagate = ... }")
         unknown = sorted(set(c) - _CLASSIFICATION_KEYS)
         if unknown:
-            raise rule.error(file, f"classification: unknown key {unknown[0]!r} (known: name, propagate, attributes)")
+            raise rule.error(
+                file, f"classification: unknown key {unknown[0]!r} (known: name, propagate, attributes)"
+            )
         name, propagate, attrs = c.get("name"), c.get("propagate"), c.get("attributes", {})
         if not isinstance(name, str) or not _TYPE_NAME.match(name):
             raise rule.error(file, f"classification name {name!r} is not a valid Atlas type name")
@@ -260,7 +262,9 @@ def _business(v: Any, rule: Rule, file: str) -> dict[str, dict[str, Any]]:
     for bm, attrs in v.items():
         for attr, value in attrs.items():
             if value is None or isinstance(value, dict):
-                raise rule.error(file, f"business {bm}.{attr}: a value must be a string, number, boolean or list")
+                raise rule.error(
+                    file, f"business {bm}.{attr}: a value must be a string, number, boolean or list"
+                )
     return {bm: dict(attrs) for bm, attrs in v.items()}
 
 
