@@ -485,18 +485,21 @@ class StreamSync:
                 if len(item.changes) > 1 and digest_attribute:
                     # the digest changes with every other change: not worth a line of the plan
                     item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+                first_write = True
                 if ops:
+                    real = [c for c in item.changes if c.attribute != digest_attribute]
+                    # written before the requests: an entity to create, other attributes, or the record
+                    # of what is ours (claimed before it is added, so a sync killed in between still
+                    # knows it is ours); the digest is written once the metadata it covers is in Atlas
+                    # (a sync killed in between reads the entity in full next time)
+                    first_write = item.action == "create" or bool(real)
                     # the record's change is shown as what it records: `classifications: +PII`
-                    item.changes = [
-                        c for c in item.changes if c.attribute not in (metadata_attribute, digest_attribute)
-                    ] + ops.changes()
+                    item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
                     if item.action == "unchanged":
                         item.action = "update"
                     item.metadata = ops.to_json()
-                    # the digest is written once the metadata it covers is in Atlas (a sync killed
-                    # in between reads the entity in full next time, and finds what is left to do)
                     later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-                    if digest_attribute:
+                    if digest_attribute and first_write:
                         e.attributes[digest_attribute] = None
                     metadata_todo.append((e, item, ops, later_digest))
                 if e.shared and item.action == "update":
@@ -510,6 +513,9 @@ class StreamSync:
                 if item.action == "unchanged":
                     unchanged += 1
                     continue
+                if not first_write:
+                    unchanged += 1  # (for the progress count: nothing to write here)
+                    continue  # metadata only: its requests, then the digest (after the writes)
                 pending.items.append(item)
                 pending.desired[e.key] = e
                 if len(pending.items) >= batch_size:

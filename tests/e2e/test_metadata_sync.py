@@ -1,0 +1,208 @@
+"""Metadata rules published and reconciled over HTTP (the emulator; a real Atlas when ``ATLAS_URL`` is set).
+
+A two-statement SQL job (raw.customers -> stage.customers -> mart.contacts), a rules file tagging
+``raw.customers.email`` PII and giving raw tables a cost centre. Counted per call kind: an unchanged
+re-sync sends nothing, a changed rule exactly what its change needs, and what a person added stays.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
+from atlas_sync.atlas import metadata as md
+from atlas_sync.errors import InputError
+
+SQL = """
+INSERT INTO stage.customers SELECT id, email FROM raw.customers;
+INSERT INTO mart.contacts SELECT id, lower(email) AS email FROM stage.customers;
+"""
+RULES = """
+[[rules]]
+columns = ["raw.customers.email"]
+classifications = [{ name = "%(pii)s", propagate = true }]
+labels = ["gdpr"]
+
+[[rules]]
+datasets = ["raw.*"]
+business = { %(bm)s = { costCentre = "CC-42" } }
+owners = ["data-stewards"]
+"""
+
+
+@pytest.fixture
+def names(client: AtlasClient) -> Iterator[dict[str, str]]:
+    """A domain and classification / business-metadata types of its own (a real Atlas keeps types)."""
+    tag = uuid.uuid4().hex[:8]
+    out = {"domain": "md" + tag, "pii": "PII_" + tag, "other": "Sensitive_" + tag, "bm": "Governance_" + tag}
+    client.create_typedefs(
+        {
+            "classificationDefs": [
+                {"name": out["pii"], "attributeDefs": [], "superTypes": []},
+                {"name": out["other"], "attributeDefs": [], "superTypes": []},
+            ],
+            "businessMetadataDefs": [
+                {
+                    "name": out["bm"],
+                    "attributeDefs": [
+                        {
+                            "name": "costCentre",
+                            "typeName": "string",
+                            "isOptional": True,
+                            "cardinality": "SINGLE",
+                            "options": {"applicableEntityTypes": '["Referenceable"]', "maxStrLength": "50"},
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    yield out
+    Publisher(client, domain=out["domain"]).teardown(purge=True)
+
+
+def _files(tmp_path: Path, names: dict[str, str], rules: str = RULES) -> tuple[Path, Path]:
+    sql = tmp_path / "job.sql"
+    sql.write_text(SQL)
+    path = tmp_path / "rules.toml"
+    path.write_text(rules % names)
+    return sql, path
+
+
+def _sync(client: AtlasClient, names: dict[str, str], sql: Path, rules: Path | None) -> Any:
+    client.stats.reset()
+    pub = Publisher(client, domain=names["domain"], metadata_rules=rules)
+    return pub.sync(pub.read("sql", [str(sql)], dialect="spark"), job="customers")
+
+
+def _entity(client: AtlasClient, type_name: str, qn: str) -> dict[str, Any]:
+    got = client.get_entity_by_unique(type_name, qn)
+    assert got is not None, qn
+    return got
+
+
+def _own_classifications(ent: dict[str, Any]) -> set[str]:
+    return {
+        c["typeName"] for c in ent.get("classifications") or [] if c.get("entityGuid") in (None, ent["guid"])
+    }
+
+
+def test_rules_publish_classifications_labels_business_metadata_and_owners(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    result = _sync(client, names, sql, rules)
+    assert result.applied is not None and result.applied.metadata == 2  # the column and the table
+    email = _entity(client, "lineage_column", f"raw.customers.email@{names['domain']}")
+    assert _own_classifications(email) == {names["pii"]}
+    (pii,) = [c for c in email["classifications"] if c["typeName"] == names["pii"]]
+    assert pii["propagate"] is True
+    assert email["labels"] == ["gdpr"]
+    table = _entity(client, "lineage_dataset", f"raw.customers@{names['domain']}")
+    assert table["businessAttributes"] == {names["bm"]: {"costCentre": "CC-42"}}
+    assert table["attributes"]["owner"] == "data-stewards"
+    # one bulk request for the classification, one per entity for the label and the business attribute
+    assert client.stats["metadata_write"].requests == 3
+    other = _entity(client, "lineage_dataset", f"stage.customers@{names['domain']}")
+    assert not other.get("businessAttributes") and other["attributes"].get("owner") is None
+
+
+def test_an_unchanged_resync_sends_no_metadata_request(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    again = _sync(client, names, sql, rules)
+    assert again.applied is None
+    assert again.plan.counts["update"] == 0 and again.plan.counts["create"] == 0
+    assert client.stats["metadata_write"].requests == 0
+    assert client.stats["entity_write"].requests == 0
+    assert client.stats["entity_read"].requests == 0
+
+
+def test_what_a_person_added_survives_resyncs_and_the_rule_removal(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    qn = f"raw.customers.email@{names['domain']}"
+    email = _entity(client, "lineage_column", qn)
+    # a person classifies the column and labels it, by hand
+    client._call(
+        "entity_write",
+        "POST",
+        f"/v2/entity/guid/{email['guid']}/classifications",
+        body=[{"typeName": names["other"]}],
+    )
+    md.add_labels(client, email["guid"], ["reviewed"])
+    for _ in range(2):
+        _sync(client, names, sql, rules)
+        now = _entity(client, "lineage_column", qn)
+        assert _own_classifications(now) == {names["pii"], names["other"]}
+        assert sorted(now["labels"]) == ["gdpr", "reviewed"]
+    # the rule goes: only what atlas-sync added goes with it
+    no_pii = "\n".join(RULES.split("\n")[5:])  # the second rule alone
+    _, rules2 = _files(tmp_path, names, no_pii)
+    changed = _sync(client, names, sql, rules2)
+    (item,) = [i for i in changed.plan.items if i.qualified_name == qn]
+    shown = {c.attribute: c.after for c in item.changes}
+    assert shown["classifications"] == f"-{names['pii']}" and shown["labels"] == "-gdpr"
+    # 1 classification removed + 1 labels request; the entity written twice (record, then digest)
+    assert client.stats["metadata_write"].requests == 2
+    assert client.stats["entity_write"].requests == 2
+    assert client.stats["entity_read"].requests == 1  # only the column whose metadata changed
+    now = _entity(client, "lineage_column", qn)
+    assert _own_classifications(now) == {names["other"]}
+    assert now["labels"] == ["reviewed"]
+
+
+def test_a_changed_rule_makes_exactly_the_requests_its_change_needs(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    _, rules2 = _files(tmp_path, names, RULES.replace("propagate = true", "propagate = false"))
+    changed = _sync(client, names, sql, rules2)
+    assert changed.plan.counts["update"] == 1
+    (item,) = changed.plan.by_action("update")
+    assert [(c.attribute, c.after) for c in item.changes] == [("classifications", f"~{names['pii']}")]
+    assert client.stats["metadata_write"].requests == 1  # one PUT of the entity's classifications
+    assert client.stats["entity_write"].requests == 1  # the digest, written once the change is in
+    email = _entity(client, "lineage_column", f"raw.customers.email@{names['domain']}")
+    (pii,) = [c for c in email["classifications"] if c["typeName"] == names["pii"]]
+    assert pii["propagate"] is False
+    assert _sync(client, names, sql, rules2).applied is None
+
+
+def test_a_classification_a_person_added_first_is_theirs(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, _ = _files(tmp_path, names)
+    _sync(client, names, sql, None)
+    qn = f"raw.customers.email@{names['domain']}"
+    guid = _entity(client, "lineage_column", qn)["guid"]
+    md.classify(client, {"typeName": names["pii"]}, [guid])  # by hand, before any rule
+    _, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    no_pii = "\n".join(RULES.split("\n")[5:])
+    _, rules2 = _files(tmp_path, names, no_pii)
+    _sync(client, names, sql, rules2)
+    assert _own_classifications(_entity(client, "lineage_column", qn)) == {names["pii"]}  # still there
+
+
+def test_an_unknown_classification_sends_nothing(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names, RULES.replace("%(pii)s", "NoSuchTag_x"))
+    client.stats.reset()
+    pub = Publisher(client, domain=names["domain"], metadata_rules=rules)
+    with pytest.raises(InputError, match=r"rule 1: unknown classification 'NoSuchTag_x'") as err:
+        pub.sync(pub.read("sql", [str(sql)], dialect="spark"), job="customers")
+    assert err.value.file == str(rules) and err.value.line == 2
+    assert client.stats["entity_write"].requests == 0 and client.stats["typedef_write"].requests == 0
