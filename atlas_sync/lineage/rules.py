@@ -152,8 +152,11 @@ def parse_rules(text: str, *, file: str = "<rules>") -> MetadataRules:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(f"not a valid TOML file: {exc}", file=file, line=line) from exc
+        # (``lineno`` from Python 3.14; before, the message ends with "(at line N, column M)")
+        found = re.search(r"\(at line (\d+), column (\d+)\)$", str(exc))
+        line = getattr(exc, "lineno", None) or (int(found.group(1)) if found else None)
+        text = re.sub(r" \(at line \d+, column \d+\)$", "", str(exc))
+        raise InputError(f"not a valid TOML file: {text}", file=file, line=line) from exc
     unknown = sorted(set(doc) - {"rules"})
     if unknown:
         raise InputError(
