@@ -260,7 +260,8 @@ class ProjectReader:
             for key, c in cols.items():
                 c = c if isinstance(c, dict) else {}
                 name = str(c.get("name") or key)
-                config = c.get("config") if isinstance(c.get("config"), dict) else {}
+                given = c.get("config")
+                config: dict[str, Any] = given if isinstance(given, dict) else {}
                 out.append(
                     Column(
                         name=self.namer.column(name, quoted=c.get("quote") is True),
