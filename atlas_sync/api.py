@@ -285,7 +285,7 @@ class Publisher:
         """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since planning.
         ``check`` is kept for compatibility: a plan is always checked against Atlas before it is applied."""
         known = self._verify(plan)
-        return apply_plan(
+        result = apply_plan(
             self.client,
             plan,
             known_guids=known,
@@ -294,6 +294,18 @@ class Publisher:
             purge=purge,
             progress=progress,
         )
+        # then the classification, label, term and business-metadata requests the plan lists
+        from atlas_sync.reconcile.metadata import MetadataOps, apply_metadata
+
+        todo = [
+            (guid, MetadataOps.from_json(i.metadata))
+            for i in plan.items
+            if i.metadata and (guid := i.guid or result.guids.get(i.key) or known.get(i.key))
+        ]
+        if todo:
+            result.requests += apply_metadata(self.client, todo)
+            result.metadata += len(todo)
+        return result
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
         from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes

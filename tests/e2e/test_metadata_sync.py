@@ -206,3 +206,32 @@ def test_an_unknown_classification_sends_nothing(
         pub.sync(pub.read("sql", [str(sql)], dialect="spark"), job="customers")
     assert err.value.file == str(rules) and err.value.line == 2
     assert client.stats["entity_write"].requests == 0 and client.stats["typedef_write"].requests == 0
+
+
+def test_the_plan_shows_metadata_changes_and_a_saved_plan_applies_them(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    from atlas_sync.reconcile.plan import Plan, plan_text
+
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, None)  # the job ran before the rules came
+    pub = Publisher(client, domain=names["domain"], metadata_rules=rules)
+    graph = pub.read("sql", [str(sql)], dialect="spark")
+    plan = pub.plan(graph, job="customers")
+    assert plan.counts["update"] == 2 and plan.counts["create"] == 0
+    text = plan_text(plan)
+    assert f"      ~ classifications: +{names['pii']}" in text
+    assert "      ~ labels: +gdpr" in text
+    assert f"      ~ businessMetadata: +{names['bm']}.costCentre" in text
+    assert "atlasSyncMetadata" not in text  # the record is shown as what it records
+    saved = Plan.from_json(plan.to_json())
+    client.stats.reset()
+    result = Publisher(client, domain=names["domain"]).apply(saved)
+    assert result.metadata == 2 and client.stats["metadata_write"].requests == 3
+    email = _entity(client, "lineage_column", f"raw.customers.email@{names['domain']}")
+    assert _own_classifications(email) == {names["pii"]} and email["labels"] == ["gdpr"]
+    # the next sync finds the metadata in place: it writes the two digests, no metadata request
+    again = _sync(client, names, sql, rules)
+    assert client.stats["metadata_write"].requests == 0
+    assert again.plan.counts["update"] == 2
+    assert _sync(client, names, sql, rules).applied is None
