@@ -406,6 +406,12 @@ class Publisher:
                 writes = self.ensure_typedefs()
                 roots, attrs = self._scope_types(), self._server_attributes()
             try:
+                if rules is not None and not dry_run and attrs.get("metadata_attribute") is None:
+                    raise AtlasSyncError(
+                        f"the server's {self.profile.name} types lack {self.profile.metadata_attribute!r}, "
+                        f"where a sync records what the metadata rules ({rules.file}) added",
+                        hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
+                    )
                 if dry_run and attrs.get("metadata_attribute") is None:
                     # a plan before the profile's types hold the record: nothing is recorded yet
                     attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}

@@ -257,11 +257,6 @@ def merge_metadata(into: _Described, other: _Described) -> None:
         into.business[bm] = {**attrs, **into.business.get(bm, {})}
 
 
-def has_metadata(item: Dataset | Column | Process) -> bool:
-    """Whether ``item`` carries anything published beside attributes (classifications, terms, ...)."""
-    return bool(item.classifications or item.terms or item.business or item.labels or item.tags)
-
-
 class LineageGraph(_Model):
     """The lineage read from one input (or merged from several)."""
 

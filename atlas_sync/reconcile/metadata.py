@@ -279,9 +279,18 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
         for term_guid in ops.add_terms.values():
             assigns.setdefault(term_guid, []).append(guid)
     for c, guids in adds.values():
-        api.classify(client, c, guids)
-        requests += 1
+        for part in _parts(guids):
+            api.classify(client, c, part)
+            requests += 1
     for term_guid, guids in assigns.items():
-        api.assign_term(client, term_guid, guids)
-        requests += 1
+        for part in _parts(guids):
+            api.assign_term(client, term_guid, part)
+            requests += 1
     return requests
+
+
+BULK = 500  # entities per bulk classification or term assignment (one transaction each in Atlas)
+
+
+def _parts(guids: list[str]) -> list[list[str]]:
+    return [guids[i : i + BULK] for i in range(0, len(guids), BULK)]
