@@ -52,3 +52,10 @@ def test_a_later_comment_replaces_an_earlier_one(tmp_path: Path) -> None:
         "postgres",
     )
     assert g.dataset("raw.t").description == "second"
+
+
+def test_create_table_as_select_with_a_comment(tmp_path: Path) -> None:
+    g = _read(tmp_path, "CREATE TABLE mart.y COMMENT 'the y' AS SELECT id FROM raw.customers;\n", "spark")
+    assert g.dataset("mart.y").description == "the y"
+    assert g.dataset("raw.customers").description is None
+    assert len(g.processes) == 1
