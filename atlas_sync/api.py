@@ -384,6 +384,9 @@ class Publisher:
         rules = self.metadata_rules
         if rules is not None:
             chunks = (_with_rules(c, rules) for c in chunks)
+        named = _MetadataNames()
+        if self.profile.metadata_attribute is not None:
+            chunks = (named.add(c) for c in chunks)
         with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
             for chunk in chunks:
                 s.add_chunk(chunk)
@@ -399,6 +402,8 @@ class Publisher:
             s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False))
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
+            if named:
+                term_guids = {**term_guids, **self._check_input_metadata(named)}
             # checked once per publisher: a long-running service does not read them for every sync
             ensure = options.get("ensure_typedefs", True) and not dry_run and not self._typedefs_ensured
             writes = 0
@@ -479,33 +484,12 @@ class Publisher:
             )
         from atlas_sync.atlas.metadata import term_guids
         from atlas_sync.lineage.rules import check_names
-        from atlas_sync.typedefs import load_bundle
-
-        bundle = load_bundle(*self.profile.typedef_sources) if self.profile.typedef_sources else None
-        headers: dict[str, str] | None = None
-        defs: dict[str, Any] = {}
 
         def lookup(name: str) -> Mapping[str, Any] | None:
-            nonlocal headers
-            if bundle is not None and name in bundle:
-                entry = bundle.entries[name]
-                return {**entry.atlas(), "category": entry.category}
-            if headers is None:
-                headers = {
-                    h["name"]: h.get("category", "")
-                    for h in self.client.get_typedef_headers()
-                    if isinstance(h, dict) and isinstance(h.get("name"), str)
-                }
-            if name not in headers:
-                return None
-            if name not in defs:
-                defs[name] = {"category": headers[name], "name": name}
-                wants_attrs = any(
-                    (c.name == name and c.attributes) for r in rules.rules for c in r.classifications
-                ) or any(name in r.business for r in rules.rules)
-                if wants_attrs:
-                    defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": headers[name]}
-            return defs[name]
+            full = any(
+                (c.name == name and c.attributes) for r in rules.rules for c in r.classifications
+            ) or any(name in r.business for r in rules.rules)
+            return self._lookup_type(name, full=full)
 
         check_names(rules, lookup)
         wanted = {t for r in rules.rules for t in r.terms}
@@ -579,6 +563,60 @@ class Publisher:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
         scope = self._server_attributes()["scope_attribute"] if roots else None
         return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
+
+    def _lookup_type(self, name: str, *, full: bool = False) -> Mapping[str, Any] | None:
+        """A classification's or business metadata's def (with ``category``) from the profile's bundles,
+        else Atlas: its type headers read once per publisher, a full def only when ``full``."""
+        cache = self.__dict__.setdefault("_type_cache", {})
+        if "bundle" not in cache:
+            from atlas_sync.typedefs import load_bundle
+
+            sources = self.profile.typedef_sources
+            cache["bundle"] = load_bundle(*sources) if sources else None
+        bundle = cache["bundle"]
+        if bundle is not None and name in bundle:
+            entry = bundle.entries[name]
+            return {**entry.atlas(), "category": entry.category}
+        if "headers" not in cache:
+            cache["headers"] = {
+                h["name"]: h.get("category", "")
+                for h in self.client.get_typedef_headers()
+                if isinstance(h, dict) and isinstance(h.get("name"), str)
+            }
+        category = cache["headers"].get(name)
+        if category is None:
+            return None
+        defs = cache.setdefault("defs", {})
+        if full and name not in defs:
+            defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": category}
+        return defs.get(name) or {"name": name, "category": category}
+
+    def _check_input_metadata(self, named: _MetadataNames) -> dict[str, str]:
+        """The classifications, business metadata and terms the input itself names (a graph document
+        may carry them), checked as a rules file's are, before anything is written; the terms' guids."""
+        from atlas_sync.atlas.metadata import term_guids
+
+        for name in sorted(named.classifications):
+            d = self._lookup_type(name)
+            if d is None or d.get("category") != "CLASSIFICATION":
+                raise InputError(
+                    f"the input names classification {name!r}, which neither Atlas nor the profile's "
+                    "typedef bundles define",
+                    hint="define it (a typedef bundle of the profile) or remove it from the input",
+                )
+        for name in sorted(named.business):
+            d = self._lookup_type(name)
+            if d is None or d.get("category") != "BUSINESS_METADATA":
+                raise InputError(
+                    f"the input names business metadata {name!r}, which neither Atlas nor the profile's "
+                    "typedef bundles define"
+                )
+        wanted = named.terms - set(self._term_guids or {})
+        found = term_guids(self.client, wanted) if wanted else {}
+        missing = sorted(wanted - set(found))
+        if missing:
+            raise InputError(f"the input names glossary term {missing[0]!r}, which Atlas lacks")
+        return found
 
     def _server_attributes(self) -> dict[str, str | None]:
         """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
@@ -659,6 +697,27 @@ class Publisher:
         """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input."""
         self.teardown(purge=True)
         return self.sync(graph, job, progress=progress, parallel=parallel)
+
+
+@dataclass
+class _MetadataNames:
+    """The classification, business-metadata and term names a graph's items carry."""
+
+    classifications: set[str] = field(default_factory=set)
+    business: set[str] = field(default_factory=set)
+    terms: set[str] = field(default_factory=set)
+
+    def add(self, graph: LineageGraph) -> LineageGraph:
+        items: list[Any] = [*graph.datasets, *graph.processes]
+        items += [c for d in graph.datasets for c in d.columns]
+        for item in items:
+            self.classifications.update(c.name for c in item.classifications)
+            self.business.update(item.business)
+            self.terms.update(item.terms)
+        return graph
+
+    def __bool__(self) -> bool:
+        return bool(self.classifications or self.business or self.terms)
 
 
 def _with_rules(graph: LineageGraph, rules: MetadataRules) -> LineageGraph:

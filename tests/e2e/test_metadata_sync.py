@@ -276,3 +276,31 @@ def test_a_propagated_tag_reaches_downstream_columns_and_goes_with_the_rule(
     now = _entity(client, "lineage_column", downstream[1])
     assert not _propagated(now, names["pii"])
     assert _own_classifications(now) == {names["other"]}
+
+
+def test_a_graph_document_naming_an_unknown_classification_sends_nothing(
+    client: AtlasClient, names: dict[str, str]
+) -> None:
+    from atlas_sync.lineage.model import LineageGraph
+
+    doc = {
+        "datasets": [
+            {
+                "id": "raw.a",
+                "name": "a",
+                "columns": [{"name": "x", "classifications": [{"name": "NoSuchTag_y"}]}],
+            },
+            {"id": "mart.b", "name": "b", "columns": ["y"], "classifications": [{"name": names["pii"]}]},
+        ],
+        "processes": [{"id": "p", "name": "p", "inputs": ["raw.a"], "outputs": ["mart.b"]}],
+    }
+    client.stats.reset()
+    with pytest.raises(InputError, match="the input names classification 'NoSuchTag_y'"):
+        Publisher(client, domain=names["domain"]).sync(LineageGraph.from_document(doc), job="g")
+    assert client.stats["entity_write"].requests == 0 and client.stats["metadata_write"].requests == 0
+    # known ones publish without a rules file
+    del doc["datasets"][0]["columns"][0]["classifications"]
+    Publisher(client, domain=names["domain"]).sync(LineageGraph.from_document(doc), job="g")
+    assert _own_classifications(_entity(client, "lineage_dataset", f"mart.b@{names['domain']}")) == {
+        names["pii"]
+    }
