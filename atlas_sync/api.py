@@ -584,9 +584,14 @@ class Publisher:
                 if isinstance(h, dict) and isinstance(h.get("name"), str)
             }
         category = cache["headers"].get(name)
-        if category is None:
-            return None
         defs = cache.setdefault("defs", {})
+        if category is None:
+            # not among the headers: asked by name before it counts as unknown (a real Atlas 2.1.0 left
+            # a business metadata created a moment before out of its headers, yet answered it by name)
+            if name not in defs:
+                found = self.client.get_typedef_by_name(name)
+                defs[name] = {**found, "category": found.get("category", "")} if found else None
+            return defs[name]
         if full and name not in defs:
             defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": category}
         return defs.get(name) or {"name": name, "category": category}
