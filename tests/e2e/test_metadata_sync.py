@@ -304,3 +304,28 @@ def test_a_graph_document_naming_an_unknown_classification_sends_nothing(
     assert _own_classifications(_entity(client, "lineage_dataset", f"mart.b@{names['domain']}")) == {
         names["pii"]
     }
+
+
+def test_a_classification_shipped_in_the_profiles_typedef_bundle_is_registered_and_used(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    import dataclasses
+    import json
+
+    from atlas_sync.render.profile import load_profile
+
+    shipped = "Shipped_" + names["domain"]
+    bundle = tmp_path / "tags"
+    bundle.mkdir()
+    (bundle / "0100-tags.json").write_text(
+        json.dumps({"classificationDefs": [{"name": shipped, "superTypes": [], "attributeDefs": []}]})
+    )
+    base = load_profile("lineage")
+    profile = dataclasses.replace(base, typedef_sources=[*base.typedef_sources, str(bundle)])
+    sql, _ = _files(tmp_path, names)
+    rules = tmp_path / "shipped.toml"
+    rules.write_text(f'[[rules]]\ncolumns = ["raw.customers.email"]\nclassifications = ["{shipped}"]\n')
+    pub = Publisher(client, domain=names["domain"], profile=profile, metadata_rules=rules)
+    pub.sync(pub.read("sql", [str(sql)], dialect="spark"), job="customers")
+    email = _entity(client, "lineage_column", f"raw.customers.email@{names['domain']}")
+    assert _own_classifications(email) == {shipped}
