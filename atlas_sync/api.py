@@ -717,7 +717,7 @@ class _MetadataNames:
         items += [c for d in graph.datasets for c in d.columns]
         for item in items:
             self.classifications.update(c.name for c in item.classifications)
-            self.business.update(item.business)
+            self.business.update(item.business or {})
             self.terms.update(item.terms)
         return graph
 

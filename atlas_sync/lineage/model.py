@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -120,29 +120,20 @@ class Column(_Model):
     type: str | None = None
     description: str | None = None
     # Metadata (as on datasets and processes): what the input states, then what metadata rules add.
-    owners: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    classifications: list[Classification] = Field(default_factory=list)
-    terms: list[str] = Field(default_factory=list)
-    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    labels: list[str] = Field(default_factory=list)
+    # Tuples and None, not lists and dicts: a big input has millions of columns, most with none of it,
+    # and an empty tuple is shared (six empty lists a column cost ~350 MB per million columns, and the
+    # garbage collector's time to walk them); set by assignment (merge_metadata, rules).
+    owners: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    classifications: tuple[Classification, ...] = ()
+    terms: tuple[str, ...] = ()
+    business: dict[str, dict[str, Any]] | None = None
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def unchecked(cls, name: str, type: str | None = None, description: str | None = None) -> Column:
-        """A column built without validation, for readers that make hundreds of thousands (every field
-        given: pydantic's ``model_construct`` inspects each default factory's signature, ~90 us a field)."""
-        return cls.model_construct(
-            _COLUMN_FIELDS,
-            name=name,
-            type=type,
-            description=description,
-            owners=[],
-            tags=[],
-            classifications=[],
-            terms=[],
-            business={},
-            labels=[],
-        )
+        """A column built without validation, for readers that make hundreds of thousands."""
+        return cls.model_construct(_COLUMN_FIELDS, name=name, type=type, description=description)
 
 
 # the fields a reader states of a column (``Column.unchecked``: metadata comes empty, rules add it)
@@ -270,12 +261,28 @@ def merge_metadata(into: _Described, other: _Described) -> None:
     if not into.description and other.description:
         into.description = other.description
     for name in ("owners", "tags", "terms", "labels", "classifications"):
-        mine = getattr(into, name)
-        for x in getattr(other, name):
-            if x not in mine:
-                mine.append(x)
-    for bm, attrs in other.business.items():
-        into.business[bm] = {**attrs, **into.business.get(bm, {})}
+        add_metadata(into, name, getattr(other, name))
+    if other.business:
+        merge_business(into, other.business)
+
+
+def add_metadata(item: Dataset | Column | Process, name: str, values: Iterable[Any]) -> bool:
+    """Add ``values`` not there yet to the list (tuple, on a column) ``name`` of ``item``; whether any was."""
+    have = getattr(item, name)
+    new = [x for x in dict.fromkeys(values) if x not in have]
+    if new:
+        setattr(item, name, (tuple if isinstance(have, tuple) else list)([*have, *new]))
+    return bool(new)
+
+
+def merge_business(item: Dataset | Column | Process, business: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Business attributes added to ``item``'s (those it has win); whether any was."""
+    have = item.business or {}
+    merged = {**have, **{bm: {**attrs, **have.get(bm, {})} for bm, attrs in business.items()}}
+    if merged != have:
+        item.business = merged
+        return True
+    return False
 
 
 class LineageGraph(_Model):

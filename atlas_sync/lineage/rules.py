@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.lineage.model import Classification, Column, Dataset, LineageGraph, Process
+from atlas_sync.lineage.model import (
+    Classification,
+    Column,
+    Dataset,
+    LineageGraph,
+    Process,
+    add_metadata,
+    merge_business,
+)
 
 _MATCH_KEYS = ("datasets", "columns", "processes", "tagged")
 _ADD_KEYS = ("classifications", "terms", "owners", "labels", "business")
@@ -124,17 +132,14 @@ class MetadataRules:
 
 
 def _add(item: Dataset | Column | Process, rule: Rule) -> int:
-    before = item.model_dump()
-    for c in rule.classifications:
-        # one classification of a name per entity (Atlas refuses a second): the first rule wins
-        if all(x.name != c.name for x in item.classifications):
-            item.classifications.append(c)
+    # one classification of a name per entity (Atlas refuses a second): the first rule wins
+    named = {x.name for x in item.classifications}
+    changed = add_metadata(item, "classifications", [c for c in rule.classifications if c.name not in named])
     for name in ("terms", "owners", "labels"):
-        have = getattr(item, name)
-        have.extend(x for x in getattr(rule, name) if x not in have)
-    for bm, attrs in rule.business.items():
-        item.business[bm] = {**attrs, **item.business.get(bm, {})}
-    return int(item.model_dump() != before)
+        changed = add_metadata(item, name, getattr(rule, name)) or changed
+    if rule.business:
+        changed = merge_business(item, rule.business) or changed
+    return int(changed)
 
 
 # ------------------------------------------------------------------------------------------ parsing

@@ -37,7 +37,7 @@ def entity_metadata(item: Dataset | Column | Process) -> dict[str, Any] | None:
         out["labels"] = labels
     if item.terms:
         out["terms"] = sorted(set(item.terms))
-    business = {bm: dict(attrs) for bm, attrs in sorted(item.business.items()) if attrs}
+    business = {bm: dict(attrs) for bm, attrs in sorted((item.business or {}).items()) if attrs}
     if business:
         out["business"] = business
     return out or None

@@ -268,8 +268,10 @@ class ProjectReader:
                         type=_text(c.get("data_type")),
                         description=_text(c.get("description")),
                         # a column's tags and meta owner (dbt 1.x: `tags`, `meta`; 1.10+: under `config`)
-                        tags=sorted({str(t) for t in [*(c.get("tags") or []), *(config.get("tags") or [])]}),
-                        owners=_owners(c.get("meta"), config.get("meta")),
+                        tags=tuple(
+                            sorted({str(t) for t in [*(c.get("tags") or []), *(config.get("tags") or [])]})
+                        ),
+                        owners=tuple(_owners(c.get("meta"), config.get("meta"))),
                     )
                 )
         return out
@@ -282,8 +284,8 @@ class ProjectReader:
             c.model_copy(
                 update={
                     "description": (docs[c.name].description if c.name in docs else None) or c.description,
-                    "tags": docs[c.name].tags if c.name in docs else [],
-                    "owners": docs[c.name].owners if c.name in docs else [],
+                    "tags": docs[c.name].tags if c.name in docs else (),
+                    "owners": docs[c.name].owners if c.name in docs else (),
                 }
             )
             for c in self.catalog_columns.get(uid, [])

@@ -45,11 +45,11 @@ def test_the_issue_shape_parses_and_tags_the_named_columns() -> None:
     assert rules.apply(g) == 3  # raw.customers.email, raw.customers.ssn, hr.people.SSN (case-insensitive)
     cols = {(d.id, c.name): c for d in g.datasets for c in d.columns}
     for key in [("raw.customers", "email"), ("raw.customers", "ssn"), ("hr.people", "SSN")]:
-        assert cols[key].classifications == [Classification(name="PII", propagate=True)]
-        assert cols[key].terms == ["Glossary@Customer Email"]
-        assert cols[key].owners == ["data-stewards"]
-    assert cols[("raw.customers", "id")].classifications == []
-    assert cols[("mart.x", "email")].classifications == []  # `raw.customers.email` is not a glob on mart
+        assert list(cols[key].classifications) == [Classification(name="PII", propagate=True)]
+        assert list(cols[key].terms) == ["Glossary@Customer Email"]
+        assert list(cols[key].owners) == ["data-stewards"]
+    assert not cols[("raw.customers", "id")].classifications
+    assert not cols[("mart.x", "email")].classifications  # `raw.customers.email` is not a glob on mart
     assert all(not d.classifications for d in g.datasets)  # column rules leave datasets alone
 
 

@@ -63,7 +63,7 @@ def test_dataset_job_and_field_facets_fill_the_model() -> None:
     assert src.tags == ["environment:production"]
     cols = {c.name: c for c in src.columns}
     assert cols["id"].description == "customer id"
-    assert cols["email"].tags == ["pii"]  # the tag's `field` puts it on the column
+    assert list(cols["email"].tags) == ["pii"]  # the tag's `field` puts it on the column
     assert not [p for p in g.problems if p.code == "openlineage-bad-facet"]
 
 
