@@ -19,6 +19,8 @@ _LABEL = re.compile(r"^[a-zA-Z0-9_-]{1,50}$")
 
 def entity_metadata(item: Dataset | Column | Process) -> dict[str, Any] | None:
     """The canonical metadata document of ``item`` (sorted, only what it has), or ``None``."""
+    if not (item.classifications or item.tags or item.labels or item.terms or item.business):
+        return None
     out: dict[str, Any] = {}
     if item.classifications:
         out["classifications"] = sorted(

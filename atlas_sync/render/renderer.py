@@ -387,8 +387,13 @@ def render(
     columns: dict[str, list[str]] = {k: list(v) for k, v in column_sets.items()}
 
     for d in graph.datasets:
-        ctx = d.model_dump()
-        ctx["columns"] = [{"name": c} for c in columns[d.id]] if not d.columns else ctx["columns"]
+        ctx = d.model_dump(exclude={"columns"})
+        # templates see a column's name, type and description (its metadata goes beside the entity)
+        ctx["columns"] = (
+            [{"name": c.name, "type": c.type, "description": c.description} for c in d.columns]
+            if d.columns
+            else [{"name": c} for c in columns[d.id]]
+        )
         ent = r.render_main("dataset", f"dataset {d.id!r}", {"dataset": ctx})
         if ent is None:
             raise RenderError(f"template {profile.templates['dataset']} (dataset {d.id!r}) rendered nothing")
