@@ -43,6 +43,7 @@ ENV_VARS: dict[str, str] = {
     "domain": "ATLAS_SYNC_DOMAIN",
     "metadata_namespace": "ATLAS_SYNC_METADATA_NAMESPACE",
     "missing_datasets": "ATLAS_SYNC_MISSING_DATASETS",
+    "metadata_rules": "ATLAS_SYNC_METADATA_RULES",
     "job": "ATLAS_SYNC_JOB",
     "profile": "ATLAS_SYNC_PROFILE",
     "batch_size": "ATLAS_SYNC_BATCH_SIZE",
@@ -57,7 +58,7 @@ _NOT_IN_FILE = {"password": 'use password_file = "..." or the ATLAS_PASSWORD env
 # Settings that are TOML tables in a config file.
 _TABLE_FIELDS = {"metadata_namespaces"}
 # Path settings given in a config file are relative to the file's folder.
-_PATH_FIELDS = ("password_file", "ca_bundle", "data_dir")
+_PATH_FIELDS = ("password_file", "ca_bundle", "data_dir", "metadata_rules")
 
 
 def normalize_base_url(url: str) -> str:
@@ -113,6 +114,10 @@ class Settings(BaseModel):
     metadata_namespaces: dict[str, str] = Field(
         default_factory=dict,
         description="native profiles: metadata namespace per source namespace (exact or fnmatch pattern)",
+    )
+    metadata_rules: Path | None = Field(
+        None,
+        description="metadata rules file (classifications, terms, owners, ... by pattern; docs/metadata.md)",
     )
     profile: str = Field("lineage", description="profile: typedefs + templates + naming")
     batch_size: int = Field(500, ge=1, description="entities per request")

@@ -27,7 +27,8 @@ class ClientStats:
     """Counters per call kind. ``stats["entity_write"].requests``; unknown kinds read as zero.
 
     Kinds: ``admin``, ``typedef_read``, ``typedef_write``, ``entity_read``, ``entity_write``,
-    ``entity_delete``, ``purge``, ``search``, ``lineage``.
+    ``entity_delete``, ``purge``, ``search``, ``lineage``, ``metadata_read``, ``metadata_write``
+    (classifications, labels, business attributes, term assignments: atlas.metadata).
     """
 
     kinds: dict[str, CallStats] = field(default_factory=dict)

@@ -186,6 +186,10 @@ def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str
     return str(pictures.render(graph, fmt, columns=columns))
 
 
+_COLUMN_METADATA = ("owners", "tags", "classifications", "terms", "business", "labels")
+_DATASET_METADATA = ("description", *_COLUMN_METADATA)
+
+
 class _Dataset:
     """A dataset merged over chunks, without the model objects' overhead (one per table of a log)."""
 
@@ -200,8 +204,9 @@ class _Dataset:
         # Columns with a type or description, by name (most columns of a log have neither).
         self.typed: dict[str, Column] | None = None
         self.facets = d.facets or None
-        # description, owners, tags: the first chunk's, as LineageGraph.add_dataset keeps them
-        self.docs = (d.description, d.owners, d.tags) if d.description or d.owners or d.tags else None
+        # description, owners, tags, ...: the first chunk's, as LineageGraph.add_dataset keeps them
+        docs = {k: getattr(d, k) for k in _DATASET_METADATA if getattr(d, k)}
+        self.docs = docs or None
         self.merge(d)
 
     def merge(self, d: Dataset) -> None:
@@ -212,7 +217,11 @@ class _Dataset:
                 continue
             have.add(c.name)
             added.append(c.name)
-            if c.type is not None or c.description is not None:
+            if (
+                c.type is not None
+                or c.description is not None
+                or any(getattr(c, k) for k in _COLUMN_METADATA)
+            ):
                 self.typed = self.typed or {}
                 self.typed[c.name] = c
         if added:
@@ -223,16 +232,26 @@ class _Dataset:
 
     def document(self) -> dict[str, Any]:
         typed = self.typed or {}
+        # every field given: model_construct would inspect each default factory (slow)
+        fields: dict[str, Any] = {
+            "description": None,
+            "owners": [],
+            "tags": [],
+            "classifications": [],
+            "terms": [],
+            "business": {},
+            "labels": [],
+            **(self.docs or {}),
+        }
         d = Dataset.model_construct(
+            None,
             id=self.id,
             namespace=self.namespace,
             name=self.name,
             kind=self.kind,
-            columns=[typed.get(n) or Column.model_construct(name=n) for n in self.columns],
+            columns=[typed.get(n) or Column.unchecked(n) for n in self.columns],
             facets=self.facets or {},
-            description=self.docs[0] if self.docs else None,
-            owners=self.docs[1] if self.docs else [],
-            tags=self.docs[2] if self.docs else [],
+            **fields,
         )
         return d.model_dump(exclude_defaults=True) | {"id": self.id, "name": self.name}
 

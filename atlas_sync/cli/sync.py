@@ -34,6 +34,7 @@ def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[A
     if ctx is not None:
         extra.setdefault("metadata_namespace", ctx.meta.get("atlas_sync.metadata_namespace"))
         extra.setdefault("missing_datasets", ctx.meta.get("atlas_sync.missing_datasets"))
+        extra.setdefault("metadata_rules", ctx.meta.get("atlas_sync.metadata_rules"))
     settings = settings_from_options(domain=domain, profile=profile, **extra)
     if not settings.domain:
         raise click.UsageError(
@@ -130,6 +131,11 @@ def _remember_metadata_namespace(ctx: click.Context, _param: Any, value: str | N
 def _remember_missing_datasets(ctx: click.Context, _param: Any, value: str | None) -> None:
     if value is not None:
         ctx.meta["atlas_sync.missing_datasets"] = value
+
+
+def _remember_metadata_rules(ctx: click.Context, _param: Any, value: str | None) -> None:
+    if value is not None:
+        ctx.meta["atlas_sync.metadata_rules"] = value
 
 
 def _common(func: Any) -> Any:
@@ -244,6 +250,16 @@ def _safety(func: Any) -> Any:
             help="refuse to delete more than PCT% of the job's entities [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
+        click.option(
+            "--metadata-rules",
+            type=click.Path(dir_okay=False),
+            metavar="FILE",
+            expose_value=False,
+            callback=_remember_metadata_rules,
+            help="add classifications, glossary terms, owners, labels and business attributes by name "
+            "pattern (TOML, docs/metadata.md); only what they added is ever removed "
+            "[env ATLAS_SYNC_METADATA_RULES; default: the profile's metadata_rules]",
+        ),
         click.option(
             "--refresh",
             is_flag=True,

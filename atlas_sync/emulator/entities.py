@@ -182,6 +182,8 @@ def render_entity(
     }
     if row.extra.get("classifications") or row.extra.get("propagated"):
         entity["classifications"] = rendered_classifications(row)
+    if row.extra.get("businessAttributes"):
+        entity["businessAttributes"] = {bm: dict(a) for bm, a in row.extra["businessAttributes"].items()}
     if not ignore_relationships:
         entity["relationshipAttributes"] = rel_attrs
     if row.extra.get("customAttributes"):

@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from atlas_sync.emulator import business, tags
 from atlas_sync.emulator import entities as ent
 from atlas_sync.emulator import glossary as gl
 from atlas_sync.emulator import lineage as lin
 from atlas_sync.emulator import propagation as prop
 from atlas_sync.emulator import search as srch
-from atlas_sync.emulator import tags
 from atlas_sync.emulator import typedefs as tdefs
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
 from atlas_sync.emulator.types import Registry, parse_type
@@ -485,6 +485,30 @@ def routes() -> list[tuple[str, re.Pattern[str], Handler]]:
             "PUT",
             f"/v2/entity/guid/{seg}/classifications",
             _no_content(lambda r: tags.update_classifications(r.state, r.params[0], r.json())),
+        ),
+        (
+            "POST",
+            "/v2/entity/bulk/classification/?",
+            _no_content(lambda r: tags.add_classification_bulk(r.state, r.json())),
+        ),
+        (
+            "POST",
+            f"/v2/entity/guid/{seg}/businessmetadata",
+            _no_content(
+                lambda r: business.set_business(
+                    r.state,
+                    r.params[0],
+                    r.json(),
+                    (r.query.get("isOverwrite") or ["false"])[0].lower() == "true",
+                )
+            ),
+        ),
+        (
+            "DELETE",
+            f"/v2/entity/guid/{seg}/businessmetadata",
+            _no_content(
+                lambda r: business.remove_business(r.state, r.params[0], r.json() if r.body.strip() else None)
+            ),
         ),
         (
             "GET",

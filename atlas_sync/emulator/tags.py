@@ -164,6 +164,8 @@ def update_classifications(state: State, guid: str, body: Any) -> None:
     ``removePropagationsOnEntityDelete`` of classifications the entity has itself (not propagated ones)."""
     repo, row = _entity(state, guid)
     items = parse_classifications(state, body)
+    if not items:
+        raise AtlasApiError("ATLAS-400-00-01A", "classifications(s) not specified")
     own = {c["typeName"]: c for c in row.extra.get("classifications") or []}
     for c in items:
         if c["typeName"] not in own:
@@ -200,3 +202,29 @@ def delete_classification(state: State, guid: str, name: str) -> None:
         raise AtlasApiError("ATLAS-400-00-06D", name)
     row.extra["classifications"] = [c for c in row.extra["classifications"] if c["typeName"] != name]
     _touch(state, repo, row)
+
+
+def add_classification_bulk(state: State, body: Any) -> None:
+    """POST ``/v2/entity/bulk/classification`` (``ClassificationAssociateRequest``): one classification
+    added to several entities, all or nothing."""
+    if not isinstance(body, dict):
+        raise BadJsonError("Cannot deserialize value of type `ClassificationAssociateRequest`")
+    guids = body.get("entityGuids")
+    if not isinstance(guids, list) or not guids or not all(isinstance(g, str) for g in guids):
+        raise AtlasApiError("ATLAS-400-00-01A", "entityGuids is null/empty")
+    if not isinstance(body.get("classification"), dict):
+        raise AtlasApiError("ATLAS-400-00-01A", "classification is null")
+    (item,) = parse_classifications(state, [body["classification"]])
+    rows = []
+    for g in dict.fromkeys(guids):
+        repo, row = _entity(state, g)
+        rows.append((repo, row))
+    for _, row in rows:  # checked first: one already classified refuses the whole request
+        if item["typeName"] in classification_names(row):
+            raise AtlasApiError(
+                "ATLAS-400-00-01A",
+                f"entity: {row.guid}, already associated with classification: {item['typeName']}",
+            )
+    for repo, row in rows:
+        attach(state, row, [dict(item)])
+        _touch(state, repo, row)

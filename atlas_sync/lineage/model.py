@@ -13,7 +13,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -101,10 +101,43 @@ class _Model(BaseModel):
 _M = TypeVar("_M", bound=_Model)
 
 
+class Classification(_Model):
+    """An Atlas classification to attach: its type name, attribute values and whether Atlas propagates
+    it along lineage (``None``: Atlas's default, which is to propagate)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    propagate: bool | None = None
+
+    def __hash__(self) -> int:
+        return hash((self.name, json.dumps(self.attributes, sort_keys=True, default=str), self.propagate))
+
+
 class Column(_Model):
     name: str
     type: str | None = None
     description: str | None = None
+    # Metadata (as on datasets and processes): what the input states, then what metadata rules add.
+    # Tuples and None, not lists and dicts: a big input has millions of columns, most with none of it,
+    # and an empty tuple is shared (six empty lists a column cost ~350 MB per million columns, and the
+    # garbage collector's time to walk them); set by assignment (merge_metadata, rules).
+    owners: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    classifications: tuple[Classification, ...] = ()
+    terms: tuple[str, ...] = ()
+    business: dict[str, dict[str, Any]] | None = None
+    labels: tuple[str, ...] = ()
+
+    @classmethod
+    def unchecked(cls, name: str, type: str | None = None, description: str | None = None) -> Column:
+        """A column built without validation, for readers that make hundreds of thousands."""
+        return cls.model_construct(_COLUMN_FIELDS, name=name, type=type, description=description)
+
+
+# the fields a reader states of a column (``Column.unchecked``: metadata comes empty, rules add it)
+_COLUMN_FIELDS = {"name", "type", "description"}
 
 
 class Dataset(_Model):
@@ -119,7 +152,14 @@ class Dataset(_Model):
     # Documentation the input carries (dbt descriptions, tags, meta owners); optional for every reader.
     description: str | None = None
     owners: list[str] = Field(default_factory=list)
+    # Tags the input names (dbt tags, OpenLineage tags facets): rules match them, labels publish them.
     tags: list[str] = Field(default_factory=list)
+    # Atlas classifications, glossary terms (``term@glossary``), business metadata
+    # (``{"bm": {"attr": value}}``) and user labels: from metadata rules (lineage/rules.py).
+    classifications: list[Classification] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -147,6 +187,10 @@ class Process(_Model):
     description: str | None = None
     owners: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    classifications: list[Classification] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    business: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    labels: list[str] = Field(default_factory=list)
     # Operator trees (Spark plans): the operator name ("Project", "Filter", ...), the seed's level
     # expression ("1_0", "2_0", ...), and parent/children process ids.
     operator: str | None = None
@@ -208,6 +252,39 @@ class Problem(_Model):
         return f"{loc}: {self.message}" if loc else self.message
 
 
+_Described = TypeVar("_Described", "Dataset", "Column", "Process")
+
+
+def merge_metadata(into: _Described, other: _Described) -> None:
+    """What ``other`` states about the same dataset, column or process, added to ``into``: the first
+    description wins, lists are unions in first-seen order, business attributes merge (``into`` wins)."""
+    if not into.description and other.description:
+        into.description = other.description
+    for name in ("owners", "tags", "terms", "labels", "classifications"):
+        add_metadata(into, name, getattr(other, name))
+    if other.business:
+        merge_business(into, other.business)
+
+
+def add_metadata(item: Dataset | Column | Process, name: str, values: Iterable[Any]) -> bool:
+    """Add ``values`` not there yet to the list (tuple, on a column) ``name`` of ``item``; whether any was."""
+    have = getattr(item, name)
+    new = [x for x in dict.fromkeys(values) if x not in have]
+    if new:
+        setattr(item, name, (tuple if isinstance(have, tuple) else list)([*have, *new]))
+    return bool(new)
+
+
+def merge_business(item: Dataset | Column | Process, business: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Business attributes added to ``item``'s (those it has win); whether any was."""
+    have = item.business or {}
+    merged = {**have, **{bm: {**attrs, **have.get(bm, {})} for bm, attrs in business.items()}}
+    if merged != have:
+        item.business = merged
+        return True
+    return False
+
+
 class LineageGraph(_Model):
     """The lineage read from one input (or merged from several)."""
 
@@ -264,11 +341,15 @@ class LineageGraph(_Model):
             self.datasets.append(dataset)
             self._appended("datasets", self.datasets, lambda d: d.id)
             return dataset
-        names = set(existing.column_names())
+        by_name = {c.name: c for c in existing.columns}
         for col in dataset.columns:
-            if col.name not in names:
+            have = by_name.get(col.name)
+            if have is None:
                 existing.columns.append(col)
-                names.add(col.name)
+                by_name[col.name] = col
+            else:
+                merge_metadata(have, col)
+        merge_metadata(existing, dataset)
         return existing
 
     def add_process(self, process: Process) -> Process:

@@ -78,6 +78,9 @@ class ActualEntity:
     refs: dict[str, list[Key] | Key | None]
     # guids of ACTIVE entities pointing at this one through any relationship (for safe dataset deletes)
     referrers: set[str] = field(default_factory=set)
+    # what the entity carries beside attributes, as read: classifications, labels, businessAttributes,
+    # relationshipAttributes.meanings (reconcile.metadata.held_metadata reads it)
+    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> Key:
@@ -523,6 +526,13 @@ def to_actual(entity: dict[str, Any], by_guid: Mapping[str, Key], ref_attrs: set
         attributes=attrs,
         refs=refs,
         referrers=referrers,
+        extras={
+            "guid": entity["guid"],
+            "classifications": entity.get("classifications") or [],
+            "labels": entity.get("labels") or [],
+            "businessAttributes": entity.get("businessAttributes") or {},
+            "relationshipAttributes": {"meanings": rels.get("meanings") or []},
+        },
     )
 
 

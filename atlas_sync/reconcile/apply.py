@@ -45,6 +45,7 @@ class ApplyResult:
     requests: int = 0
     guids: dict[Key, str] = field(default_factory=dict)
     keyed: int = 0  # entities that got their job's key, once (reconcile.stream)
+    metadata: int = 0  # entities whose classifications, labels, terms or business attributes changed
 
     def count_written(self, items: Iterable[PlanItem], requests: int) -> None:
         """Fold in one finished write batch: its creates and updates, and the requests it took."""
@@ -63,6 +64,7 @@ class ApplyResult:
             "purged": self.purged,
             "requests": self.requests,
             **({"keyed": self.keyed} if self.keyed else {}),
+            **({"metadata": self.metadata} if self.metadata else {}),
         }
 
 

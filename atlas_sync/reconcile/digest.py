@@ -29,6 +29,9 @@ def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
     attrs = {k: _norm(v) for k, v in e.attributes.items() if k != digest_attribute}
     refs = {k: _ref_norm(v) for k, v in e.refs.items()}
     doc: list[Any] = [e.type_name, e.qualified_name, attrs, refs]
+    if e.metadata:
+        # (absent when there is none: the digests of entities without metadata stay what they were)
+        doc.append(_norm(e.metadata))
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     raw = hashlib.blake2b(text.encode(), digest_size=8).digest()
     return f"{VERSION}:{base64.urlsafe_b64encode(raw).decode().rstrip('=')}"

@@ -47,6 +47,8 @@ class PlanItem:
     changes: list[Change] = field(default_factory=list)
     tier: int = 0
     fingerprint: str = "absent"
+    # the classification / label / term / business-metadata requests (reconcile.metadata.MetadataOps)
+    metadata: dict[str, Any] | None = None
 
     @property
     def key(self) -> Key:
@@ -115,6 +117,7 @@ class Plan:
                     ),
                     "tier": i.tier,
                     "fingerprint": i.fingerprint,
+                    **({"metadata": i.metadata} if i.metadata else {}),
                 }
                 for i in self.items
             ],
@@ -145,6 +148,7 @@ class Plan:
                     changes=[Change(c["attribute"], c["before"], c["after"]) for c in it.get("changes", [])],
                     tier=it.get("tier", 0),
                     fingerprint=it.get("fingerprint", "absent"),
+                    metadata=it.get("metadata") or None,
                 )
             )
         for e in doc.get("entities", []):
@@ -167,6 +171,7 @@ def _desired_json(e: DesiredEntity) -> dict[str, Any]:
         "tier": e.tier,
         **({"labels": e.labels} if e.labels else {}),
         **({"shared": True} if e.shared else {}),
+        **({"metadata": e.metadata} if e.metadata else {}),
     }
 
 
@@ -191,6 +196,7 @@ def _desired_from_json(d: dict[str, Any]) -> DesiredEntity:
         tier=d.get("tier", 0),
         labels=list(d.get("labels") or []),
         shared=bool(d.get("shared", False)),
+        metadata=d.get("metadata") or None,
     )
 
 
@@ -291,6 +297,9 @@ def check_deletes(
     return None
 
 
+_METADATA_LINES = frozenset({"classifications", "labels", "terms", "businessMetadata"})
+
+
 def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
     """Terraform-style rendering: ``+`` create, ``~`` update with changes, ``-`` delete, and a summary."""
     lines: list[str] = []
@@ -301,6 +310,14 @@ def plan_text(plan: Plan, *, show_unchanged: bool = False) -> str:
         note = "  (exists, not ours: referenced)" if i.action == "referenced" else ""
         lines.append(f"  {sym[i.action]} {i.type_name} {i.qualified_name}{note}")
         for c in i.changes:
+            if (
+                i.metadata
+                and c.before is None
+                and isinstance(c.after, str)
+                and c.attribute in _METADATA_LINES
+            ):
+                lines.append(f"      ~ {c.attribute}: {c.after}")  # e.g. `~ classifications: +PII -Old`
+                continue
             lines.append(
                 f"      {c.attribute}: {json.dumps(c.before, ensure_ascii=False)} -> {json.dumps(c.after, ensure_ascii=False)}"
             )

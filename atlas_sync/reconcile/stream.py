@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,12 +46,21 @@ from atlas_sync.reconcile.apply import (
     BatchOutcome,
     WriteBatch,
     WriteScheduler,
+    _Flight,
     apply_plan,
     write_batch,
 )
 from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
+from atlas_sync.reconcile.metadata import (
+    MetadataOps,
+    apply_metadata,
+    encode_owned,
+    held_metadata,
+    owned_of,
+    plan_metadata,
+)
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -326,6 +335,8 @@ class StreamSync:
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
         refresh: bool = False,
+        metadata_attribute: str | None = None,
+        term_guids: Mapping[str, str] | None = None,
     ) -> StreamResult:
         """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
         wants, check the fail-safes, then compare and write chunk by chunk; deletes last, then the
@@ -339,7 +350,10 @@ class StreamSync:
         is counted by its key (for the delete fail-safe).
         ``job_key_attribute``: the profile's job key attribute, when the server's types have it: written
         with what the job creates, and onto the job's entities that lack it (written before job keys),
-        once, after the deletes (so a sync killed before then finds them again the same way)."""
+        once, after the deletes (so a sync killed before then finds them again the same way).
+        ``metadata_attribute``: the profile's record of the classifications, labels, terms and business
+        attributes atlas-sync added (reconcile.metadata), when the server's types have it; those are
+        then reconciled too, after the entities are written (``term_guids``: term name -> guid)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         if self._holdings is None:
             self.start_listing(
@@ -387,6 +401,7 @@ class StreamSync:
         pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
         done = 0
         first_created_process: str | None = None
+        metadata_todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]] = []
 
         # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
         # only after every earlier one it touches has finished (batches span tiers: a column batch
@@ -456,6 +471,12 @@ class StreamSync:
                 if key_attr and (upgrading or job_key_attribute is None):
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
+                actual = existing.get(e.key) if guid else None
+                ops = (
+                    _plan_metadata(e, actual, metadata_attribute, term_guids or {})
+                    if metadata_attribute and not e.shared
+                    else None
+                )
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
                     if theirs is not None:
@@ -464,10 +485,29 @@ class StreamSync:
                         )
                         unchanged += 1
                         continue
-                item = plan_item(e, existing.get(e.key) if guid else None)
+                item = plan_item(e, actual)
                 if len(item.changes) > 1 and digest_attribute:
                     # the digest changes with every other change: not worth a line of the plan
                     item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+                first_write = True
+                if ops:
+                    real = [c for c in item.changes if c.attribute != digest_attribute]
+                    # written before the requests: an entity to create, other attributes, or the record
+                    # of what is ours (claimed before it is added, so a sync killed in between still
+                    # knows it is ours); the digest is written once the metadata it covers is in Atlas
+                    # (a sync killed in between reads the entity in full next time)
+                    first_write = item.action == "create" or bool(real)
+                    # the record's change is shown as what it records: `classifications: +PII`
+                    item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
+                    if item.action == "unchanged":
+                        item.action = "update"
+                    item.metadata = ops.to_json()
+                    later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
+                    if digest_attribute and (first_write or dry_run):
+                        # (a saved plan's apply writes the entity, then the requests: without a digest,
+                        # the next sync reads it in full and writes the digest once all is in)
+                        e.attributes[digest_attribute] = None
+                    metadata_todo.append((e, item, ops, later_digest))
                 if e.shared and item.action == "update":
                     # a shared dataset is written once, minimally: what a hook adds later is not fought over
                     item = PlanItem(
@@ -479,6 +519,9 @@ class StreamSync:
                 if item.action == "unchanged":
                     unchanged += 1
                     continue
+                if not first_write:
+                    unchanged += 1  # (for the progress count: nothing to write here)
+                    continue  # metadata only: its requests, then the digest (after the writes)
                 pending.items.append(item)
                 pending.desired[e.key] = e
                 wrote_after_looking = wrote_after_looking or looked
@@ -496,6 +539,8 @@ class StreamSync:
             settle(created_only=True)
         scheduler.close()
         self._writes = None
+        if metadata_todo and not dry_run:
+            self._write_metadata(metadata_todo, digest_attribute, batch_size, applied)
 
         for item in deletes:
             plan.record(item)
@@ -518,6 +563,38 @@ class StreamSync:
         holdings.write_keys(self.spool, plan, applied, dry_run)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
+
+    def _write_metadata(
+        self,
+        todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]],
+        digest_attribute: str | None,
+        batch_size: int,
+        applied: ApplyResult,
+    ) -> None:
+        """Send the metadata requests of the entities just written, then their digests (a bulk
+        write of those entities, ``batch_size`` at a time)."""
+        guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
+        work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
+        applied.requests += apply_metadata(self.client, work)
+        applied.metadata += len(work)
+        if not digest_attribute:
+            return
+        for start in range(0, len(todo), batch_size):
+            part = todo[start : start + batch_size]
+            items: list[PlanItem] = []
+            desired: dict[Key, DesiredEntity] = {}
+            for e, _item, _, digest in part:
+                if e.key not in guids:
+                    continue
+                e.attributes[digest_attribute] = digest
+                items.append(
+                    PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
+                )
+                desired[e.key] = e
+            if items:
+                batch = WriteBatch(items, desired)
+                outcome = write_batch(self.client, batch, self.spool.guids_of(batch.refs()), _Flight(1))
+                applied.requests += outcome.requests
 
     def _deletes(
         self,
@@ -670,3 +747,17 @@ def chunks_of(
             chunk.statements = list(graph.statements)
         chunk.datasets = [d for d in (graph.dataset(i) for i in ids) if d is not None]
         yield chunk
+
+
+def _plan_metadata(
+    e: DesiredEntity, actual: Any, attribute: str, term_guids: Mapping[str, str]
+) -> MetadataOps | None:
+    """The metadata requests ``e`` needs, with the record of what is ours set in its attributes (left
+    out when nothing is, nor was)."""
+    owned = owned_of(actual.attributes.get(attribute)) if actual is not None else {}
+    if not e.metadata and not owned:
+        return None
+    held = held_metadata(actual.extras) if actual is not None else None
+    ops, new = plan_metadata(e.metadata, held, owned, term_guids)
+    e.attributes[attribute] = encode_owned(new)
+    return ops

@@ -39,6 +39,11 @@ class Profile:
     # a string attribute holding a key of the domain and the owning job (reconcile.actual.job_key): a
     # job's sync lists its own entities by it, not the whole domain
     job_key_attribute: str | None = None
+    # a string attribute recording what atlas-sync added of an entity's classifications, labels, terms
+    # and business attributes (reconcile.metadata): a re-sync removes only those, on any machine
+    metadata_attribute: str | None = None
+    # the profile's metadata rules file (lineage.rules), used when a sync names none
+    metadata_rules: Path | None = None
     # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
     native_types: bool = False
     # mapping.toml (a native profile's mapping table; docs/existing-atlas.md)
@@ -183,6 +188,8 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         digest_attribute=_attribute_name(cfg, cfg_file, "digest_attribute"),
         scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
         job_key_attribute=_attribute_name(cfg, cfg_file, "job_key_attribute"),
+        metadata_attribute=_attribute_name(cfg, cfg_file, "metadata_attribute"),
+        metadata_rules=_rules_file(cfg, cfg_file, folder),
         native_types=native_types,
         mapping_file=mapping_file,
     )
@@ -197,3 +204,15 @@ def _attribute_name(cfg: dict[str, Any], cfg_file: Path, key: str) -> str | None
             f"{cfg_file}: {key} must be the name of a string attribute of the profile's types, not {value!r}"
         )
     return value
+
+
+def _rules_file(cfg: dict[str, Any], cfg_file: Path, folder: Path) -> Path | None:
+    value = cfg.get("metadata_rules")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{cfg_file}: metadata_rules must be a file name (relative to {folder})")
+    path = folder / value
+    if not path.is_file():
+        raise ConfigError(f"{cfg_file}: metadata_rules {value!r} not found in {folder}")
+    return path

@@ -18,6 +18,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
+from atlas_sync.render.metadata import entity_metadata
 from atlas_sync.render.native import Namespaces, NativeRender
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
@@ -52,6 +53,8 @@ class DesiredEntity:
     # (or a dataset's container or column) that is referenced, not written, when it exists and is not ours
     labels: list[str] = field(default_factory=list)
     shared: bool = False
+    # classifications, labels, terms and business attributes to attach (render.metadata), or None
+    metadata: dict[str, Any] | None = None
 
     @property
     def key(self) -> Key:
@@ -358,6 +361,8 @@ def render(
     if not domain or "@" in domain:
         raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
     r = _Renderer(profile, domain, job)
+    # metadata needs somewhere to record what atlas-sync added (reconcile.metadata)
+    with_metadata = profile.metadata_attribute is not None
     mapping = profile.mapping(r.env)
     if mapping is not None:
         ns = namespaces or profile.namespaces or Namespaces()
@@ -382,12 +387,19 @@ def render(
     columns: dict[str, list[str]] = {k: list(v) for k, v in column_sets.items()}
 
     for d in graph.datasets:
-        ctx = d.model_dump()
-        ctx["columns"] = [{"name": c} for c in columns[d.id]] if not d.columns else ctx["columns"]
+        ctx = d.model_dump(exclude={"columns"})
+        # templates see a column's name, type and description (its metadata goes beside the entity)
+        ctx["columns"] = (
+            [{"name": c.name, "type": c.type, "description": c.description} for c in d.columns]
+            if d.columns
+            else [{"name": c} for c in columns[d.id]]
+        )
         ent = r.render_main("dataset", f"dataset {d.id!r}", {"dataset": ctx})
         if ent is None:
             raise RenderError(f"template {profile.templates['dataset']} (dataset {d.id!r}) rendered nothing")
         ds_keys[d.id] = ent.key
+        if with_metadata:
+            ent.metadata = entity_metadata(d)
         if "column" in profile.templates:
             cols = {c.name: c for c in d.columns}
             for pos, cname in enumerate(columns[d.id]):
@@ -407,6 +419,8 @@ def render(
                 cent = r.render_main("column", origin, cctx)
                 if cent is not None:
                     col_keys[(d.id, cname)] = cent.key
+                    if with_metadata and col is not None:
+                        cent.metadata = entity_metadata(col)
 
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
@@ -421,6 +435,8 @@ def render(
         if ent is None:
             raise RenderError(f"template {profile.templates['process']} (process {p.id!r}) rendered nothing")
         proc_keys[p.id] = ent.key
+        if with_metadata:
+            ent.metadata = entity_metadata(p)
 
     if "column_lineage" in profile.templates and graph.edges:
         default_proc = graph.processes[0].id if len(graph.processes) == 1 else None

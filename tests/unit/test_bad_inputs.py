@@ -158,6 +158,21 @@ def test_bad_glossary_file_is_a_clean_error_naming_file_and_line_with_no_write(
     assert f"line {GLOSSARY_LINES[name]}:" in first, first
 
 
+# Every bad rules file names the rule's line (or the file's, for a TOML syntax error).
+@pytest.mark.parametrize("name", sorted(p.name for p in (BAD / "rules").iterdir()))
+def test_bad_metadata_rules_are_a_clean_error_naming_file_and_line_with_no_write(
+    name, tmp_path, monkeypatch, capsys
+):
+    good = tmp_path / "good.lineage.json"
+    good.write_text(json.dumps(GOOD_GRAPH), encoding="utf-8")
+    rules = BAD / "rules" / name
+    argv = ["sync", "--domain", "bad", "--from", "graph", str(good), "--metadata-rules", str(rules)]
+    code, output = _run(argv, tmp_path, monkeypatch, capsys)
+    _assert_clean(code, output, name, tmp_path)
+    first = next(line for line in output.splitlines() if line.startswith("error"))
+    assert name in first and "line " in first, first
+
+
 def test_the_corpus_has_at_least_60_inputs_across_every_reader():
     files = [p for p in BAD.rglob("*") if p.is_file() and p.suffix != ".py"]
     inputs = [p for p in files if p.parent.parent == BAD and p.parent.name in READERS]

@@ -260,11 +260,18 @@ class ProjectReader:
             for key, c in cols.items():
                 c = c if isinstance(c, dict) else {}
                 name = str(c.get("name") or key)
+                given = c.get("config")
+                config: dict[str, Any] = given if isinstance(given, dict) else {}
                 out.append(
                     Column(
                         name=self.namer.column(name, quoted=c.get("quote") is True),
                         type=_text(c.get("data_type")),
                         description=_text(c.get("description")),
+                        # a column's tags and meta owner (dbt 1.x: `tags`, `meta`; 1.10+: under `config`)
+                        tags=tuple(
+                            sorted({str(t) for t in [*(c.get("tags") or []), *(config.get("tags") or [])]})
+                        ),
+                        owners=tuple(_owners(c.get("meta"), config.get("meta"))),
                     )
                 )
         return out
@@ -272,9 +279,15 @@ class ProjectReader:
     def _dataset(self, uid: str) -> None:
         node, ref = self.art.nodes[uid], self.relations[uid]
         yaml = self._yaml_columns(node)
-        docs = {c.name: c.description for c in yaml if c.description}
+        docs = {c.name: c for c in yaml}
         columns = [
-            c.model_copy(update={"description": docs.get(c.name) or c.description})
+            c.model_copy(
+                update={
+                    "description": (docs[c.name].description if c.name in docs else None) or c.description,
+                    "tags": docs[c.name].tags if c.name in docs else (),
+                    "owners": docs[c.name].owners if c.name in docs else (),
+                }
+            )
             for c in self.catalog_columns.get(uid, [])
         ]
         have = {c.name for c in columns}

@@ -106,6 +106,20 @@ class _Builder:
             {"name": n, **({"type": t} if t else {}), **({"description": d} if d else {})}
             for n, t, d in _flatten(schema.get("fields") or [])
         ]
+        given = ds.get("facets") or {}
+        field_tags: dict[str, list[str]] = {}
+        tags: list[str] = []
+        for t in (given.get("tags") or {}).get("tags") or []:
+            name = tag_name(t)
+            if name is None:
+                continue
+            where = field_tags.setdefault(t["field"], []) if t.get("field") else tags
+            if name not in where:
+                where.append(name)
+        for c in columns:
+            if c["name"] in field_tags:
+                c["tags"] = field_tags.pop(c["name"])
+        columns.extend({"name": n, "tags": t} for n, t in field_tags.items())  # tagged, not in the schema
         return self.graph.add_dataset(
             Dataset.model_validate(
                 {
@@ -115,6 +129,9 @@ class _Builder:
                     "kind": ident.kind,
                     "columns": columns,
                     "facets": facets,
+                    "description": _documentation(given),
+                    "owners": _owners(given),
+                    "tags": tags,
                 }
             )
         )
@@ -173,9 +190,16 @@ class _Builder:
         sql = (jf.get("sql") or {}).get("query")
         if sql:
             attrs["sql"] = sql
-        doc = (jf.get("documentation") or {}).get("description")
-        if isinstance(doc, str) and doc:
+        doc = _documentation(jf)
+        if doc:
             attrs["description"] = doc
+            proc.description = doc
+        owners = _owners(jf)
+        if owners:
+            proc.owners = owners
+        tags = [n for n in map(tag_name, (jf.get("tags") or {}).get("tags") or []) if n]
+        if tags:
+            proc.tags = list(dict.fromkeys(tags))
         jt = jf.get("jobType") or {}
         for k in ("processingType", "integration", "jobType"):
             if isinstance(jt.get(k), str):
@@ -232,6 +256,27 @@ class _Builder:
                 file=raw.file,
                 line=raw.line,
             )
+
+
+def tag_name(tag: Mapping[str, Any]) -> str | None:
+    """An OpenLineage tag (``key``, ``value``) as one tag name: the key alone when the value only says
+    it holds (``pii: true``), else ``key:value`` (``environment:production``)."""
+    key, value = tag.get("key"), tag.get("value")
+    if not isinstance(key, str) or not key:
+        return None
+    if not isinstance(value, str) or value.strip().lower() in ("", "true", "yes"):
+        return key
+    return f"{key}:{value}"
+
+
+def _documentation(facets: Mapping[str, Any]) -> str | None:
+    doc = (facets.get("documentation") or {}).get("description")
+    return doc if isinstance(doc, str) and doc.strip() else None
+
+
+def _owners(facets: Mapping[str, Any]) -> list[str]:
+    owners = (facets.get("ownership") or {}).get("owners") or []
+    return list(dict.fromkeys(o["name"] for o in owners if isinstance(o.get("name"), str) and o["name"]))
 
 
 def _later(a: tuple[datetime | None, int], b: tuple[datetime | None, int]) -> bool:

@@ -56,6 +56,29 @@ _SCHEMA_FIELD: dict[str, Any] = {
         "fields": {"type": ["array", "null"], "items": {"$ref": "#/$defs/schemaField"}},
     },
 }
+_DOCUMENTATION = {"type": "object", "properties": {"description": _STR}}
+_OWNERSHIP = {
+    "type": "object",
+    "properties": {
+        "owners": {
+            "type": ["array", "null"],
+            "items": {"type": "object", "required": ["name"], "properties": {"name": _STR, "type": _STR}},
+        }
+    },
+}
+_TAGS = {
+    "type": "object",
+    "properties": {
+        "tags": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "required": ["key", "value"],
+                "properties": {"key": _STR, "value": _STR, "source": _STR, "field": _STR},
+            },
+        }
+    },
+}
 # The facets the converter reads, each with its own schema: in lenient mode (the default) a facet that
 # breaks its schema is dropped on its own (see :func:`drop_bad_facets`), as the spec validates each facet
 # separately from the event; ``strict`` checks them as part of the event, rejecting the whole event.
@@ -83,6 +106,9 @@ DATASET_FACET_SCHEMAS: dict[str, dict[str, Any]] = {
             "dataset": {"type": ["array", "null"], "items": _INPUT_FIELD},
         },
     },
+    "documentation": _DOCUMENTATION,
+    "ownership": _OWNERSHIP,
+    "tags": _TAGS,
     "symlinks": {
         "type": "object",
         "properties": {
@@ -99,7 +125,9 @@ DATASET_FACET_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 JOB_FACET_SCHEMAS: dict[str, dict[str, Any]] = {
     "sql": {"type": "object", "properties": {"query": _STR}},
-    "documentation": {"type": "object"},
+    "documentation": _DOCUMENTATION,
+    "ownership": _OWNERSHIP,
+    "tags": _TAGS,
     "jobType": {"type": "object"},
 }
 # the spec's name of each facet, for the warnings
@@ -108,7 +136,9 @@ FACET_SPEC_NAMES = {
     "columnLineage": "ColumnLineageDatasetFacet",
     "symlinks": "SymlinksDatasetFacet",
     "sql": "SQLJobFacet",
-    "documentation": "DocumentationJobFacet",
+    "documentation": "DocumentationJobFacet / DocumentationDatasetFacet",
+    "ownership": "OwnershipJobFacet / OwnershipDatasetFacet",
+    "tags": "TagsJobFacet / TagsDatasetFacet",
     "jobType": "JobTypeJobFacet",
 }
 _FACETS_CONTAINER = {"type": ["object", "null"]}
@@ -258,19 +288,81 @@ def _clean_facets(facets: Any, where: str, path: str, issues: list[FacetIssue]) 
         return None
     validators = _FACET_VALIDATORS[where]
     bad: list[str] = []
+    fixed: dict[str, Any] = {}
     for name, value in facets.items():
         v = validators.get(name)
         if v is None or value is None:
             continue  # a facet atlas-sync does not read, or an absent one
-        err = next(iter(v.iter_errors(value)), None)
-        if err is not None:
-            fpath = f"{path}.{name}"
-            rule = f"{_rule(err)}, {FACET_SPEC_NAMES[name]}"
-            issues.append(FacetIssue(fpath, _json_path(fpath, err.absolute_path), rule))
-            bad.append(name)
-    if not bad:
+        errors = list(v.iter_errors(value))
+        if not errors:
+            continue
+        fpath = f"{path}.{name}"
+        if where == "dataset" and name == "columnLineage":
+            kept = _clean_column_lineage(value, errors, fpath, issues)
+            if kept is not None:
+                fixed[name] = kept
+                continue
+        err = errors[0]
+        rule = f"{_rule(err)}, {FACET_SPEC_NAMES[name]}"
+        issues.append(FacetIssue(fpath, _json_path(fpath, err.absolute_path), rule))
+        bad.append(name)
+    if not bad and not fixed:
         return facets
-    return {k: v for k, v in facets.items() if k not in bad}
+    return {k: fixed.get(k, v) for k, v in facets.items() if k not in bad}
+
+
+def _entry_of(parts: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The column-lineage entry an error sits in: one input field of an output column
+    (``fields.<col>.inputFields[i]``), one output column (``fields.<col>``), one dataset-level input
+    (``dataset[i]``); ``None`` when the facet's own shape is broken."""
+    if len(parts) >= 4 and parts[0] == "fields" and parts[2] == "inputFields" and isinstance(parts[3], int):
+        return parts[:4]
+    if len(parts) >= 2 and parts[0] == "fields":
+        return parts[:2]
+    if len(parts) >= 2 and parts[0] == "dataset" and isinstance(parts[1], int):
+        return parts[:2]
+    return None
+
+
+def _clean_column_lineage(
+    facet: Any, errors: list[ValidationError], path: str, issues: list[FacetIssue]
+) -> dict[str, Any] | None:
+    """``facet`` without its bad entries (each dropped with its own warning), or ``None`` when the
+    facet itself is malformed (then it is dropped whole)."""
+    entries: dict[tuple[Any, ...], ValidationError] = {}
+    for err in errors:
+        entry = _entry_of(tuple(err.absolute_path))
+        if entry is None:
+            return None
+        entries.setdefault(entry, err)
+    # an output column that is bad as a whole drops its input-field entries with it
+    columns = {e[1] for e in entries if len(e) == 2 and e[0] == "fields"}
+    fields = dict(facet["fields"])
+    dropped_inputs: dict[str, set[int]] = {}
+    dataset_drop: set[int] = set()
+    for entry, err in entries.items():
+        if len(entry) == 4 and entry[1] in columns:
+            continue
+        issues.append(
+            FacetIssue(
+                _json_path(path, entry),
+                _json_path(path, err.absolute_path),
+                f"{_rule(err)}, {FACET_SPEC_NAMES['columnLineage']}; the facet's other entries are kept",
+            )
+        )
+        if entry[0] == "dataset":
+            dataset_drop.add(entry[1])
+        elif len(entry) == 2:
+            fields.pop(entry[1], None)
+        else:
+            dropped_inputs.setdefault(entry[1], set()).add(entry[3])
+    for col, drop in dropped_inputs.items():
+        spec = fields[col]
+        fields[col] = {**spec, "inputFields": [f for i, f in enumerate(spec["inputFields"]) if i not in drop]}
+    out = {**facet, "fields": fields}
+    if dataset_drop:
+        out["dataset"] = [d for i, d in enumerate(facet.get("dataset") or []) if i not in dataset_drop]
+    return out
 
 
 def _clean_node(node: Any, where: str, path: str, issues: list[FacetIssue]) -> Any:

@@ -68,7 +68,6 @@ def split_uri(path: str) -> tuple[str, str, str]:
 
 # Every relation column sets all fields: its instances can share one fields-set (a set each was
 # almost half of a column's memory, and a big plan reads millions of columns).
-_COLUMN_FIELDS = {"name", "type", "description"}
 
 
 class Datasets:
@@ -121,10 +120,7 @@ class Datasets:
 
     def leaf(self, node: PlanNode, alias: str | None) -> None:
         op = node.op
-        cols = [
-            Column.model_construct(_COLUMN_FIELDS, name=a.name, type=a.dtype, description=None)
-            for a in (node.output if self.columns else ())
-        ]
+        cols = [Column.unchecked(a.name, a.dtype) for a in (node.output if self.columns else ())]
         ids: list[str] = []
         info: dict[str, Any] = {}
         scan = next((self.scans[a.id] for a in node.output if a.id is not None and a.id in self.scans), None)

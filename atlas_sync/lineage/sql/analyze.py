@@ -40,6 +40,9 @@ class TableRef:
     kind: str = "table"  # table, view, file, intermediate
     columns: list[str] = field(default_factory=list)
     types: dict[str, str] = field(default_factory=dict)  # column -> type, when DDL gives them
+    # COMMENT ON TABLE / COLUMN, CREATE TABLE ... COMMENT: the table's and its columns' descriptions
+    description: str | None = None
+    descriptions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -235,6 +238,8 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
         flows += _multi_insert(expr, ctx, result)
     elif isinstance(expr, exp.Create):
         flows += _create(expr, ctx, result)
+    elif isinstance(expr, exp.Comment):
+        _comment(expr, ctx, result)
     elif isinstance(expr, exp.Merge):
         flows += _merge(expr, result)
     elif isinstance(expr, exp.Update):
@@ -532,9 +537,73 @@ def _create(expr: exp.Create, ctx: Context, result: StatementLineage) -> list[Fl
         if ref is not None and ref.kind == "table" and kind == "TABLE" and not temporary and cols:
             ref.columns = list(cols)
             ref.types = _column_types(expr.this)
+            ref.description = _table_comment(props)
+            ref.descriptions = _column_comments(expr.this)
             result.defines.append(ref)
         return []
+    described = table_ref(target, ctx)
+    if described is not None and not temporary:
+        described.description = _table_comment(props)
+        described.descriptions = _column_comments(expr.this)
+        if described.description or described.descriptions:
+            result.defines.append(described)  # CREATE TABLE t (c INT COMMENT '...') COMMENT '...' AS SELECT
     return [Flow(target, query, cols, by_name=cols is None, creates=True)]
+
+
+def _literal_text(node: Any) -> str | None:
+    if isinstance(node, exp.Literal) and node.is_string and node.this.strip():
+        return str(node.this)
+    return None
+
+
+def _table_comment(props: exp.Expr | None) -> str | None:
+    """``CREATE TABLE ... COMMENT 'text'`` (Hive, Spark, MySQL, Databricks, ...)."""
+    for p in props.expressions if props else []:
+        if isinstance(p, exp.SchemaCommentProperty):
+            return _literal_text(p.this)
+    return None
+
+
+def _column_comments(schema: exp.Expr | None) -> dict[str, str]:
+    """Column -> ``COMMENT 'text'`` of a ``CREATE TABLE t (c type COMMENT 'text', ...)``."""
+    out: dict[str, str] = {}
+    for c in schema.expressions if isinstance(schema, exp.Schema) else []:
+        if not isinstance(c, exp.ColumnDef):
+            continue
+        for con in c.args.get("constraints") or []:
+            kind = con.args.get("kind") if isinstance(con, exp.ColumnConstraint) else None
+            text = _literal_text(kind.this) if isinstance(kind, exp.CommentColumnConstraint) else None
+            if text:
+                out[ident_name(c.this)] = text
+    return out
+
+
+def _comment(expr: exp.Comment, ctx: Context, result: StatementLineage) -> None:
+    """``COMMENT ON TABLE t IS '...'`` / ``COMMENT ON COLUMN t.c IS '...'`` (PostgreSQL, Oracle,
+    Snowflake, Trino, ...): a description of the dataset or column, no data flow."""
+    kind = str(expr.args.get("kind") or "").upper()
+    result.type = f"COMMENT ON {kind}".strip()
+    text = _literal_text(expr.args.get("expression"))
+    target = expr.this
+    if text is None:
+        return
+    if kind in ("TABLE", "VIEW") and isinstance(target, exp.Table):
+        ref = table_ref(target, ctx)
+        if ref is not None:
+            ref.description = text
+            result.defines.append(ref)
+    elif kind == "COLUMN" and isinstance(target, exp.Column) and target.table:
+        table = exp.Table(
+            this=exp.to_identifier(target.table),
+            db=exp.to_identifier(target.args["db"].name) if target.args.get("db") else None,
+            catalog=exp.to_identifier(target.args["catalog"].name) if target.args.get("catalog") else None,
+        )
+        ref = table_ref(table, ctx)
+        if ref is not None:
+            col = ident_name(target.this)
+            ref.columns = [col]
+            ref.descriptions = {col: text}
+            result.defines.append(ref)
 
 
 def _column_types(schema: exp.Expr | None) -> dict[str, str]:

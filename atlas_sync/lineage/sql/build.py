@@ -30,7 +30,8 @@ def _dataset(ref: TableRef, used: Iterable[str]) -> Dataset:
         namespace=ref.namespace,
         name=ref.name,
         kind=ref.kind,
-        columns=[Column(name=c, type=ref.types.get(c)) for c in cols],
+        columns=[Column(name=c, type=ref.types.get(c), description=ref.descriptions.get(c)) for c in cols],
+        description=ref.description,
     )
 
 
@@ -68,6 +69,13 @@ class GraphIndex:
             if col.name not in have:
                 have.add(col.name)
                 existing.columns.append(col)
+            elif col.description:
+                # a later COMMENT ON COLUMN describes a column an earlier statement named: the last one wins
+                for c in existing.columns:
+                    if c.name == col.name:
+                        c.description = col.description
+        if ds.description:
+            existing.description = ds.description  # as a database keeps the last COMMENT ON TABLE
         return existing
 
     def add_process(self, p: Process) -> Process:

@@ -76,10 +76,13 @@ def test_column_lineage_without_fields_is_dropped_and_the_run_keeps_datasets_and
     assert g.edges == []
 
 
-def test_transformation_without_type_drops_the_column_lineage_facet_not_the_outputs():
+def test_transformation_without_type_drops_that_input_field_not_the_facet_or_the_outputs():
     g = read(SPARK_TRANSFORMATION)
     (warning,) = bad_facets(g)
+    assert "$.outputs[0].facets.columnLineage.fields.k.inputFields[0] dropped" in warning.message
     assert "fields.k.inputFields[0].transformations[0]: 'type' is required" in warning.message
+    # the facet's other entry (b.k -> union.k) is kept
+    assert edges(g) == {("file:///tmp/data/b.k", "file:///tmp/data/union.k", "IDENTITY")}
     (proc,) = g.processes
     assert proc.inputs == ["file:///tmp/data/a", "file:///tmp/data/b"]
     assert proc.outputs == ["file:///tmp/data/union"]

@@ -16,6 +16,7 @@ PICO_ROOTS = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "levelExpr": S,
@@ -27,6 +28,7 @@ PICO_ROOTS = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "operator": S,
@@ -61,6 +63,7 @@ LINEAGE_ENTITIES = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "namespace": S,
@@ -74,6 +77,7 @@ LINEAGE_ENTITIES = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "dataType": S,
@@ -85,6 +89,7 @@ LINEAGE_ENTITIES = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "kind": S,
@@ -97,6 +102,7 @@ LINEAGE_ENTITIES = {
         {
             "atlasSyncJob": S,
             "atlasSyncDigest": S,
+            "atlasSyncMetadata": S,
             "atlasSyncScope": S,
             "atlasSyncJobKey": S,
             "dependencyType": S,
