@@ -243,7 +243,10 @@ def test_the_consumer_exports_atlas_request_counters_by_call_kind(tmp_path: Path
     publisher = Publisher(atlas, profile="lineage", domain="kafka-metrics")
     config = ConsumerConfig("unused:9092", ("ol",), dead_letter_path=tmp_path / "dead.jsonl")
     w = KafkaLineageConsumer(
-        lambda graph, job: publisher.sync(graph, job), config, consumer=FakeKafka(), atlas_stats=lambda: atlas.stats
+        lambda graph, job: publisher.sync(graph, job),
+        config,
+        consumer=FakeKafka(),
+        atlas_stats=lambda: atlas.stats,
     )
     assert w.process(msgs(event("j", "r1", 1)))
     server = serve_metrics(w)
@@ -255,7 +258,9 @@ def test_the_consumer_exports_atlas_request_counters_by_call_kind(tmp_path: Path
     p = "atlas_sync_openlineage_"
     writes = [s.value for s in fams[p + "atlas_requests"].samples if s.labels == {"kind": "entity_write"}]
     assert writes and writes[0] >= 1
-    errors = [s.value for s in fams[p + "atlas_request_errors"].samples if s.labels == {"kind": "entity_write"}]
+    errors = [
+        s.value for s in fams[p + "atlas_request_errors"].samples if s.labels == {"kind": "entity_write"}
+    ]
     assert errors == [0]
     assert value_of(fams, p + "events_synced_total") == 1
 

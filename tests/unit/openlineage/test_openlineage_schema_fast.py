@@ -14,7 +14,9 @@ DATA = Path(__file__).resolve().parents[2] / "data" / "openlineage"
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=12,
 )
 BASE: dict[str, Any] = {
@@ -22,7 +24,9 @@ BASE: dict[str, Any] = {
     "eventTime": "2026-12-01T00:00:00Z",
     "run": {"runId": "r1"},
     "job": {"namespace": "ns", "name": "j", "facets": {"sql": {"query": "select 1"}}},
-    "inputs": [{"namespace": "postgres://h:1", "name": "db.t", "facets": {"schema": {"fields": [{"name": "a"}]}}}],
+    "inputs": [
+        {"namespace": "postgres://h:1", "name": "db.t", "facets": {"schema": {"fields": [{"name": "a"}]}}}
+    ],
     "outputs": [{"namespace": "s3://b", "name": "out", "facets": {}}],
 }
 # where a mutation lands: the core keys and the facets the strict schemas check
