@@ -11,7 +11,8 @@ all; a torn last write is discarded by the WAL's checksums; settled events are d
 rewriting or compacting a log; a unique index recognises a re-delivered event; and it is in the
 standard library. Concurrent requests share one commit (and one fsync): a writer thread commits
 whatever is waiting at once ("group commit"), so durability costs one fsync per group, not per
-request.
+request. Settles, which nobody waits for, ride along with the next append's commit (or commit alone
+after ``SETTLE_LINGER``): they add no fsync of their own under load.
 
 The journal also keeps, per job, the newest run it synced (:class:`Watermark`): an event older than
 that, e.g. a producer re-sending an event after a timeout once the job moved on, is recognised and
