@@ -6,6 +6,8 @@ latency, RSS, CPU, with and without hostile clients.
     .venv/bin/python bench/openlineage_endpoint.py --idle 2000 --slow 20  # the abuse phase's size
     .venv/bin/python bench/openlineage_endpoint.py --journal memory     # the front door without fsync
     .venv/bin/python bench/openlineage_endpoint.py --journal-alone      # the journals alone (no HTTP)
+    git worktree add /tmp/main-wt main                                  # before / after a change:
+    .venv/bin/python bench/openlineage_endpoint.py --servers old,new,new@base --base-checkout /tmp/main-wt
 
 Servers: ``old`` is the ``http.server.ThreadingHTTPServer`` front door the endpoint had before
 (``bench/legacy_http_server.py``, thread per connection), ``new`` the product's ASGI app on uvicorn
@@ -92,11 +94,17 @@ class Server:
 
     def __init__(self, kind: str, args: argparse.Namespace, tmp: Path) -> None:
         self.kind = kind
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", kind, "--sync", args.sync]
+        serve = kind.removesuffix("@base")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", serve, "--sync", args.sync]
         cmd += ["--idle-timeout", str(args.idle_timeout), "--idle", str(args.idle)]
         if args.journal == "sqlite":
-            cmd += ["--journal-path", str(tmp / f"journal-{kind}.sqlite")]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            cmd += ["--journal-path", str(tmp / f"journal-{kind.replace('@', '-')}.sqlite")]
+        env = dict(os.environ)
+        if kind.endswith("@base"):  # the same server from another checkout (e.g. main, before a change)
+            if not args.base_checkout:
+                raise SystemExit(f"{kind} needs --base-checkout DIR")
+            env["PYTHONPATH"] = str(Path(args.base_checkout).resolve())
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith("http"):
@@ -221,7 +229,12 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="rounds (medians are compared)")
     ap.add_argument("--idle", type=int, default=2000, help="idle connections in the abuse phase (0: skip it)")
     ap.add_argument("--slow", type=int, default=20, help="slow-body clients in the abuse phase")
-    ap.add_argument("--servers", default="old,new")
+    ap.add_argument(
+        "--servers",
+        default="old,new",
+        help="old, new, and old@base / new@base: the same from --base-checkout (before and after a change)",
+    )
+    ap.add_argument("--base-checkout", help="another checkout of the project (e.g. a worktree of main)")
     ap.add_argument("--journal", choices=("sqlite", "memory"), default="sqlite")
     ap.add_argument("--sync", choices=("stub", "emulator"), default="stub")
     ap.add_argument("--idle-timeout", type=float, default=600.0, help="the new server's, in this bench")
@@ -269,12 +282,13 @@ def main() -> None:
                     f"p95 {median(runs, 'p95'):6.1f}  p99 {median(runs, 'p99'):6.1f} ms  "
                     f"CPU {median(runs, 'cpu_ms'):.2f} ms/event  RSS {median(runs, 'rss'):.0f} MiB"
                 )
-            if "old" in kinds and "new" in kinds:
-                o, w = results[("old", label)], results[("new", label)]
-                print(
-                    f"  new / old {label:>20s}: events/s {median(w, 'events_per_s') / median(o, 'events_per_s'):.2f}x, "
-                    f"p99 {median(w, 'p99') / median(o, 'p99'):.2f}x, RSS {median(w, 'rss') / median(o, 'rss'):.2f}x"
-                )
+            for a, b in (("new", "old"), ("new", "new@base"), ("old", "old@base")):
+                if a in kinds and b in kinds:
+                    o, w = results[(b, label)], results[(a, label)]
+                    print(
+                        f"  {a} / {b} {label:>20s}: events/s {median(w, 'events_per_s') / median(o, 'events_per_s'):.2f}x, "
+                        f"p99 {median(w, 'p99') / median(o, 'p99'):.2f}x, RSS {median(w, 'rss') / median(o, 'rss'):.2f}x"
+                    )
         if args.idle or args.slow:
             n = max(counts)
             label = f"{n} + {args.idle} idle + {args.slow} slow"

@@ -11,7 +11,8 @@ all; a torn last write is discarded by the WAL's checksums; settled events are d
 rewriting or compacting a log; a unique index recognises a re-delivered event; and it is in the
 standard library. Concurrent requests share one commit (and one fsync): a writer thread commits
 whatever is waiting at once ("group commit"), so durability costs one fsync per group, not per
-request.
+request. Settles, which nobody waits for, ride along with the next append's commit (or commit alone
+after ``SETTLE_LINGER``): they add no fsync of their own under load.
 
 The journal also keeps, per job, the newest run it synced (:class:`Watermark`): an event older than
 that, e.g. a producer re-sending an event after a timeout once the job moved on, is recognised and
@@ -42,6 +43,8 @@ from typing import IO, Any, TypeVar
 log = logging.getLogger("atlas_sync.openlineage_server")
 
 DEFAULT_MAX_BYTES = 1024**3
+# seconds a settle (a delete nobody waits for) may wait to share an append's commit
+SETTLE_LINGER = 0.1
 _T = TypeVar("_T")
 
 
@@ -247,6 +250,7 @@ class _Op:
     result: Appended | None = None
     error: Exception | None = None
     future: Future[Appended] | None = None
+    urgent: bool = True  # someone waits for its commit (append, flush); a settle does not
 
     def finish(self) -> None:
         if self.future is not None:
@@ -316,6 +320,8 @@ class SqliteJournal(Journal):
         self._db = threading.Lock()  # the connection: the writer thread, and pending()
         self._cond = threading.Condition()  # the waiting ops and the figures below
         self._ops: list[_Op] = []
+        self._urgent = 0  # of self._ops, those someone waits for
+        self._lazy_since: float | None = None  # when the oldest waiting settle was submitted
         self._retry_settles: list[_Op] = []
         self._closed = False
         self._writer = threading.Thread(target=self._write_loop, name="openlineage-journal", daemon=True)
@@ -370,7 +376,7 @@ class SqliteJournal(Journal):
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         # Does not wait for the commit: a delete that is lost (crash, failed write) only means the
         # events are synced once more. The watermarks count at once (the sync did commit).
-        op = _Op(settle=list(entries), marks=dict(watermarks or {}))
+        op = _Op(settle=list(entries), marks=dict(watermarks or {}), urgent=False)
         with self._cond:
             self._marks.update(op.marks or {})
         self._submit(op)
@@ -388,16 +394,32 @@ class SqliteJournal(Journal):
                 op.finish()
                 return
             self._ops.append(op)
-            self._cond.notify_all()
+            if op.urgent:
+                self._urgent += 1
+                self._cond.notify_all()
+            elif self._lazy_since is None:
+                self._lazy_since = time.monotonic()
+                self._cond.notify_all()  # the writer starts the settle's linger
 
     def _write_loop(self) -> None:
         while True:
             with self._cond:
-                while not self._ops and not self._closed:
-                    self._cond.wait()
+                # An append (or flush) is committed as soon as the writer is free, with every op
+                # waiting by then. A settle alone waits up to SETTLE_LINGER for an append to ride
+                # along with: under load settles cost no fsync of their own, and an append never
+                # queues behind a settle's commit.
+                while not self._closed and not self._urgent:
+                    if self._lazy_since is None:
+                        self._cond.wait()
+                        continue
+                    left = self._lazy_since + SETTLE_LINGER - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
                 if not self._ops and self._closed:
                     return
                 ops, self._ops = self._ops, []
+                self._urgent, self._lazy_since = 0, None
                 retry, self._retry_settles = self._retry_settles, []
             # requests arriving during this commit (and its fsync) wait for the next one, together
             with self._db:

@@ -21,6 +21,7 @@ class EventQueue(Generic[T]):
     def __init__(self) -> None:
         self._items: deque[T] = deque()
         self._cond = threading.Condition()
+        self._fill = 1  # items a waiting taker needs before it wants to be woken
 
     def __len__(self) -> int:
         with self._cond:
@@ -28,23 +29,30 @@ class EventQueue(Generic[T]):
 
     def put(self, items: Iterable[T]) -> None:
         with self._cond:
+            before = len(self._items)
             self._items.extend(items)
-            self._cond.notify()
+            # a lingering taker is woken once its batch is full, not by every put (each wake-up
+            # would take the GIL from the request path)
+            if before < self._fill <= len(self._items):
+                self._cond.notify()
 
     def take(self, max_items: int, timeout: float, linger: float) -> list[T]:
         """Wait up to ``timeout`` for an item, then up to ``linger`` more to fill a batch."""
         with self._cond:
             if not self._items:
+                self._fill = 1
                 self._cond.wait(timeout)
             if not self._items:
                 return []
             if linger > 0 and len(self._items) < max_items:
                 deadline = time.monotonic() + linger
+                self._fill = max_items
                 while len(self._items) < max_items:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._cond.wait(left)
+                self._fill = 1
             n = min(max_items, len(self._items))
             return [self._items.popleft() for _ in range(n)]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, ValidationError
 
 from atlas_sync.errors import InputError
@@ -197,6 +198,11 @@ EVENT_SCHEMAS = _event_schemas(
 CORE_SCHEMAS = _event_schemas({}, {})
 _STRICT = {name: Draft202012Validator(schema) for name, schema in EVENT_SCHEMAS.items()}
 _CORE = {name: Draft202012Validator(schema) for name, schema in CORE_SCHEMAS.items()}
+# The same schemas compiled by jsonschema-rs: ~100x faster for "is it valid?", the question asked of
+# nearly every event (~2 us against ~250 us per event: a quarter of the endpoint's CPU per request).
+# jsonschema (above) still words the error, path and rule of an invalid one.
+_FAST_STRICT = {name: jsonschema_rs.validator_for(schema) for name, schema in EVENT_SCHEMAS.items()}
+_FAST_CORE = {name: jsonschema_rs.validator_for(schema) for name, schema in CORE_SCHEMAS.items()}
 _FACET_VALIDATORS = {
     where: {name: Draft202012Validator({"$defs": _DEFS, **schema}) for name, schema in schemas.items()}
     for where, schemas in (("dataset", DATASET_FACET_SCHEMAS), ("job", JOB_FACET_SCHEMAS))
@@ -253,6 +259,8 @@ def validate_event(
             path=path,
             hint="see https://openlineage.io/spec",
         )
+    if _fast_valid((_FAST_STRICT if strict else _FAST_CORE)[kind], event):
+        return
     err = next(iter((_STRICT if strict else _CORE)[kind].iter_errors(event)), None)
     if err is None:
         return
@@ -264,6 +272,13 @@ def validate_event(
     raise InputError(
         f"{kind}: {msg}", file=file, line=line, path=where, hint="see https://openlineage.io/spec"
     )
+
+
+def _fast_valid(validator: Any, instance: Any) -> bool:
+    try:
+        return bool(validator.is_valid(instance))
+    except (ValueError, TypeError, OverflowError, RecursionError):
+        return False  # e.g. an integer beyond 64 bits: jsonschema decides
 
 
 @dataclass(frozen=True)

@@ -229,3 +229,41 @@ def test_the_consumer_serves_the_endpoint_s_metric_families_plus_kafka_lag(tmp_p
         assert requests.get(server.url + "/health", timeout=5).status_code == 200
     finally:
         server.stop()
+
+
+def test_the_consumer_exports_atlas_request_counters_by_call_kind(tmp_path: Path) -> None:
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from atlas_sync.api import Publisher
+    from atlas_sync.factory import embedded_client
+    from atlas_sync.openlineage_server.consumer import serve_metrics
+
+    atlas = embedded_client(None)
+    publisher = Publisher(atlas, profile="lineage", domain="kafka-metrics")
+    config = ConsumerConfig("unused:9092", ("ol",), dead_letter_path=tmp_path / "dead.jsonl")
+    w = KafkaLineageConsumer(
+        lambda graph, job: publisher.sync(graph, job),
+        config,
+        consumer=FakeKafka(),
+        atlas_stats=lambda: atlas.stats,
+    )
+    assert w.process(msgs(event("j", "r1", 1)))
+    server = serve_metrics(w)
+    try:
+        text = requests.get(server.url + "/metrics", timeout=5).text
+    finally:
+        server.stop()
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+    p = "atlas_sync_openlineage_"
+    writes = [s.value for s in fams[p + "atlas_requests"].samples if s.labels == {"kind": "entity_write"}]
+    assert writes and writes[0] >= 1
+    errors = [
+        s.value for s in fams[p + "atlas_request_errors"].samples if s.labels == {"kind": "entity_write"}
+    ]
+    assert errors == [0]
+    assert value_of(fams, p + "events_synced_total") == 1
+
+
+def value_of(fams: dict[str, Any], sample: str) -> float:
+    return next(s.value for f in fams.values() for s in f.samples if s.name == sample and not s.labels)

@@ -327,3 +327,33 @@ def test_ids_keep_growing_after_everything_was_settled_and_the_journal_reopened(
         assert later.id > max(e.id for e in first)
     finally:
         j.close()
+
+
+def test_a_settle_shares_the_next_append_s_commit(tmp_path, monkeypatch):
+    from atlas_sync.openlineage_server import journal
+
+    monkeypatch.setattr(journal, "SETTLE_LINGER", 30.0)  # nothing commits the settle but the append
+    j = SqliteJournal(tmp_path / "j.sqlite", 100)
+    try:
+        kept = j.append([run_event("a", 1)]).entries
+        before = j.commits
+        j.settle(kept)
+        time.sleep(0.2)
+        assert j.commits == before and j.depth == 1  # waiting for an append to ride along with
+        j.append([run_event("b", 2)])
+        assert j.commits == before + 1  # one transaction, one fsync: the delete and the insert
+        assert [e.event["job"]["name"] for e in j.pending()] == ["b"]
+    finally:
+        j.close()
+
+
+def test_a_settle_alone_is_committed_soon_without_a_flush(tmp_path):
+    j = SqliteJournal(tmp_path / "j.sqlite", 100)
+    try:
+        j.settle(j.append([run_event("a", 1)]).entries)
+        deadline = time.monotonic() + 5
+        while j.depth and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert j.depth == 0 and j.pending() == []
+    finally:
+        j.close()
