@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from atlas_sync.errors import AtlasSyncError
-from atlas_sync.lineage.model import Dataset, LineageGraph, Process
+from atlas_sync.lineage.model import Classification, Dataset, LineageGraph, Process
 
 
 def _dataset(header: dict[str, Any]) -> Dataset:
@@ -107,9 +107,20 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
     procs = [h for k, h in headers.items() if k[0] in pub.process_types]
     ents = client.get_entities([h.guid for h in procs]) if procs else []
     by_guid = {h.guid: k for k, h in headers.items()}
+    tagged = {} if native else _classified(pub, sorted({k[0] for k in headers} - set(pub.process_types)))
     for k, h in headers.items():
         if k[0] not in pub.process_types:
-            g.add_dataset(Dataset(id=k[1], name=k[1], kind=k[0], facets={"guid": h.guid}))
+            names, terms = tagged.get(h.guid, ((), ()))
+            g.add_dataset(
+                Dataset(
+                    id=k[1],
+                    name=k[1],
+                    kind=k[0],
+                    facets={"guid": h.guid},
+                    classifications=[Classification(name=n) for n in names],
+                    terms=list(terms),
+                )
+            )
     for e in ents:
         rels = e.get("relationshipAttributes") or {}
         attrs = e.get("attributes") or {}
@@ -135,3 +146,20 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
             )
         )
     return g
+
+
+def _classified(pub: Any, types: list[str]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """guid -> (classification names, their own and propagated ones; glossary term names) of the
+    domain's datasets and columns that have any, from one listing of their headers."""
+    from atlas_sync.reconcile.actual import search_roots
+
+    if not types:
+        return {}
+    suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + pub.domain}
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for h in search_roots(pub.client, types, entity_filters=suffix, attributes=["qualifiedName"]):
+        names = tuple(sorted(h.get("classificationNames") or ()))
+        terms = tuple(sorted(h.get("meaningNames") or ()))
+        if names or terms:
+            out[h["guid"]] = (names, terms)
+    return out

@@ -71,9 +71,14 @@ def fold_columns(graph: LineageGraph, domain: str | None = None) -> LineageGraph
         found = _column_of(d, datasets)
         if found is not None:
             columns[d.id] = found
-    for parent, col in columns.values():
+    for cid, (parent, col) in columns.items():
         if not datasets[parent].has_column(col):
-            datasets[parent].columns.append(Column(name=col))
+            column = Column(name=col)
+            entity = datasets[cid]
+            if entity.classifications or entity.terms:  # what Atlas holds on the column entity
+                column.classifications = tuple(entity.classifications)
+                column.terms = tuple(entity.terms)
+            datasets[parent].columns.append(column)
 
     out = LineageGraph(job=graph.job, source=graph.source, problems=list(graph.problems))
     for d in datasets.values():

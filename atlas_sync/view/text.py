@@ -25,6 +25,19 @@ def graph_text(graph: LineageGraph, *, columns: bool = True) -> str:
         for e in graph.edges:
             expr = f"  [{e.expression}]" if e.expression else ""
             lines.append(f"  {e.target} <- {e.source} ({e.kind}){expr}")
+    tagged: list[tuple[str, list[str], list[str]]] = []
+    for d in graph.datasets:
+        if d.classifications or d.terms:
+            tagged.append((d.id, [c.name for c in d.classifications], list(d.terms)))
+        for c in d.columns:
+            if c.classifications or c.terms:
+                tagged.append((f"{d.id}.{c.name}", [x.name for x in c.classifications], list(c.terms)))
+    if tagged:
+        lines.append("classified (own and propagated classifications; glossary terms):")
+        for name, names, terms in sorted(tagged):
+            lines.append(
+                f"  {name}: {', '.join(names) or '-'}" + (f"; terms: {', '.join(terms)}" if terms else "")
+            )
     for pr in graph.problems:
         lines.append(f"{pr.severity}: {pr}")
     if not lines:

@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CLI = Path(sys.executable).parent / "atlas-sync"
-NAMES = ["spark-cars", "sql", "openlineage", "seatunnel", "whaletunnel", "dbt"]
+NAMES = ["spark-cars", "sql", "openlineage", "pii-flow", "seatunnel", "whaletunnel", "dbt"]
 
 
 def blocks(readme: Path, lang: str) -> list[str]:
@@ -152,3 +152,21 @@ def test_dbt_example_is_the_test_projects_artifacts_and_syncs_every_relation(rea
     for process in ("customers", "orders", "stg_payments", "customers_snapshot", "raw_orders"):
         assert f"lineage_process {process}\n" in shown, process
     assert "int_order_payments" not in shown  # ephemeral: no relation, no process
+
+
+def test_pii_flow_example_tags_the_email_column_and_atlas_propagates_it_downstream(readme_run) -> None:  # type: ignore[no-untyped-def]
+    # job.sql: raw.customers.email -> stage.customers.email -> mart.contacts.email (lower()); the rule
+    # tags raw.customers.email only and gives it the term Email; ids and country carry no email
+    _, _, outputs = readme_run("pii-flow")
+    lines = outputs[-1].splitlines()  # what `show` printed
+    start = lines.index("classified (own and propagated classifications; glossary terms):")
+    section = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("  "):
+            break
+        section.append(line)
+    assert section == [
+        "  mart.contacts.email: PII",
+        "  raw.customers.email: PII; terms: Email",
+        "  stage.customers.email: PII",
+    ]
