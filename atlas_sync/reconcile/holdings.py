@@ -169,9 +169,12 @@ class JobHoldings:
                 if h is not None and h.guid != guid:
                     spool.repoint(h.key, h.guid, h.owner)
                     lost.append((h.key, guid))
-        if not lost:
+        # what the job refers to of other jobs' recent copies and another sync deleted meanwhile (its
+        # copy lost after this sync had looked the name up): refer to the kept one
+        gone = self._gone_references(spool, others) if created_only else set()
+        if not lost and not gone:
             return
-        keys = {k for k, _ in lost}
+        keys = {k for k, _ in lost} | gone
         rewrite = [(e, g) for e, g in spool.referring(keys) if e.key not in keys]
         if rewrite:
             fix = Plan(
@@ -191,6 +194,8 @@ class JobHoldings:
             }
             res = apply_plan(self.client, fix, known_guids=spool.guids_of(refs), batch_size=batch_size)
             applied.requests += res.requests
+        if not lost:
+            return
         ours = [g for _, g in lost]
         kept = {g: spool.guids_of([k])[k] for k, g in lost}
         moved: set[str] = set()
@@ -249,6 +254,29 @@ class JobHoldings:
                         self.client.create_relationship(body)
                     requests += 2
         return requests
+
+    def _gone_references(self, spool: Spool, others: dict[Key, list[ActualHeader]] | None) -> set[Key]:
+        """Keys of names other jobs created lately that this job refers to (not owns) by a guid Atlas
+        no longer holds ACTIVE; repointed in ``spool`` to the entity Atlas now names."""
+        if not others:
+            return set()
+        held = spool.guids_of(list(others))
+        theirs = {k: g for k, g in held.items() if spool.owner_of(k) != self.owner}
+        if not theirs:
+            return set()
+        alive = {
+            e["guid"]
+            for e in self.client.get_entities(
+                list(theirs.values()), min_ext_info=True, ignore_relationships=True
+            )
+            if e.get("status", "ACTIVE") == "ACTIVE"
+        }
+        stale = {k for k, g in theirs.items() if g not in alive}
+        fixed: set[Key] = set()
+        for h in self.refreshed(stale) if stale else []:
+            spool.repoint(h.key, h.guid, h.owner)
+            fixed.add(h.key)
+        return fixed
 
     def refreshed(self, keys: set[Key]) -> list[ActualHeader]:
         """``keys`` read again by unique attribute (their guid went stale: reconcile.apply.write_batch)."""
