@@ -646,7 +646,8 @@ def rebuild_cmd(
     type=click.Choice(["text", "json", "dot", "svg", "html"]),
     default="text",
     show_default=True,
-    help="text: operator tree or process blocks with column lineage; json: the lineage document; "
+    help="text: operator tree or process blocks with column lineage, then the classified datasets and "
+    "columns (own and propagated classifications, glossary terms); json: the lineage document; "
     "dot: Graphviz source; svg/html: a picture (html adds hover highlight and zoom)",
 )
 @click.option("--depth", type=int, default=0, show_default=True, help="lineage depth (0 = unlimited)")
