@@ -330,7 +330,7 @@ class JobHoldings:
             found = others.get(key)
             if found and any(h.guid != guid for h in found):
                 copies_of = {h.guid: h for h in found}
-                copies_of.setdefault(ours[key], ActualHeader(ours[key], key[0], key[1], self.owner))
+                copies_of.setdefault(guid, ActualHeader(guid, key[0], key[1], self.owner))
                 contested[key] = copies_of
         if not contested:
             return {}
