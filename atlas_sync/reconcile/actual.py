@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -331,6 +333,19 @@ def lookup_headers(
         return [h for part in pool.map(read, items) for h in part]
 
 
+# short names OR-ed into one search of other jobs' recent copies (Solr's clause limit is 1,024)
+NAMES_PER_SEARCH = 100
+# a name Atlas matches on its index: none of SearchProcessor's special characters (or a space)
+_INDEX_SAFE = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def index_safe(name: object) -> bool:
+    """Whether Atlas's basic search runs an ``=`` filter on this value on its index (on Solr): a
+    value with one of its special characters (``@``, ``:``, ``-``, ...) is checked in memory, and
+    inside an OR it would be left out of the index query."""
+    return isinstance(name, str) and _INDEX_SAFE.fullmatch(name) is not None
+
+
 def created_by_others(
     client: ScopeClient,
     types: list[str],
@@ -340,21 +355,48 @@ def created_by_others(
     since_ms: int,
     scope_attribute: str,
     job_key_attribute: str,
-) -> dict[Key, list[ActualHeader]]:
+    names: Collection[str] | None = None,
+    limit: int | None = None,
+) -> dict[Key, list[ActualHeader]] | None:
     """The ACTIVE entities of ``types`` in ``domain`` that Atlas created at or after ``since_ms``
     (its clock) and that ``job`` does not own, by name: the copies another sync may have created of
     what ``job`` created meanwhile. Atlas's index answers the domain key, the creation time and the
     job key, so the cost follows what the domain's other jobs created in that window, not the
-    domain's size or this job's."""
+    domain's size or this job's.
+
+    ``names``: only entities whose ``name`` is one of these (index-safe short names, see
+    :func:`index_safe`; OR-ed on the index, ``NAMES_PER_SEARCH`` a search), so that a job synced
+    right after a big one of its domain does not read what that one created. ``limit``: None when
+    the window holds more than this many entities (one page read)."""
     criteria = [
         {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)},
         {"attributeName": "__timestamp", "operator": "gte", "attributeValue": str(since_ms)},
         {"attributeName": job_key_attribute, "operator": "neq", "attributeValue": job_key(domain, job)},
     ]
+    filters: list[dict[str, Any]] = []
+    if names is None:
+        filters.append({"condition": "AND", "criterion": criteria})
+    else:
+        ordered = sorted(set(names))
+        for i in range(0, len(ordered), NAMES_PER_SEARCH):
+            either = [
+                {"attributeName": "name", "operator": "eq", "attributeValue": n}
+                for n in ordered[i : i + NAMES_PER_SEARCH]
+            ]
+            by_name = either[0] if len(either) == 1 else {"condition": "OR", "criterion": either}
+            filters.append({"condition": "AND", "criterion": [*criteria, by_name]})
     out: dict[Key, list[ActualHeader]] = {}
-    for h in _headers(client, types, {"condition": "AND", "criterion": criteria}, "@" + domain, None):
-        if h.owner != job:
-            out.setdefault(h.key, []).append(h)
+    for entity_filters in filters:
+        search: dict[str, Any] = {} if limit is None else {"page_size": limit + 1}
+        found = _headers(client, types, entity_filters, "@" + domain, None, **search)
+        if limit is not None:
+            seen = list(itertools.islice(found, limit + 1))
+            if len(seen) > limit:
+                return None
+            found = iter(seen)
+        for h in found:
+            if h.owner != job:
+                out.setdefault(h.key, []).append(h)
     return out
 
 

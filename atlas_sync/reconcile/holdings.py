@@ -16,17 +16,20 @@ Everything goes into the sync's spool (reconcile.spool), which the plan is compu
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from atlas_sync.atlas.errors import ConflictError
 from atlas_sync.reconcile.actual import (
+    NAMES_PER_SEARCH,
     ActualHeader,
     Key,
     count_scope,
     created_by_others,
+    index_safe,
     iter_job,
     job_key,
     lookup_headers,
@@ -41,6 +44,9 @@ KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (
 # How long before a sync started another sync's create of the same name may have begun (its request
 # may wait on locks and be retried; Atlas stamps an entity with its request's start)
 COPY_WINDOW_MS = 15 * 60_000
+# The first page of other jobs' recent creates read before narrowing by name (at least this many, or
+# twice the job's own names): a window this small costs less whole than by names
+WINDOW_PROBE = 100
 
 
 class JobHoldings:
@@ -156,13 +162,14 @@ class JobHoldings:
         lost: list[tuple[Key, str]] = []
         if not (spool.creates() or self.refresh):
             return
-        parts = (
+        parts = list(  # (read out before the spool changes)
             spool.created_except(self.owner, process_types)
             if created_only
             else spool.owned_except(self.owner, process_types)
         )
-        others = self._created_by_others(process_types)
-        for part in list(parts):  # (read out before the spool changes)
+        names = spool.names_of((t, qn) for part in parts for t, qn, _ in part)
+        others = self._created_by_others(process_types, names)
+        for part in parts:
             canonical = self._kept(part, others)
             for t, qn, guid in part:
                 h = canonical.get((t, qn))
@@ -171,7 +178,7 @@ class JobHoldings:
                     lost.append((h.key, guid))
         # what the job refers to of other jobs' recent copies and another sync deleted meanwhile (its
         # copy lost after this sync had looked the name up): refer to the kept one
-        gone = self._gone_references(spool, others) if created_only else set()
+        gone = self._gone_references(spool, process_types) if created_only and self.finds_copies else set()
         if not lost and not gone:
             return
         keys = {k for k, _ in lost} | gone
@@ -255,13 +262,11 @@ class JobHoldings:
                     requests += 2
         return requests
 
-    def _gone_references(self, spool: Spool, others: dict[Key, list[ActualHeader]] | None) -> set[Key]:
-        """Keys of names other jobs created lately that this job refers to (not owns) by a guid Atlas
-        no longer holds ACTIVE; repointed in ``spool`` to the entity Atlas now names."""
-        if not others:
-            return set()
-        held = spool.guids_of(list(others))
-        theirs = {k: g for k, g in held.items() if spool.owner_of(k) != self.owner}
+    def _gone_references(self, spool: Spool, process_types: set[str]) -> set[Key]:
+        """Keys this job refers to (not owns) by a guid Atlas no longer holds ACTIVE (another sync
+        deleted its copy as the loser after this one looked the name up); repointed in ``spool`` to
+        the entity Atlas now names. One bulk GET per ~300 such references."""
+        theirs = spool.referred_not_owned(self.owner, process_types)
         if not theirs:
             return set()
         alive = {
@@ -293,14 +298,20 @@ class JobHoldings:
         """Whether copies other syncs made are found by the domain's and jobs' keys (else by name)."""
         return not self.native and self.scope_attribute is not None and self.job_key_attribute is not None
 
-    def _created_by_others(self, process_types: set[str]) -> dict[Key, list[ActualHeader]] | None:
+    def _created_by_others(
+        self, process_types: set[str], names: Collection[object] | None = None
+    ) -> dict[Key, list[ActualHeader]] | None:
+        """What other jobs of the domain created lately (None: no keys to find them by). ``names``:
+        the short names of what the job holds; with them the search reads only entities of those
+        names where the window holds more than the job (a job synced just after a big one)."""
         if not self.finds_copies:
             return None
         assert self.scope_attribute is not None and self.job_key_attribute is not None
         clock = getattr(self.client, "server_time_ms", None)
         now = clock() if callable(clock) else int(time.time() * 1000)
         since = 0 if self.refresh else now - int((time.monotonic() - self._started) * 1000) - COPY_WINDOW_MS
-        return created_by_others(
+        search = functools.partial(
+            created_by_others,
             self.client,
             [t for t in self.root_types if t not in process_types],
             self.domain,
@@ -309,6 +320,18 @@ class JobHoldings:
             scope_attribute=self.scope_attribute,
             job_key_attribute=self.job_key_attribute,
         )
+        if names is None:
+            return search()
+        if not names:
+            return {}
+        safe = all(index_safe(n) for n in names)
+        distinct = {n for n in names if isinstance(n, str)}
+        if safe and len(distinct) <= NAMES_PER_SEARCH:
+            return search(names=distinct)
+        window = search(limit=max(WINDOW_PROBE, 2 * len(names)))
+        if window is not None:
+            return window
+        return search(names=distinct) if safe else search()
 
     def _kept(
         self, part: list[tuple[str, str, str]], others: dict[Key, list[ActualHeader]] | None

@@ -402,6 +402,31 @@ class Spool:
                 return
             yield [(r[0], r[1], r[2]) for r in part]
 
+    def names_of(self, keys: Iterable[Key]) -> list[object]:
+        """The ``name`` attribute the desired entities among ``keys`` are rendered with (None where
+        one has none); keys this sync does not want are left out."""
+        out: list[object] = []
+        for k in set(keys):
+            row = self.db.execute(
+                "SELECT json_extract(body, '$.attributes.name') FROM desired WHERE type = ? AND qn = ?", k
+            ).fetchone()
+            if row is not None:
+                out.append(row[0])
+        return out
+
+    def referred_not_owned(self, owner: str, types: Iterable[str]) -> dict[Key, str]:
+        """Key -> guid of what this sync wants and ``owner`` does not hold (another job's, or
+        nobody's), but of ``types``."""
+        names = sorted(types)
+        marks = ",".join("?" * len(names))
+        cond = f" AND a.type NOT IN ({marks})" if names else ""
+        rows = self.db.execute(
+            "SELECT a.type, a.qn, a.guid FROM actual a JOIN desired d ON d.type = a.type AND d.qn = a.qn "
+            f"WHERE (a.owner IS NULL OR a.owner != ?){cond}",
+            [owner, *names],
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
     def created_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
         """(type, qualifiedName, guid) of what this sync created and ``owner`` still holds, but of
         ``types``, in chunks of ``READ_CHUNK``."""

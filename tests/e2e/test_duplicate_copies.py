@@ -49,14 +49,14 @@ def client(emu: Emulator) -> AtlasClient:
     return c
 
 
-def _create_copy(client: AtlasClient, job: str) -> str:
-    """One more ACTIVE lineage_dataset named TABLE, as job ``job``'s sync creates it."""
+def _create_copy(client: AtlasClient, job: str, qn: str = TABLE, name: str = "orders") -> str:
+    """One more ACTIVE lineage_dataset named ``qn``, as job ``job``'s sync creates it."""
     body = {
         "typeName": "lineage_dataset",
         "guid": "-1",
         "attributes": {
-            "qualifiedName": TABLE,
-            "name": "orders",
+            "qualifiedName": qn,
+            "name": name,
             "atlasSyncJob": job,
             "atlasSyncScope": scope_key(DOMAIN),
             "atlasSyncJobKey": job_key(DOMAIN, job),
@@ -92,6 +92,76 @@ def test_copies_made_before_the_window_are_not_looked_at(client: AtlasClient, mo
     h = _holdings(client, "b")
     monkeypatch.setattr("atlas_sync.reconcile.holdings.COPY_WINDOW_MS", -60_000)  # a window that starts later
     assert h._kept([("lineage_dataset", TABLE, newer)], h._created_by_others(set())) == {}
+
+
+def _big_job(client: AtlasClient, n: int) -> None:
+    """What a big job of the domain created just before: ``n`` datasets of other names."""
+    bodies = [
+        {
+            "typeName": "lineage_dataset",
+            "guid": str(-1 - i),
+            "attributes": {
+                "qualifiedName": f"big.t{i}@{DOMAIN}",
+                "name": f"t{i}",
+                "atlasSyncJob": "big",
+                "atlasSyncScope": scope_key(DOMAIN),
+                "atlasSyncJobKey": job_key(DOMAIN, "big"),
+            },
+        }
+        for i in range(n)
+    ]
+    client.upsert_entities(bodies)
+
+
+def _searched(client: AtlasClient, look: Any) -> tuple[Any, int, int]:
+    """What ``look()`` returns, with the searches it made and the bytes they read."""
+    before = client.stats["search"]
+    requests, received = before.requests, before.bytes_received
+    out = look()
+    after = client.stats["search"]
+    return out, after.requests - requests, after.bytes_received - received
+
+
+def test_a_job_synced_after_a_big_one_reads_only_copies_of_its_own_names(client: AtlasClient) -> None:
+    _big_job(client, 400)
+    theirs = _create_copy(client, "a")
+    h = _holdings(client, "b")
+    whole, _, whole_bytes = _searched(client, lambda: h._created_by_others(set()))
+    assert len(whole) == 401  # what the narrowing saves: the window holds the big job's creates
+    narrowed, searches, narrowed_bytes = _searched(client, lambda: h._created_by_others(set(), ["orders"]))
+    assert {k: [c.guid for c in v] for k, v in narrowed.items()} == {("lineage_dataset", TABLE): [theirs]}
+    assert searches == 1
+    assert narrowed_bytes * 50 < whole_bytes
+
+
+def test_many_names_and_a_small_window_read_the_window_once(client: AtlasClient) -> None:
+    theirs = _create_copy(client, "a")
+    names = ["orders", *(f"n{i}" for i in range(150))]  # more than one search by name holds
+    h = _holdings(client, "b")
+    found, searches, _ = _searched(client, lambda: h._created_by_others(set(), names))
+    assert [c.guid for c in found[("lineage_dataset", TABLE)]] == [theirs]
+    assert searches == 1
+
+
+def test_many_names_and_a_big_window_are_searched_by_name(client: AtlasClient) -> None:
+    _big_job(client, 400)
+    theirs = _create_copy(client, "a")
+    names = ["orders", *(f"n{i}" for i in range(150))]
+    h = _holdings(client, "b")
+    found, searches, _ = _searched(client, lambda: h._created_by_others(set(), names))
+    assert list(found) == [("lineage_dataset", TABLE)]
+    assert [c.guid for c in found[("lineage_dataset", TABLE)]] == [theirs]
+    assert searches == 3  # the window's first page (too many), then the 151 names in two searches
+
+
+def test_a_name_off_the_index_falls_back_to_the_whole_window(client: AtlasClient) -> None:
+    _big_job(client, 400)
+    qn = f"raw.my-orders@{DOMAIN}"
+    theirs = _create_copy(client, "a", qn=qn, name="my-orders")
+    h = _holdings(client, "b")
+    found = h._created_by_others(set(), ["my-orders"])
+    assert [c.guid for c in found[("lineage_dataset", qn)]] == [theirs]
+    assert len(found) == 401
 
 
 def _process(client: AtlasClient, name: str, input_guid: str) -> str:
@@ -202,3 +272,29 @@ def test_a_reference_missing_by_name_too_fails_after_one_more_try(client: AtlasC
         # the guid was never known to this Atlas: sent again by name, there is no such table either
         write_batch(client, WriteBatch([item], {proc.key: proc}), unknown, _Flight(1))
     assert len(calls) == 2
+
+
+def test_a_shared_dataset_whose_copy_was_deleted_meanwhile_is_looked_up_again(client: AtlasClient) -> None:
+    from atlas_sync.reconcile.spool import Spool
+    from atlas_sync.render.renderer import DesiredState
+
+    key = ("lineage_dataset", TABLE)
+    looked_up = _create_copy(client, "a")  # what this sync looked the name up as
+    spool = Spool(memory=True)
+    state = DesiredState(DOMAIN, "b")
+    state.entities[key] = DesiredEntity(
+        type_name="lineage_dataset",
+        qualified_name=TABLE,
+        attributes={"qualifiedName": TABLE, "name": "orders"},
+    )
+    spool.add_desired(state)
+    spool.add_actual([(*key, looked_up, "a", None, True)])
+    h = _holdings(client, "b")
+    assert h._gone_references(spool, {"lineage_process"}) == set()  # alive: nothing to do
+    kept = _create_copy(client, "c")
+    client.delete_entities([looked_up])  # the other sync lost and deleted its copy
+    client.purge_entities([looked_up])
+    assert h._gone_references(spool, {"lineage_process"}) == {key}
+    assert spool.guids_of([key]) == {key: kept}
+    assert spool.owner_of(key) == "c"
+    spool.close()
