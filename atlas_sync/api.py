@@ -309,8 +309,8 @@ class Publisher:
         return result
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
-        from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes
-        from atlas_sync.reconcile.digest import DIGEST_MARK
+        from atlas_sync.reconcile.actual import fingerprint, job_key, read_entities, reference_attributes
+        from atlas_sync.reconcile.digest import DIGEST_MARK, for_job
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
@@ -334,7 +334,9 @@ class Publisher:
                 if (
                     now is None
                     or attr is None
-                    or now.attributes.get(attr) != i.fingerprint[len(DIGEST_MARK) :]
+                    # (as the plan's job compared it: the entity's digest and that job's part)
+                    or for_job(now.attributes.get(attr), job_key(plan.domain, plan.job))
+                    != i.fingerprint[len(DIGEST_MARK) :]
                 ):
                     stale.append(f"{i.type_name} {i.qualified_name} changed")
             elif fingerprint(current.get(i.key)) != i.fingerprint:

@@ -50,16 +50,20 @@ from atlas_sync.reconcile.apply import (
     apply_plan,
     write_batch,
 )
-from atlas_sync.reconcile.digest import DIGEST_MARK
+from atlas_sync.reconcile.digest import DIGEST_MARK, merged, without_metadata
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
 from atlas_sync.reconcile.metadata import (
+    LEGACY,
     MetadataOps,
     apply_metadata,
-    encode_owned,
+    claimants,
+    encode_record,
     held_metadata,
-    owned_of,
+    minus,
     plan_metadata,
+    read_record,
+    union,
 )
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -402,6 +406,7 @@ class StreamSync:
         done = 0
         first_created_process: str | None = None
         metadata_todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]] = []
+        me = job_key(self.domain, job)  # this job's claims and digest part (reconcile.metadata, .digest)
 
         # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
         # only after every earlier one it touches has finished (batches span tiers: a column batch
@@ -472,11 +477,18 @@ class StreamSync:
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
                 actual = existing.get(e.key) if guid else None
-                ops = (
-                    _plan_metadata(e, actual, metadata_attribute, term_guids or {})
+                meta = (
+                    _plan_metadata(e, actual, metadata_attribute, term_guids or {}, me, self.domain)
                     if metadata_attribute and not e.shared
                     else None
                 )
+                ops = meta.ops if meta is not None else None
+                wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
+                held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
+                drop = meta.invalidate if meta is not None else set()
+                if wanted is not None and digest_attribute:
+                    # this job's part of the stored digest; the other jobs' parts stay as they are
+                    e.attributes[digest_attribute] = merged(held_digest, me, wanted, drop=drop)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
                     if theirs is not None:
@@ -489,13 +501,20 @@ class StreamSync:
                 if len(item.changes) > 1 and digest_attribute:
                     # the digest changes with every other change: not worth a line of the plan
                     item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+                if meta is not None and not ops:
+                    # claims changed without a request (another job's item joined or left): shown so
+                    shown = [c for c in item.changes if c.attribute != metadata_attribute]
+                    if len(shown) < len(item.changes):
+                        item.changes = shown + meta.claim_changes()
                 first_write = True
                 if ops:
+                    assert meta is not None and metadata_attribute is not None
                     real = [c for c in item.changes if c.attribute != digest_attribute]
                     # written before the requests: an entity to create, other attributes, or the record
-                    # of what is ours (claimed before it is added, so a sync killed in between still
-                    # knows it is ours); the digest is written once the metadata it covers is in Atlas
-                    # (a sync killed in between reads the entity in full next time)
+                    # of what is ours (claimed before it is added, and what is to be removed still
+                    # claimed, so a sync killed in between still knows it is ours); the job's digest
+                    # part is written once the metadata it covers is in Atlas (a sync killed in between
+                    # reads the entity in full next time)
                     first_write = item.action == "create" or bool(real)
                     # the record's change is shown as what it records: `classifications: +PII`
                     item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
@@ -503,11 +522,13 @@ class StreamSync:
                         item.action = "update"
                     item.metadata = ops.to_json()
                     later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-                    if digest_attribute and (first_write or dry_run):
-                        # (a saved plan's apply writes the entity, then the requests: without a digest,
-                        # the next sync reads it in full and writes the digest once all is in)
-                        e.attributes[digest_attribute] = None
-                    metadata_todo.append((e, item, ops, later_digest))
+                    if wanted is not None and digest_attribute and (first_write or dry_run):
+                        # (a saved plan's apply writes the entity, then the requests: without this
+                        # job's part, the next sync reads it in full and writes it once all is in)
+                        e.attributes[digest_attribute] = merged(
+                            held_digest, me, without_metadata(wanted), drop=drop
+                        )
+                    metadata_todo.append((e, item, ops, (later_digest, meta.post)))
                 if e.shared and item.action == "update":
                     # a shared dataset is written once, minimally: what a hook adds later is not fought over
                     item = PlanItem(
@@ -540,7 +561,7 @@ class StreamSync:
         scheduler.close()
         self._writes = None
         if metadata_todo and not dry_run:
-            self._write_metadata(metadata_todo, digest_attribute, batch_size, applied)
+            self._write_metadata(metadata_todo, digest_attribute, metadata_attribute, batch_size, applied)
 
         for item in deletes:
             plan.record(item)
@@ -568,25 +589,29 @@ class StreamSync:
         self,
         todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]],
         digest_attribute: str | None,
+        metadata_attribute: str | None,
         batch_size: int,
         applied: ApplyResult,
     ) -> None:
-        """Send the metadata requests of the entities just written, then their digests (a bulk
-        write of those entities, ``batch_size`` at a time)."""
+        """Send the metadata requests of the entities just written, then their digests and final
+        records (a bulk write of those entities, ``batch_size`` at a time)."""
         guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
         work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
         applied.requests += apply_metadata(self.client, work)
         applied.metadata += len(work)
-        if not digest_attribute:
-            return
         for start in range(0, len(todo), batch_size):
             part = todo[start : start + batch_size]
             items: list[PlanItem] = []
             desired: dict[Key, DesiredEntity] = {}
-            for e, _item, _, digest in part:
+            for e, _item, _, (digest, post) in part:
                 if e.key not in guids:
                     continue
-                e.attributes[digest_attribute] = digest
+                if metadata_attribute:
+                    if not digest_attribute and e.attributes.get(metadata_attribute) == post:
+                        continue  # nothing left to write
+                    e.attributes[metadata_attribute] = post
+                if digest_attribute:
+                    e.attributes[digest_attribute] = digest
                 items.append(
                     PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
                 )
@@ -749,15 +774,59 @@ def chunks_of(
         yield chunk
 
 
+@dataclass
+class _EntityMetadata:
+    """What a sync does about one entity's metadata: the requests, the record as it is (``held``),
+    as written before the requests (``pre``: this job's old and new claims, so that what is to be
+    removed is still claimed if the sync stops before it is) and after them (``post``), and the other
+    jobs whose digest part is dropped (they shared a claim this job dropped: their next sync reads
+    the entity in full, and a classification's or business attribute's settings become theirs)."""
+
+    ops: MetadataOps
+    held: str | None
+    pre: str | None
+    post: str | None
+    invalidate: set[str]
+    joined: list[str]
+    left: list[str]
+
+    def claim_changes(self) -> list[Any]:
+        """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
+        from atlas_sync.reconcile.plan import Change
+
+        text = " ".join([*(f"+{x}" for x in self.joined), *(f"-{x}" for x in self.left)])
+        return [Change("claims", None, text or "upgraded")]
+
+
 def _plan_metadata(
-    e: DesiredEntity, actual: Any, attribute: str, term_guids: Mapping[str, str]
-) -> MetadataOps | None:
-    """The metadata requests ``e`` needs, with the record of what is ours set in its attributes (left
-    out when nothing is, nor was)."""
-    owned = owned_of(actual.attributes.get(attribute)) if actual is not None else {}
-    if not e.metadata and not owned:
+    e: DesiredEntity, actual: Any, attribute: str, term_guids: Mapping[str, str], me: str, domain: str
+) -> _EntityMetadata | None:
+    """The metadata requests ``e`` needs as job ``me`` (its job key), with the record of every job's
+    claims set in its attributes (left out when nothing is, nor was). A record written before claims
+    were per job is upgraded: its claims become this job's where it wants them, and the entity's
+    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
+    held_record = actual.attributes.get(attribute) if actual is not None else None
+    sections = read_record(held_record)
+    if not e.metadata and not sections:
         return None
+    legacy = sections.pop(LEGACY, None)
+    if legacy:
+        sections[me] = union(sections.get(me, {}), legacy)
+        owner = getattr(actual, "owner", None)
+        if owner and job_key(domain, owner) != me:
+            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
+    mine = sections.pop(me, {})
+    others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None
-    ops, new = plan_metadata(e.metadata, held, owned, term_guids)
-    e.attributes[attribute] = encode_owned(new)
-    return ops
+    ops, new = plan_metadata(e.metadata, held, mine, term_guids, others)
+    post = encode_record({**sections, me: new})
+    pre = encode_record({**sections, me: union(mine, new)}) if ops else post
+    dropped = minus(mine, new)
+    invalidate = claimants(sections, {"c": dropped["c"], "b": dropped["b"]})
+    flat = union(new)
+    old = union(mine)
+    joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
+    joined += [t for t in flat["t"] if t not in old["t"]]
+    left = [*dropped["c"], *dropped["l"], *dropped["t"]]
+    e.attributes[attribute] = pre
+    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)
