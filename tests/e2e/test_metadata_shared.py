@@ -224,7 +224,7 @@ def test_a_record_from_before_per_job_claims_is_read_and_upgraded_once(jobs: Job
     jobs.sync("customers")
     guid = jobs.column()["guid"]
     jobs.client.set_entity_attribute(
-        guid, "atlasSyncMetadata", '{"c":["%s"],"l":["gdpr"]}' % jobs.names["pii"]
+        guid, "atlasSyncMetadata", json.dumps({"c": [jobs.names["pii"]], "l": ["gdpr"]})
     )
     jobs.client.set_entity_attribute(guid, "atlasSyncDigest", "1:AAAAAAAAAAA")  # an old whole digest
 
@@ -254,7 +254,7 @@ def test_the_old_record_on_a_jobs_own_entity_is_upgraded_with_one_write(jobs: Jo
     jobs.sync("customers")
     guid = jobs.column()["guid"]
     jobs.client.set_entity_attribute(
-        guid, "atlasSyncMetadata", '{"c":["%s"],"l":["gdpr"]}' % jobs.names["pii"]
+        guid, "atlasSyncMetadata", json.dumps({"c": [jobs.names["pii"]], "l": ["gdpr"]})
     )
     jobs.client.set_entity_attribute(guid, "atlasSyncDigest", "1:AAAAAAAAAAA")
     assert jobs.sync("customers") == {"read": 1, "entity_write": 1, "metadata_write": 0}
