@@ -166,6 +166,10 @@ class MetadataOps:
     # term qualifiedName -> its guid; to remove: -> [its guid, the assignment's relationship guid]
     add_terms: dict[str, str] = field(default_factory=dict)
     remove_terms: dict[str, list[str | None]] = field(default_factory=dict)
+    # native profiles: the record kept in a business attribute, [business metadata, attribute, text
+    # or None], written before the other requests (claims first) and after them (claims let go)
+    record_before: list[Any] = field(default_factory=list)
+    record_after: list[Any] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return any(getattr(self, f) for f in self.__dataclass_fields__)
@@ -334,6 +338,9 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
     from atlas_sync.atlas import metadata as api
 
     requests = 0
+    for guid, ops in todo:
+        if ops.record_before:
+            requests += _write_record(client, guid, ops.record_before)
     removals: dict[str, list[tuple[str, str | None]]] = {}
     for guid, ops in todo:
         for name in ops.remove_classifications:
@@ -376,7 +383,22 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
         for part in _parts(guids):
             api.assign_term(client, term_guid, part)
             requests += 1
+    for guid, ops in todo:
+        if ops.record_after:
+            requests += _write_record(client, guid, ops.record_after)
     return requests
+
+
+def _write_record(client: Any, guid: str, record: list[Any]) -> int:
+    """Write (or, for ``None``, remove) a native profile's record: one business-metadata request."""
+    from atlas_sync.atlas import metadata as api
+
+    bm, attr, text = record
+    if text is None:
+        api.remove_business(client, guid, {bm: [attr]})
+    else:
+        api.set_business(client, guid, {bm: {attr: text}})
+    return 1
 
 
 BULK = 500  # entities per bulk classification or term assignment (one transaction each in Atlas)
@@ -384,3 +406,24 @@ BULK = 500  # entities per bulk classification or term assignment (one transacti
 
 def _parts(guids: list[str]) -> list[list[str]]:
     return [guids[i : i + BULK] for i in range(0, len(guids), BULK)]
+
+
+def record_typedef(name: str, attribute: str) -> dict[str, Any]:
+    """The business metadata a native profile keeps its record in (Atlas's own types have no attribute
+    of ours): one string attribute, on any entity (``Referenceable``), not indexed."""
+    return {
+        "name": name,
+        "description": "What atlas-sync added of the entity's classifications, labels, terms and business "
+        "attributes, per job (a re-sync removes only those).",
+        "attributeDefs": [
+            {
+                "name": attribute,
+                "typeName": "string",
+                "isOptional": True,
+                "cardinality": "SINGLE",
+                "isUnique": False,
+                "isIndexable": False,
+                "options": {"applicableEntityTypes": '["Referenceable"]', "maxStrLength": "100000"},
+            }
+        ],
+    }

@@ -340,6 +340,7 @@ class StreamSync:
         job_key_attribute: str | None = None,
         refresh: bool = False,
         metadata_attribute: str | None = None,
+        metadata_record: tuple[str, str] | None = None,
         term_guids: Mapping[str, str] | None = None,
     ) -> StreamResult:
         """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
@@ -357,7 +358,10 @@ class StreamSync:
         once, after the deletes (so a sync killed before then finds them again the same way).
         ``metadata_attribute``: the profile's record of the classifications, labels, terms and business
         attributes atlas-sync added (reconcile.metadata), when the server's types have it; those are
-        then reconciled too, after the entities are written (``term_guids``: term name -> guid)."""
+        then reconciled too, after the entities are written (``term_guids``: term name -> guid).
+        ``metadata_record``: a native profile's record instead (business metadata, attribute), when the
+        server has it: metadata is reconciled on the job's entities, and on other tools' datasets and
+        columns as far as ``foreign = true`` rules want it (they are read in full for it)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         if self._holdings is None:
             self.start_listing(
@@ -462,6 +466,11 @@ class StreamSync:
             digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
         ):
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+            theirs_read: dict[Key, Any] = {}
+            if metadata_record is not None:
+                # other tools' datasets and columns this job refers to: what they carry, and our record
+                others = [self.spool.foreign_guid(e.key) for e, g in chunk if e.shared and g is None]
+                theirs_read = read_entities(self.client, [g for g in others if g], by_guid, ref_attrs)
             unchanged = 0
             for e, guid in chunk:
                 if e.key in skipped:
@@ -477,11 +486,20 @@ class StreamSync:
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
                 actual = existing.get(e.key) if guid else None
-                meta = (
-                    _plan_metadata(e, actual, metadata_attribute, term_guids or {}, me, self.domain)
-                    if metadata_attribute and not e.shared
-                    else None
-                )
+                meta = None
+                if metadata_attribute and not e.shared:
+                    held_record = actual.attributes.get(metadata_attribute) if actual else None
+                    meta = _plan_metadata(e.metadata, actual, held_record, term_guids or {}, me, self.domain)
+                    if meta is not None:
+                        e.attributes[metadata_attribute] = meta.pre
+                elif (
+                    metadata_record is not None
+                    and (guid is None or actual is not None)
+                    and not (e.shared and guid is None and self.spool.foreign_guid(e.key))
+                ):  # (another tool's entity: below)
+                    meta = _native_metadata(
+                        e.metadata, actual, metadata_record, term_guids or {}, me, self.domain
+                    )
                 ops = meta.ops if meta is not None else None
                 wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
                 held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
@@ -491,6 +509,26 @@ class StreamSync:
                     e.attributes[digest_attribute] = merged(held_digest, me, wanted, drop=drop)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
+                    other = theirs_read.get(e.key) if theirs is not None else None
+                    if other is not None and metadata_record is not None:
+                        # another tool's: only what `foreign = true` rules want, and our record of it
+                        fmeta = _native_metadata(
+                            e.foreign_metadata, other, metadata_record, term_guids or {}, me, self.domain
+                        )
+                        if fmeta is not None and fmeta.ops:
+                            item = PlanItem(
+                                "update",
+                                e.type_name,
+                                e.qualified_name,
+                                guid=theirs,
+                                changes=fmeta.ops.changes() or fmeta.claim_changes(),
+                                tier=e.tier,
+                            )
+                            item.metadata = fmeta.ops.to_json()
+                            plan.record(item)  # (no entity: nothing of it is written)
+                            metadata_todo.append((e, item, fmeta.ops, (None, None)))
+                            unchanged += 1
+                            continue
                     if theirs is not None:
                         plan.record(
                             PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier)
@@ -508,7 +546,7 @@ class StreamSync:
                         item.changes = shown + meta.claim_changes()
                 first_write = True
                 if ops:
-                    assert meta is not None and metadata_attribute is not None
+                    assert meta is not None
                     real = [c for c in item.changes if c.attribute != digest_attribute]
                     # written before the requests: an entity to create, other attributes, or the record
                     # of what is ours (claimed before it is added, and what is to be removed still
@@ -530,10 +568,22 @@ class StreamSync:
                         )
                     metadata_todo.append((e, item, ops, (later_digest, meta.post)))
                 if e.shared and item.action == "update":
-                    # a shared dataset is written once, minimally: what a hook adds later is not fought over
+                    # a shared dataset is written once, minimally: what a hook adds later is not fought
+                    # over (its metadata requests are made all the same)
+                    kept = ops.changes() or (meta.claim_changes() if meta else []) if ops else []
                     item = PlanItem(
-                        "unchanged", e.type_name, e.qualified_name, item.guid, [], item.tier, item.fingerprint
+                        "update" if ops else "unchanged",
+                        e.type_name,
+                        e.qualified_name,
+                        item.guid,
+                        kept,
+                        item.tier,
+                        item.fingerprint,
+                        metadata=item.metadata,
                     )
+                    if ops:
+                        metadata_todo[-1] = (e, item, ops, metadata_todo[-1][3])
+                        first_write = False
                 plan.record(item, e)
                 if item.action == "create" and first_created_process is None and e.type_name in process_types:
                     first_created_process = e.qualified_name
@@ -596,9 +646,13 @@ class StreamSync:
         """Send the metadata requests of the entities just written, then their digests and final
         records (a bulk write of those entities, ``batch_size`` at a time)."""
         guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
+        # (another tool's entity is not in the spool's listing: its guid is the plan item's)
+        guids.update({e.key: item.guid for e, item, _, _ in todo if item.guid and e.key not in guids})
         work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
         applied.requests += apply_metadata(self.client, work)
         applied.metadata += len(work)
+        if not (digest_attribute or metadata_attribute):
+            return  # a native profile's record went with the requests
         for start in range(0, len(todo), batch_size):
             part = todo[start : start + batch_size]
             items: list[PlanItem] = []
@@ -798,16 +852,43 @@ class _EntityMetadata:
         return [Change("claims", None, text or "upgraded")]
 
 
+def _native_metadata(
+    desired: dict[str, Any] | None,
+    actual: Any,
+    record: tuple[str, str],
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
+) -> _EntityMetadata | None:
+    """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
+    written by requests of its own, before the others (claims) and after them (claims let go)."""
+    bm, attr = record
+    business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
+    held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
+    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
+    if meta is None:
+        return None
+    if meta.pre != meta.held:
+        meta.ops.record_before = [bm, attr, meta.pre]
+    if meta.post != meta.pre:
+        meta.ops.record_after = [bm, attr, meta.post]
+    return meta
+
+
 def _plan_metadata(
-    e: DesiredEntity, actual: Any, attribute: str, term_guids: Mapping[str, str], me: str, domain: str
+    desired: dict[str, Any] | None,
+    actual: Any,
+    held_record: Any,
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
 ) -> _EntityMetadata | None:
     """The metadata requests ``e`` needs as job ``me`` (its job key), with the record of every job's
     claims set in its attributes (left out when nothing is, nor was). A record written before claims
     were per job is upgraded: its claims become this job's where it wants them, and the entity's
     owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
-    held_record = actual.attributes.get(attribute) if actual is not None else None
     sections = read_record(held_record)
-    if not e.metadata and not sections:
+    if not desired and not sections:
         return None
     legacy = sections.pop(LEGACY, None)
     if legacy:
@@ -818,7 +899,7 @@ def _plan_metadata(
     mine = sections.pop(me, {})
     others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None
-    ops, new = plan_metadata(e.metadata, held, mine, term_guids, others)
+    ops, new = plan_metadata(desired, held, mine, term_guids, others)
     post = encode_record({**sections, me: new})
     pre = encode_record({**sections, me: union(mine, new)}) if ops else post
     dropped = minus(mine, new)
@@ -828,5 +909,4 @@ def _plan_metadata(
     joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
     joined += [t for t in flat["t"] if t not in old["t"]]
     left = [*dropped["c"], *dropped["l"], *dropped["t"]]
-    e.attributes[attribute] = pre
     return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)
