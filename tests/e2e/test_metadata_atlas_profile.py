@@ -189,3 +189,39 @@ def test_what_cannot_be_done_is_refused_naming_the_rule(
     with pytest.raises(AtlasSyncError, match=r"rule 1: foreign = true: the lineage profile's entities"):
         pub.sync(pub.read("sql", [str(tmp_path / "etl.sql")], dialect="hive"), job="etl")
     assert client.stats["entity_write"].requests == 0 and client.stats["metadata_write"].requests == 0
+
+
+def test_the_plan_shows_a_hooks_column_tagged_and_a_saved_plan_applies_it(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    from atlas_sync.reconcile.plan import Plan, plan_text
+
+    _sync(client, names, tmp_path, _rules(tmp_path, names, foreign=False))  # registers the record
+    pub = Publisher(
+        client,
+        profile="atlas",
+        domain=names["domain"],
+        metadata_namespace=names["ns"],
+        metadata_rules=_rules(tmp_path, names, foreign=True),
+    )
+    plan = pub.plan(pub.read("sql", [str(tmp_path / "etl.sql")], dialect="hive"), job="etl")
+    qn = f"default.tab1.age@{names['ns']}"
+    (item,) = [i for i in plan.items if i.qualified_name == qn]
+    assert item.action == "update"
+    assert [(c.attribute, c.after) for c in item.changes] == [
+        ("classifications", f"+{names['pii']}"),
+        ("labels", "+gdpr"),
+    ]
+    assert f"~ hive_column {qn}" in plan_text(plan)
+    client.stats.reset()
+    result = Publisher(client, profile="atlas", domain=names["domain"]).apply(Plan.from_json(plan.to_json()))
+    assert result.metadata == 1
+    assert client.stats["entity_write"].requests == 0 and client.stats["metadata_write"].requests == 3
+    hook_col = _column(client, names, "tab1")
+    assert _own(hook_col) == {names["pii"]} and hook_col["labels"] == ["gdpr"]
+    # and the next sync finds it all in place
+    assert _sync(client, names, tmp_path, _rules(tmp_path, names, foreign=True)) == {
+        "entity_write": 0,
+        "metadata_write": 0,
+        "typedef_write": 0,
+    }
