@@ -883,8 +883,10 @@ def _plan_metadata(
     me: str,
     domain: str,
 ) -> _EntityMetadata | None:
-    """The metadata requests ``e`` needs as job ``me`` (its job key), with the record of every job's
-    claims set in its attributes (left out when nothing is, nor was). A record written before claims
+    """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
+    holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
+    the record of every job's claims to write before and after them (``None`` when nothing is, nor
+    was, claimed). A record written before claims
     were per job is upgraded: its claims become this job's where it wants them, and the entity's
     owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
     sections = read_record(held_record)
