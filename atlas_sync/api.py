@@ -316,7 +316,7 @@ class Publisher:
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
-        headers = self._list_domain(self.profile.root_types())
+        headers = self.list_domain()  # (the root types the server has: a native profile names more)
         by_guid = {i.guid: i.key for i in plan.items if i.action == "referenced" and i.guid}
         by_guid.update({h.guid: k for k, h in headers.items()})
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
