@@ -317,14 +317,15 @@ class Publisher:
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
         headers = self.list_domain()  # (the root types the server has: a native profile names more)
-        by_guid = {i.guid: i.key for i in plan.items if i.action == "referenced" and i.guid}
+        # (other tools' entities: referenced, or given metadata only)
+        by_guid = {i.guid: i.key for i in plan.items if i.guid and _theirs(i, plan)}
         by_guid.update({h.guid: k for k, h in headers.items()})
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
         ref_attrs = reference_attributes(e.refs for e in plan.desired.values())
         current = read_entities(self.client, guids, by_guid, ref_attrs)
         stale: list[str] = []
         for i in plan.items:
-            if i.action == "referenced" or (i.metadata and i.key not in plan.desired):
+            if _theirs(i, plan):
                 continue  # not ours: never written (only its metadata requests), so nothing to protect
             if i.action == "create":
                 if i.key in headers:
@@ -728,6 +729,11 @@ class Publisher:
         :meth:`plan_teardown` ``(purge=True)``, when the caller has shown it."""
         self.teardown(purge=True, progress=teardown_progress, plan=plan, parallel=parallel)
         return self.sync(graph, job, progress=progress, parallel=parallel)
+
+
+def _theirs(item: Any, plan: Plan) -> bool:
+    """A saved plan's item for another tool's entity: referenced, or given metadata requests only."""
+    return bool(item.action == "referenced" or (item.metadata and item.key not in plan.desired))
 
 
 @dataclass
