@@ -250,7 +250,9 @@ class Publisher:
                 bundle = load_bundle(*self.profile.typedef_sources)
                 self._server_types = read_bundle_types(self.client, bundle)
             else:
-                self._server_types = read_types_by_name(self.client, self.profile.root_types())
+                # (and a native profile's metadata record, read beside them: whether it is registered)
+                record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
+                self._server_types = read_types_by_name(self.client, [*self.profile.root_types(), *record])
         return self._server_types
 
     def forget_types(self) -> None:
@@ -309,21 +311,22 @@ class Publisher:
         return result
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
-        from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes
-        from atlas_sync.reconcile.digest import DIGEST_MARK
+        from atlas_sync.reconcile.actual import fingerprint, job_key, read_entities, reference_attributes
+        from atlas_sync.reconcile.digest import DIGEST_MARK, for_job
 
         if plan.domain != self.domain:
             raise AtlasSyncError(f"the plan is for domain {plan.domain!r}, not {self.domain!r}")
-        headers = self._list_domain(self.profile.root_types())
-        by_guid = {i.guid: i.key for i in plan.items if i.action == "referenced" and i.guid}
+        headers = self.list_domain()  # (the root types the server has: a native profile names more)
+        # (other tools' entities: referenced, or given metadata only)
+        by_guid = {i.guid: i.key for i in plan.items if i.guid and _theirs(i, plan)}
         by_guid.update({h.guid: k for k, h in headers.items()})
         guids = [headers[i.key].guid for i in plan.items if i.action != "create" and i.key in headers]
         ref_attrs = reference_attributes(e.refs for e in plan.desired.values())
         current = read_entities(self.client, guids, by_guid, ref_attrs)
         stale: list[str] = []
         for i in plan.items:
-            if i.action == "referenced":
-                continue  # not ours: never written, so nothing to protect
+            if _theirs(i, plan):
+                continue  # not ours: never written (only its metadata requests), so nothing to protect
             if i.action == "create":
                 if i.key in headers:
                     stale.append(f"{i.type_name} {i.qualified_name} now exists")
@@ -334,7 +337,9 @@ class Publisher:
                 if (
                     now is None
                     or attr is None
-                    or now.attributes.get(attr) != i.fingerprint[len(DIGEST_MARK) :]
+                    # (as the plan's job compared it: the entity's digest and that job's part)
+                    or for_job(now.attributes.get(attr), job_key(plan.domain, plan.job))
+                    != i.fingerprint[len(DIGEST_MARK) :]
                 ):
                     stale.append(f"{i.type_name} {i.qualified_name} changed")
             elif fingerprint(current.get(i.key)) != i.fingerprint:
@@ -386,7 +391,7 @@ class Publisher:
         if rules is not None:
             chunks = (_with_rules(c, rules) for c in chunks)
         named = _MetadataNames()
-        if self.profile.metadata_attribute is not None:
+        if self.profile.metadata_attribute is not None or self.profile.metadata_record is not None:
             chunks = (named.add(c) for c in chunks)
         with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
             for chunk in chunks:
@@ -412,7 +417,12 @@ class Publisher:
                 writes = self.ensure_typedefs()
                 roots, attrs = self._scope_types(), self._server_attributes()
             try:
-                if rules is not None and not dry_run and attrs.get("metadata_attribute") is None:
+                if (
+                    rules is not None
+                    and not dry_run
+                    and self.profile.metadata_attribute is not None
+                    and attrs.get("metadata_attribute") is None
+                ):
                     raise AtlasSyncError(
                         f"the server's {self.profile.name} types lack {self.profile.metadata_attribute!r}, "
                         f"where a sync records what the metadata rules ({rules.file}) added",
@@ -421,9 +431,12 @@ class Publisher:
                 if dry_run and attrs.get("metadata_attribute") is None:
                     # a plan before the profile's types hold the record: nothing is recorded yet
                     attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}
-                out = self._apply_run(
-                    s, job, roots, {**attrs, "term_guids": term_guids}, options, dry_run, streamed
-                )
+                record = self._metadata_record(wanted=rules is not None or bool(named), dry_run=dry_run)
+                extra: dict[str, Any] = {"term_guids": term_guids}
+                if record is not None:
+                    writes += record[1]
+                    extra["metadata_record"] = record[0]
+                out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
             except AtlasError:
                 self.forget_types()  # e.g. a type error: someone changed the types; check them next time
                 raise
@@ -464,8 +477,32 @@ class Publisher:
             job_key_attribute=attrs["job_key_attribute"],
             refresh=options.get("refresh", False),
             metadata_attribute=attrs.get("metadata_attribute"),
+            metadata_record=attrs.get("metadata_record"),
             term_guids=attrs.get("term_guids") or {},
         )
+
+    def _metadata_record(self, *, wanted: bool, dry_run: bool) -> tuple[tuple[str, str], int] | None:
+        """A native profile's record of what atlas-sync added (a business attribute on any entity,
+        ``metadata_record``) and the typedef writes made for it: registered (one write, once) by the
+        first sync that publishes metadata; ``None`` while it is not and the sync publishes none (or
+        for a profile with an attribute of its own)."""
+        record = self.profile.metadata_record
+        if record is None or self.profile.metadata_attribute is not None:
+            return None
+        bm, attr = record
+        held = self._types().get(bm)
+        if held is not None and any(a.get("name") == attr for a in held.get("attributeDefs") or []):
+            return record, 0
+        if not wanted:
+            return None  # nothing was ever recorded: nothing to reconcile
+        if dry_run:
+            return record, 0  # (a plan: nothing recorded yet)
+        from atlas_sync.reconcile.metadata import record_typedef
+
+        self.client.create_typedefs({"businessMetadataDefs": [record_typedef(bm, attr)]})
+        self.forget_types()
+        self._typedefs_ensured = True
+        return record, 1
 
     def _check_rules(self) -> dict[str, str]:
         """Check the metadata rules' names against the profile's typedef bundles and Atlas (one read
@@ -477,11 +514,18 @@ class Publisher:
             return {}
         if self._term_guids is not None:
             return self._term_guids
-        if self.profile.metadata_attribute is None:
+        if self.profile.metadata_attribute is None and self.profile.metadata_record is None:
             raise AtlasSyncError(
                 f"profile {self.profile.name!r} cannot publish metadata rules ({rules.file}): it has no "
-                "metadata_attribute to record what atlas-sync adds",
-                hint="use the lineage or pico profile, or add metadata_attribute to the profile (docs/metadata.md)",
+                "metadata_attribute (or, with Atlas's own types, metadata_record) to record what "
+                "atlas-sync adds",
+                hint="add metadata_attribute or metadata_record to the profile (docs/metadata.md)",
+            )
+        if not self.native and rules.foreign:
+            raise rules.foreign[0].error(
+                rules.file,
+                f"foreign = true: the {self.profile.name} profile's entities are all atlas-sync's "
+                "(it applies under the atlas profile, to tables a hook created)",
             )
         from atlas_sync.atlas.metadata import term_guids
         from atlas_sync.lineage.rules import check_names
@@ -685,6 +729,11 @@ class Publisher:
         :meth:`plan_teardown` ``(purge=True)``, when the caller has shown it."""
         self.teardown(purge=True, progress=teardown_progress, plan=plan, parallel=parallel)
         return self.sync(graph, job, progress=progress, parallel=parallel)
+
+
+def _theirs(item: Any, plan: Plan) -> bool:
+    """A saved plan's item for another tool's entity: referenced, or given metadata requests only."""
+    return bool(item.action == "referenced" or (item.metadata and item.key not in plan.desired))
 
 
 @dataclass

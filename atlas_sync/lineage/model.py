@@ -129,6 +129,9 @@ class Column(_Model):
     terms: tuple[str, ...] = ()
     business: dict[str, dict[str, Any]] | None = None
     labels: tuple[str, ...] = ()
+    # what metadata rules with ``foreign = true`` add (render.metadata's document), for when the column
+    # is another tool's (a Hive hook's, under the atlas profile): only those go on it
+    foreign_metadata: dict[str, Any] | None = None
 
     @classmethod
     def unchecked(cls, name: str, type: str | None = None, description: str | None = None) -> Column:
@@ -160,6 +163,8 @@ class Dataset(_Model):
     terms: list[str] = Field(default_factory=list)
     business: dict[str, dict[str, Any]] = Field(default_factory=dict)
     labels: list[str] = Field(default_factory=list)
+    # what metadata rules with ``foreign = true`` add, for when the dataset is another tool's (Column)
+    foreign_metadata: dict[str, Any] | None = None
 
     @field_validator("columns", mode="before")
     @classmethod

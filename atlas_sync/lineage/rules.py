@@ -38,7 +38,7 @@ from atlas_sync.lineage.model import (
 
 _MATCH_KEYS = ("datasets", "columns", "processes", "tagged")
 _ADD_KEYS = ("classifications", "terms", "owners", "labels", "business")
-_RULE_KEYS = frozenset({"name", *_MATCH_KEYS, *_ADD_KEYS})
+_RULE_KEYS = frozenset({"name", "foreign", *_MATCH_KEYS, *_ADD_KEYS})
 _CLASSIFICATION_KEYS = frozenset({"name", "propagate", "attributes"})
 # Atlas's rules for the names (AtlasTypeUtil.isValidTypeName, EntityGraphMapper.LABEL_REGEX / max length)
 _TYPE_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_ .-]*$")
@@ -72,6 +72,9 @@ class Rule:
     owners: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     business: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # under the atlas profile: what the rule adds also goes on datasets and columns another tool
+    # created (a Hive hook's tables), not only on atlas-sync's own
+    foreign: bool = False
 
     @property
     def where(self) -> str:
@@ -114,6 +117,11 @@ class MetadataRules:
     def classification_names(self) -> set[str]:
         return {c.name for r in self.rules for c in r.classifications}
 
+    @property
+    def foreign(self) -> list[Rule]:
+        """The rules that also tag entities another tool created (``foreign = true``)."""
+        return [r for r in self.rules if r.foreign]
+
     def apply(self, graph: LineageGraph) -> int:
         """Add what the rules say to the matching items of ``graph`` (in place); how many rule
         applications changed an item."""
@@ -122,9 +130,13 @@ class MetadataRules:
             for d in graph.datasets:
                 if rule.matches_dataset(d):
                     hits += _add(d, rule)
+                    if rule.foreign:
+                        d.foreign_metadata = _add_foreign(d.foreign_metadata, rule)
                 for c in d.columns:
                     if rule.matches_column(d, c):
                         hits += _add(c, rule)
+                        if rule.foreign:
+                            c.foreign_metadata = _add_foreign(c.foreign_metadata, rule)
             for p in graph.processes:
                 if rule.matches_process(p):
                     hits += _add(p, rule)
@@ -140,6 +152,34 @@ def _add(item: Dataset | Column | Process, rule: Rule) -> int:
     if rule.business:
         changed = merge_business(item, rule.business) or changed
     return int(changed)
+
+
+def _add_foreign(doc: dict[str, Any] | None, rule: Rule) -> dict[str, Any]:
+    """``doc`` (render.metadata's document shape) with what ``rule`` adds, as :func:`_add` adds it: a
+    classification given by an earlier rule wins, lists are unions, earlier business attributes stay."""
+    out = dict(doc or {})
+    have = {c["typeName"] for c in out.get("classifications") or []}
+    added = [
+        {
+            "typeName": c.name,
+            "attributes": dict(c.attributes),
+            **({"propagate": c.propagate} if c.propagate is not None else {}),
+        }
+        for c in rule.classifications
+        if c.name not in have
+    ]
+    if added:
+        out["classifications"] = sorted(
+            [*out.get("classifications", []), *added], key=lambda c: c["typeName"]
+        )
+    for key, values in (("labels", rule.labels), ("terms", rule.terms)):
+        if values:
+            out[key] = sorted({*out.get(key, []), *values})
+    for bm, attrs in rule.business.items():
+        merged = out.setdefault("business", {}).setdefault(bm, {})
+        for attr, value in attrs.items():
+            merged.setdefault(attr, value)
+    return out
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -214,6 +254,21 @@ def _parse_rule(raw: dict[str, Any], index: int, line: int | None, file: str) ->
     rule.business = _business(raw.get("business", {}), rule, file)
     if not any(getattr(rule, k) for k in _ADD_KEYS):
         raise rule.error(file, f"adds nothing: give one of {', '.join(_ADD_KEYS)}")
+    foreign = raw.get("foreign", False)
+    if not isinstance(foreign, bool):
+        raise rule.error(file, "'foreign' must be true or false")
+    rule.foreign = foreign
+    if foreign and rule.owners:
+        raise rule.error(
+            file,
+            "owners cannot go on entities another tool created (foreign = true): an owner is an "
+            "attribute, and atlas-sync never writes another tool's entities; give owners in a rule "
+            "without foreign",
+        )
+    if foreign and rule.processes and not (rule.datasets or rule.columns):
+        raise rule.error(
+            file, "foreign = true: processes are always atlas-sync's own; match datasets or columns"
+        )
     return rule
 
 

@@ -401,7 +401,12 @@ def apply_plan(
 ) -> ApplyResult:
     """Apply ``plan``. ``known_guids`` maps the keys Atlas already holds (unchanged ones included) to guids."""
     result = ApplyResult()
-    writes = [i for i in plan.items if i.action in ("create", "update")]
+    # (an item with metadata requests alone on another tool's entity has no entity to write)
+    writes = [
+        i
+        for i in plan.items
+        if i.action in ("create", "update") and not (i.metadata and i.key not in plan.desired)
+    ]
     deletes = [i for i in plan.items if i.action == "delete"]
     total = len(writes) + len(deletes)
     done = 0

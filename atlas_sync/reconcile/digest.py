@@ -5,6 +5,13 @@ digest differs from the digest of what it would write now (or that refer to an e
 create): an unchanged domain is decided from the listing alone. The digest covers what a full compare
 compares (attributes and references, normalised the same way), so equal digests mean a full compare
 would find nothing to write, unless someone changed the entity in Atlas since (drift: ``refresh``).
+
+Metadata (classifications, labels, terms, business attributes) is wanted per job: two jobs that share
+a dataset may want different tags on it. So the stored value is the digest of the entity itself,
+followed by one part per job that attached metadata, the digest of what that job wants
+(``1:<11 chars> j<job key>=<11 chars> ...``); a job compares the entity's digest and its own part
+(:func:`for_job`), never another job's, and writes its part without touching the others
+(:func:`merged`). A job's wanted digest is ``1:<entity>+<its metadata>``, or ``1:<entity>`` without.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Collection
 from typing import Any
 
 from atlas_sync.reconcile.plan import _norm, _ref_norm
@@ -23,15 +31,56 @@ VERSION = "1"
 DIGEST_MARK = "digest:"
 
 
-def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
-    """``<VERSION>:<11 characters>`` (64 bits of BLAKE2b, base64url) over ``e``'s type, name, attributes
-    (but the digest's own) and references: short, since every write carries it."""
-    attrs = {k: _norm(v) for k, v in e.attributes.items() if k != digest_attribute}
-    refs = {k: _ref_norm(v) for k, v in e.refs.items()}
-    doc: list[Any] = [e.type_name, e.qualified_name, attrs, refs]
-    if e.metadata:
-        # (absent when there is none: the digests of entities without metadata stay what they were)
-        doc.append(_norm(e.metadata))
+def _hash(doc: Any) -> str:
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     raw = hashlib.blake2b(text.encode(), digest_size=8).digest()
-    return f"{VERSION}:{base64.urlsafe_b64encode(raw).decode().rstrip('=')}"
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
+    """``<VERSION>:<11 characters>`` (64 bits of BLAKE2b, base64url) over ``e``'s type, name, attributes
+    (but the digest's own) and references, then ``+<11 characters>`` over its metadata when it has
+    any: short, since every write carries it."""
+    attrs = {k: _norm(v) for k, v in e.attributes.items() if k != digest_attribute}
+    refs = {k: _ref_norm(v) for k, v in e.refs.items()}
+    base = f"{VERSION}:{_hash([e.type_name, e.qualified_name, attrs, refs])}"
+    return f"{base}+{_hash(_norm(e.metadata))}" if e.metadata else base
+
+
+def _parts(stored: str | None) -> tuple[str | None, dict[str, str]]:
+    """The entity's digest and each job's part (job key -> metadata digest) of a stored value."""
+    if not isinstance(stored, str) or not stored:
+        return None, {}
+    head, *rest = stored.split(" ")
+    jobs = dict(p.split("=", 1) for p in rest if "=" in p)
+    return head, jobs
+
+
+def for_job(stored: str | None, job_key: str) -> str | None:
+    """What ``job_key``'s sync compares its wanted digest with: the entity's digest, with the job's
+    part when it has one."""
+    head, jobs = _parts(stored)
+    if head is None:
+        return None
+    mine = jobs.get(job_key)
+    return f"{head}+{mine}" if mine else head
+
+
+def without_metadata(wanted: str) -> str:
+    """``wanted`` without the job's metadata part: written before the metadata requests, so that a
+    sync killed before they are all sent reads the entity in full next time."""
+    return wanted.partition("+")[0]
+
+
+def merged(stored: str | None, job_key: str, wanted: str | None, *, drop: Collection[str] = ()) -> str | None:
+    """The value to write: the entity's digest and ``job_key``'s part from ``wanted`` (a digest as
+    :func:`entity_digest` gives; ``None``: none), the other jobs' parts as ``stored`` holds them (but
+    those in ``drop``: jobs whose next sync must read the entity in full)."""
+    if wanted is None:
+        return None
+    _, jobs = _parts(stored)
+    jobs = {k: v for k, v in jobs.items() if k != job_key and k not in drop}
+    head, _, mine = wanted.partition("+")
+    if mine:
+        jobs[job_key] = mine
+    return " ".join([head, *(f"{k}={v}" for k, v in sorted(jobs.items()))])

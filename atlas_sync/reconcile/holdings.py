@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -35,6 +35,7 @@ from atlas_sync.reconcile.actual import (
     lookup_headers,
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.digest import for_job
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
@@ -84,18 +85,28 @@ class JobHoldings:
 
     def listing(self) -> Iterator[ActualHeader]:
         """The job's own entities (run on the listing's thread while the input renders)."""
-        return iter_job(
-            self.client,
-            self.root_types,
-            self.domain,
-            self.job,
-            job_key_attribute=self.job_key_attribute,
-            labels=self.native,
-            digest_attribute=self.digest_attribute,
-            scope_attribute=self.scope_attribute,
-            refresh=self.refresh,
-            dedupe=False,
+        return self._own_digests(
+            iter_job(
+                self.client,
+                self.root_types,
+                self.domain,
+                self.job,
+                job_key_attribute=self.job_key_attribute,
+                labels=self.native,
+                digest_attribute=self.digest_attribute,
+                scope_attribute=self.scope_attribute,
+                refresh=self.refresh,
+                dedupe=False,
+            )
         )
+
+    def _own_digests(self, headers: Iterable[ActualHeader]) -> Iterator[ActualHeader]:
+        """Headers with the stored digest as this job compares it: the entity's, and this job's part
+        of it (reconcile.digest: other jobs' parts are theirs)."""
+        key = job_key(self.domain, self.job)
+        for h in headers:
+            h.digest = for_job(h.digest, key)
+            yield h
 
     def upgrading(self, spool: Spool, job_key_attribute: str | None) -> bool:
         """Whether the listing found entities of the job without its key (written by an earlier
@@ -110,14 +121,16 @@ class JobHoldings:
         outside: dict[Key, str] = {}
         if not root_types:  # the server has none of the profile's types: nothing of them exists
             return outside
-        found = lookup_headers(
-            self.client,
-            spool.unlisted_desired(),
-            self.domain,
-            labels=self.native,
-            digest_attribute=self.digest_attribute,
-            job_key_attribute=job_key_attribute,
-            outside=outside,
+        found = self._own_digests(
+            lookup_headers(
+                self.client,
+                spool.unlisted_desired(),
+                self.domain,
+                labels=self.native,
+                digest_attribute=self.digest_attribute,
+                job_key_attribute=job_key_attribute,
+                outside=outside,
+            )
         )
         spool.add_actual((h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found)
         self.root_types, self.job_key_attribute = root_types, job_key_attribute

@@ -2,13 +2,15 @@
 what atlas-sync wants of them, without touching what a person or another tool added.
 
 What atlas-sync added is recorded in the entity itself, in the profile's ``metadata_attribute``
-(``atlasSyncMetadata``: a small JSON document of the names it added, see :func:`encode_owned`), so any
-machine's next sync knows it. A re-sync then:
+(``atlasSyncMetadata``: a small JSON document of the names each job wants, see :func:`encode_record`),
+so any machine's next sync knows it. Several jobs may want metadata on one entity (a shared dataset):
+each job's claims are its own, and a sync of job J:
 
-- adds what is wanted and missing (and records it as ours);
-- updates what is ours and differs (a classification's attributes or ``propagate``, a business
-  attribute's value);
-- removes what is ours and no longer wanted;
+- adds what J wants and the entity lacks (and records J's claim);
+- claims what J wants that another job's claim put there (so it stays while either wants it);
+- updates what J alone claims and differs (a classification's attributes or ``propagate``, a
+  business attribute's value): settings several jobs claim stay as the first one set them;
+- drops J's claims J no longer wants, and removes the item only when no other job claims it;
 - leaves alone whatever else the entity carries: a classification, label, term or business attribute
   that was there already (even one of a name we want: it stays theirs), and every propagated
   classification (its ``entityGuid`` is another entity: Atlas manages it along lineage).
@@ -26,19 +28,100 @@ from typing import Any
 
 from atlas_sync.reconcile.plan import Change, _norm
 
+RECORD_VERSION = 2
+# the claims of a record written before claims were per job (atlas-sync 0.x, one section for all)
+LEGACY = ""
 
-def owned_of(value: Any) -> dict[str, Any]:
-    """The record kept in ``metadata_attribute`` (a JSON text, or nothing) as a dict:
-    ``c`` classification names, ``l`` labels, ``t`` term qualifiedName -> term guid (so a term no longer
-    wanted is removed without a lookup), ``b`` business metadata name -> attribute names. A value that
-    does not parse counts as nothing recorded."""
-    if not isinstance(value, str) or not value:
+
+def read_record(value: Any) -> dict[str, dict[str, Any]]:
+    """The record kept in ``metadata_attribute`` (a JSON text, or nothing): job key -> that job's
+    claims (:func:`owned_of`). A record written before claims were per job (the claims alone, no
+    ``v``) is under the key :data:`LEGACY`; one that does not parse counts as nothing recorded."""
+    doc = _json(value)
+    if doc is None:
         return {}
+    if doc.get("v") != RECORD_VERSION:
+        legacy = owned_of(doc)
+        return {LEGACY: legacy} if legacy else {}
+    jobs = doc.get("j")
+    if not isinstance(jobs, dict):
+        return {}
+    return {k: section for k, v in jobs.items() if isinstance(k, str) and (section := owned_of(v))}
+
+
+def encode_record(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The record as written: compact JSON, ``{"v":2,"j":{job key: claims}}``; ``None`` when no job
+    claims anything."""
+    jobs = {k: json.loads(text) for k, s in sorted(sections.items()) if k and (text := encode_owned(s))}
+    if not jobs:
+        return None
+    return json.dumps(
+        {"j": jobs, "v": RECORD_VERSION}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def union(*claims: Mapping[str, Any]) -> dict[str, Any]:
+    """Claims (:func:`owned_of` dicts) merged: every name any of them holds."""
+    out: dict[str, Any] = {"c": [], "l": [], "t": {}, "b": {}}
+    for one in claims:
+        for k in ("c", "l"):
+            out[k] = sorted({*out[k], *(one.get(k) or [])})
+        out["t"].update(one.get("t") or {})
+        for bm, attrs in (one.get("b") or {}).items():
+            out["b"][bm] = sorted({*out["b"].get(bm, []), *attrs})
+    return out
+
+
+def claimants(sections: Mapping[str, Mapping[str, Any]], dropped: Mapping[str, Any]) -> set[str]:
+    """The jobs (keys of ``sections``) that claim any of ``dropped``."""
+    out: set[str] = set()
+    for key, s in sections.items():
+        if (
+            set(s.get("c") or []) & set(dropped.get("c") or [])
+            or set(s.get("l") or []) & set(dropped.get("l") or [])
+            or set(s.get("t") or {}) & set(dropped.get("t") or {})
+            or any(
+                set(attrs) & set((dropped.get("b") or {}).get(bm) or [])
+                for bm, attrs in (s.get("b") or {}).items()
+            )
+        ):
+            out.add(key)
+    return out
+
+
+def minus(claims: Mapping[str, Any], gone: Mapping[str, Any]) -> dict[str, Any]:
+    """``claims`` without the names in ``gone``."""
+    return {
+        "c": sorted(set(claims.get("c") or []) - set(gone.get("c") or [])),
+        "l": sorted(set(claims.get("l") or []) - set(gone.get("l") or [])),
+        "t": {q: g for q, g in (claims.get("t") or {}).items() if q not in (gone.get("t") or {})},
+        "b": {
+            bm: left
+            for bm, attrs in (claims.get("b") or {}).items()
+            if (left := sorted(set(attrs) - set((gone.get("b") or {}).get(bm) or [])))
+        },
+    }
+
+
+def _json(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
     try:
         doc = json.loads(value)
     except ValueError:
-        return {}
-    if not isinstance(doc, dict):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def owned_of(value: Any) -> dict[str, Any]:
+    """One job's claims (or a record written before claims were per job: a JSON text) as a dict:
+    ``c`` classification names, ``l`` labels, ``t`` term qualifiedName -> term guid (so a term no longer
+    wanted is removed without a lookup), ``b`` business metadata name -> attribute names. A value that
+    does not parse counts as nothing recorded."""
+    doc = _json(value)
+    if doc is None:
         return {}
     out: dict[str, Any] = {}
     for k in ("c", "l"):
@@ -83,6 +166,10 @@ class MetadataOps:
     # term qualifiedName -> its guid; to remove: -> [its guid, the assignment's relationship guid]
     add_terms: dict[str, str] = field(default_factory=dict)
     remove_terms: dict[str, list[str | None]] = field(default_factory=dict)
+    # native profiles: the record kept in a business attribute, [business metadata, attribute, text
+    # or None], written before the other requests (claims first) and after them (claims let go)
+    record_before: list[Any] = field(default_factory=list)
+    record_after: list[Any] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return any(getattr(self, f) for f in self.__dataclass_fields__)
@@ -157,11 +244,17 @@ def plan_metadata(
     held: Mapping[str, Any] | None,
     owned: Mapping[str, Any],
     term_guids: Mapping[str, str],
+    others: Mapping[str, Any] | None = None,
 ) -> tuple[MetadataOps, dict[str, Any]]:
     """The requests that make an entity carry ``desired`` (render.metadata's document) given what it
-    ``held`` (:func:`held_metadata`; ``None`` for an entity about to be created) and what the record says
-    is ``owned``; and the record to write. ``term_guids``: term qualifiedName -> guid."""
+    ``held`` (:func:`held_metadata`; ``None`` for an entity about to be created), what the record says
+    this job claims (``owned``) and what other jobs claim (``others``, their :func:`union`); and this
+    job's claims to record. ``term_guids``: term qualifiedName -> guid."""
     want = desired or {}
+    theirs = others or {}
+    their_c, their_l = set(theirs.get("c") or []), set(theirs.get("l") or [])
+    their_t = set(theirs.get("t") or {})
+    their_b = {bm: set(a) for bm, a in (theirs.get("b") or {}).items()}
     held = held or {"classifications": [], "labels": [], "business": {}, "meanings": {}}
     ops = MetadataOps()
     new: dict[str, Any] = {"c": [], "l": [], "t": {}, "b": {}}
@@ -177,12 +270,12 @@ def plan_metadata(
         if name not in have:
             ops.add_classifications.append(body)
             new["c"].append(name)
-        elif name in mine:
-            new["c"].append(name)
-            if not _same_classification(c, have[name]):
+        elif name in mine or name in their_c:
+            new["c"].append(name)  # ours (this job's, or another job's it now shares)
+            if name not in their_c and not _same_classification(c, have[name]):
                 ops.update_classifications.append(body)
         # else: someone else's classification of that name: theirs, left as it is
-    ops.remove_classifications = sorted(n for n in mine - set(wanted) if n in have)
+    ops.remove_classifications = sorted(n for n in mine - set(wanted) - their_c if n in have)
 
     # labels
     labels, mine_l = set(held["labels"]), set(owned.get("l") or [])
@@ -190,27 +283,28 @@ def plan_metadata(
         if label not in labels:
             ops.add_labels.append(label)
             new["l"].append(label)
-        elif label in mine_l:
+        elif label in mine_l or label in their_l:
             new["l"].append(label)
-    ops.remove_labels = sorted(x for x in mine_l - set(want.get("labels") or []) if x in labels)
+    ops.remove_labels = sorted(x for x in mine_l - set(want.get("labels") or []) - their_l if x in labels)
 
     # business attributes
     mine_b = {bm: set(a) for bm, a in (owned.get("b") or {}).items()}
     for bm, attrs in (want.get("business") or {}).items():
         current = held["business"].get(bm) or {}
         for attr, value in attrs.items():
-            ours = attr in mine_b.get(bm, set())
+            shared = attr in their_b.get(bm, set())
+            ours = attr in mine_b.get(bm, set()) or shared
             if current.get(attr) is None:
                 ops.set_business.setdefault(bm, {})[attr] = value
                 new["b"].setdefault(bm, []).append(attr)
             elif ours:
                 new["b"].setdefault(bm, []).append(attr)
-                if _norm(current.get(attr)) != _norm(value):
+                if not shared and _norm(current.get(attr)) != _norm(value):
                     ops.set_business.setdefault(bm, {})[attr] = value
     for bm, attrs in mine_b.items():
         gone = sorted(
             a
-            for a in attrs - set((want.get("business") or {}).get(bm) or {})
+            for a in attrs - set((want.get("business") or {}).get(bm) or {}) - their_b.get(bm, set())
             if (held["business"].get(bm) or {}).get(a) is not None
         )
         if gone:
@@ -226,9 +320,9 @@ def plan_metadata(
         if guid not in meanings:
             ops.add_terms[term] = guid
             new["t"][term] = guid
-        elif mine_t.get(term) == guid:
+        elif mine_t.get(term) == guid or (term in their_t and theirs["t"][term] == guid):
             new["t"][term] = guid
-    for term in sorted(set(mine_t) - set(want.get("terms") or [])):
+    for term in sorted(set(mine_t) - set(want.get("terms") or []) - their_t):
         guid = mine_t[term]
         if guid in meanings:
             ops.remove_terms[term] = [guid, meanings[guid]]
@@ -244,6 +338,9 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
     from atlas_sync.atlas import metadata as api
 
     requests = 0
+    for guid, ops in todo:
+        if ops.record_before:
+            requests += _write_record(client, guid, ops.record_before)
     removals: dict[str, list[tuple[str, str | None]]] = {}
     for guid, ops in todo:
         for name in ops.remove_classifications:
@@ -286,7 +383,22 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
         for part in _parts(guids):
             api.assign_term(client, term_guid, part)
             requests += 1
+    for guid, ops in todo:
+        if ops.record_after:
+            requests += _write_record(client, guid, ops.record_after)
     return requests
+
+
+def _write_record(client: Any, guid: str, record: list[Any]) -> int:
+    """Write (or, for ``None``, remove) a native profile's record: one business-metadata request."""
+    from atlas_sync.atlas import metadata as api
+
+    bm, attr, text = record
+    if text is None:
+        api.remove_business(client, guid, {bm: [attr]})
+    else:
+        api.set_business(client, guid, {bm: {attr: text}})
+    return 1
 
 
 BULK = 500  # entities per bulk classification or term assignment (one transaction each in Atlas)
@@ -294,3 +406,24 @@ BULK = 500  # entities per bulk classification or term assignment (one transacti
 
 def _parts(guids: list[str]) -> list[list[str]]:
     return [guids[i : i + BULK] for i in range(0, len(guids), BULK)]
+
+
+def record_typedef(name: str, attribute: str) -> dict[str, Any]:
+    """The business metadata a native profile keeps its record in (Atlas's own types have no attribute
+    of ours): one string attribute, on any entity (``Referenceable``), not indexed."""
+    return {
+        "name": name,
+        "description": "What atlas-sync added of the entity's classifications, labels, terms and business "
+        "attributes, per job (a re-sync removes only those).",
+        "attributeDefs": [
+            {
+                "name": attribute,
+                "typeName": "string",
+                "isOptional": True,
+                "cardinality": "SINGLE",
+                "isUnique": False,
+                "isIndexable": False,
+                "options": {"applicableEntityTypes": '["Referenceable"]', "maxStrLength": "100000"},
+            }
+        ],
+    }

@@ -172,6 +172,7 @@ def _desired_json(e: DesiredEntity) -> dict[str, Any]:
         **({"labels": e.labels} if e.labels else {}),
         **({"shared": True} if e.shared else {}),
         **({"metadata": e.metadata} if e.metadata else {}),
+        **({"foreignMetadata": e.foreign_metadata} if e.foreign_metadata else {}),
     }
 
 
@@ -197,6 +198,7 @@ def _desired_from_json(d: dict[str, Any]) -> DesiredEntity:
         labels=list(d.get("labels") or []),
         shared=bool(d.get("shared", False)),
         metadata=d.get("metadata") or None,
+        foreign_metadata=d.get("foreignMetadata") or None,
     )
 
 

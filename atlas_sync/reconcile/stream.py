@@ -50,16 +50,20 @@ from atlas_sync.reconcile.apply import (
     apply_plan,
     write_batch,
 )
-from atlas_sync.reconcile.digest import DIGEST_MARK
+from atlas_sync.reconcile.digest import DIGEST_MARK, merged, without_metadata
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
 from atlas_sync.reconcile.metadata import (
+    LEGACY,
     MetadataOps,
     apply_metadata,
-    encode_owned,
+    claimants,
+    encode_record,
     held_metadata,
-    owned_of,
+    minus,
     plan_metadata,
+    read_record,
+    union,
 )
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -336,6 +340,7 @@ class StreamSync:
         job_key_attribute: str | None = None,
         refresh: bool = False,
         metadata_attribute: str | None = None,
+        metadata_record: tuple[str, str] | None = None,
         term_guids: Mapping[str, str] | None = None,
     ) -> StreamResult:
         """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
@@ -353,7 +358,10 @@ class StreamSync:
         once, after the deletes (so a sync killed before then finds them again the same way).
         ``metadata_attribute``: the profile's record of the classifications, labels, terms and business
         attributes atlas-sync added (reconcile.metadata), when the server's types have it; those are
-        then reconciled too, after the entities are written (``term_guids``: term name -> guid)."""
+        then reconciled too, after the entities are written (``term_guids``: term name -> guid).
+        ``metadata_record``: a native profile's record instead (business metadata, attribute), when the
+        server has it: metadata is reconciled on the job's entities, and on other tools' datasets and
+        columns as far as ``foreign = true`` rules want it (they are read in full for it)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
         if self._holdings is None:
             self.start_listing(
@@ -402,6 +410,7 @@ class StreamSync:
         done = 0
         first_created_process: str | None = None
         metadata_todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]] = []
+        me = job_key(self.domain, job)  # this job's claims and digest part (reconcile.metadata, .digest)
 
         # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
         # only after every earlier one it touches has finished (batches span tiers: a column batch
@@ -457,6 +466,11 @@ class StreamSync:
             digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
         ):
             existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+            theirs_read: dict[Key, Any] = {}
+            if metadata_record is not None:
+                # other tools' datasets and columns this job refers to: what they carry, and our record
+                others = [self.spool.foreign_guid(e.key) for e, g in chunk if e.shared and g is None]
+                theirs_read = read_entities(self.client, [g for g in others if g], by_guid, ref_attrs)
             unchanged = 0
             for e, guid in chunk:
                 if e.key in skipped:
@@ -472,13 +486,49 @@ class StreamSync:
                     e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
                 e = without_refs_to(e, skipped)
                 actual = existing.get(e.key) if guid else None
-                ops = (
-                    _plan_metadata(e, actual, metadata_attribute, term_guids or {})
-                    if metadata_attribute and not e.shared
-                    else None
-                )
+                meta = None
+                if metadata_attribute and not e.shared:
+                    held_record = actual.attributes.get(metadata_attribute) if actual else None
+                    meta = _plan_metadata(e.metadata, actual, held_record, term_guids or {}, me, self.domain)
+                    if meta is not None:
+                        e.attributes[metadata_attribute] = meta.pre
+                elif (
+                    metadata_record is not None
+                    and (guid is None or actual is not None)
+                    and not (e.shared and guid is None and self.spool.foreign_guid(e.key))
+                ):  # (another tool's entity: below)
+                    meta = _native_metadata(
+                        e.metadata, actual, metadata_record, term_guids or {}, me, self.domain
+                    )
+                ops = meta.ops if meta is not None else None
+                wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
+                held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
+                drop = meta.invalidate if meta is not None else set()
+                if wanted is not None and digest_attribute:
+                    # this job's part of the stored digest; the other jobs' parts stay as they are
+                    e.attributes[digest_attribute] = merged(held_digest, me, wanted, drop=drop)
                 if e.shared and guid is None:
                     theirs = self.spool.foreign_guid(e.key)
+                    other = theirs_read.get(e.key) if theirs is not None else None
+                    if other is not None and metadata_record is not None:
+                        # another tool's: only what `foreign = true` rules want, and our record of it
+                        fmeta = _native_metadata(
+                            e.foreign_metadata, other, metadata_record, term_guids or {}, me, self.domain
+                        )
+                        if fmeta is not None and fmeta.ops:
+                            item = PlanItem(
+                                "update",
+                                e.type_name,
+                                e.qualified_name,
+                                guid=theirs,
+                                changes=fmeta.ops.changes() or fmeta.claim_changes(),
+                                tier=e.tier,
+                            )
+                            item.metadata = fmeta.ops.to_json()
+                            plan.record(item)  # (no entity: nothing of it is written)
+                            metadata_todo.append((e, item, fmeta.ops, (None, None)))
+                            unchanged += 1
+                            continue
                     if theirs is not None:
                         plan.record(
                             PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier)
@@ -489,13 +539,20 @@ class StreamSync:
                 if len(item.changes) > 1 and digest_attribute:
                     # the digest changes with every other change: not worth a line of the plan
                     item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+                if meta is not None and not ops:
+                    # claims changed without a request (another job's item joined or left): shown so
+                    shown = [c for c in item.changes if c.attribute != metadata_attribute]
+                    if len(shown) < len(item.changes):
+                        item.changes = shown + meta.claim_changes()
                 first_write = True
                 if ops:
+                    assert meta is not None
                     real = [c for c in item.changes if c.attribute != digest_attribute]
                     # written before the requests: an entity to create, other attributes, or the record
-                    # of what is ours (claimed before it is added, so a sync killed in between still
-                    # knows it is ours); the digest is written once the metadata it covers is in Atlas
-                    # (a sync killed in between reads the entity in full next time)
+                    # of what is ours (claimed before it is added, and what is to be removed still
+                    # claimed, so a sync killed in between still knows it is ours); the job's digest
+                    # part is written once the metadata it covers is in Atlas (a sync killed in between
+                    # reads the entity in full next time)
                     first_write = item.action == "create" or bool(real)
                     # the record's change is shown as what it records: `classifications: +PII`
                     item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
@@ -503,16 +560,30 @@ class StreamSync:
                         item.action = "update"
                     item.metadata = ops.to_json()
                     later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-                    if digest_attribute and (first_write or dry_run):
-                        # (a saved plan's apply writes the entity, then the requests: without a digest,
-                        # the next sync reads it in full and writes the digest once all is in)
-                        e.attributes[digest_attribute] = None
-                    metadata_todo.append((e, item, ops, later_digest))
+                    if wanted is not None and digest_attribute and (first_write or dry_run):
+                        # (a saved plan's apply writes the entity, then the requests: without this
+                        # job's part, the next sync reads it in full and writes it once all is in)
+                        e.attributes[digest_attribute] = merged(
+                            held_digest, me, without_metadata(wanted), drop=drop
+                        )
+                    metadata_todo.append((e, item, ops, (later_digest, meta.post)))
                 if e.shared and item.action == "update":
-                    # a shared dataset is written once, minimally: what a hook adds later is not fought over
+                    # a shared dataset is written once, minimally: what a hook adds later is not fought
+                    # over (its metadata requests are made all the same)
+                    kept = ops.changes() or (meta.claim_changes() if meta else []) if ops else []
                     item = PlanItem(
-                        "unchanged", e.type_name, e.qualified_name, item.guid, [], item.tier, item.fingerprint
+                        "update" if ops else "unchanged",
+                        e.type_name,
+                        e.qualified_name,
+                        item.guid,
+                        kept,
+                        item.tier,
+                        item.fingerprint,
+                        metadata=item.metadata,
                     )
+                    if ops:
+                        metadata_todo[-1] = (e, item, ops, metadata_todo[-1][3])
+                        first_write = False
                 plan.record(item, e)
                 if item.action == "create" and first_created_process is None and e.type_name in process_types:
                     first_created_process = e.qualified_name
@@ -540,7 +611,7 @@ class StreamSync:
         scheduler.close()
         self._writes = None
         if metadata_todo and not dry_run:
-            self._write_metadata(metadata_todo, digest_attribute, batch_size, applied)
+            self._write_metadata(metadata_todo, digest_attribute, metadata_attribute, batch_size, applied)
 
         for item in deletes:
             plan.record(item)
@@ -568,25 +639,33 @@ class StreamSync:
         self,
         todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]],
         digest_attribute: str | None,
+        metadata_attribute: str | None,
         batch_size: int,
         applied: ApplyResult,
     ) -> None:
-        """Send the metadata requests of the entities just written, then their digests (a bulk
-        write of those entities, ``batch_size`` at a time)."""
+        """Send the metadata requests of the entities just written, then their digests and final
+        records (a bulk write of those entities, ``batch_size`` at a time)."""
         guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
+        # (another tool's entity is not in the spool's listing: its guid is the plan item's)
+        guids.update({e.key: item.guid for e, item, _, _ in todo if item.guid and e.key not in guids})
         work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
         applied.requests += apply_metadata(self.client, work)
         applied.metadata += len(work)
-        if not digest_attribute:
-            return
+        if not (digest_attribute or metadata_attribute):
+            return  # a native profile's record went with the requests
         for start in range(0, len(todo), batch_size):
             part = todo[start : start + batch_size]
             items: list[PlanItem] = []
             desired: dict[Key, DesiredEntity] = {}
-            for e, _item, _, digest in part:
+            for e, _item, _, (digest, post) in part:
                 if e.key not in guids:
                     continue
-                e.attributes[digest_attribute] = digest
+                if metadata_attribute:
+                    if not digest_attribute and e.attributes.get(metadata_attribute) == post:
+                        continue  # nothing left to write
+                    e.attributes[metadata_attribute] = post
+                if digest_attribute:
+                    e.attributes[digest_attribute] = digest
                 items.append(
                     PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
                 )
@@ -749,15 +828,87 @@ def chunks_of(
         yield chunk
 
 
-def _plan_metadata(
-    e: DesiredEntity, actual: Any, attribute: str, term_guids: Mapping[str, str]
-) -> MetadataOps | None:
-    """The metadata requests ``e`` needs, with the record of what is ours set in its attributes (left
-    out when nothing is, nor was)."""
-    owned = owned_of(actual.attributes.get(attribute)) if actual is not None else {}
-    if not e.metadata and not owned:
+@dataclass
+class _EntityMetadata:
+    """What a sync does about one entity's metadata: the requests, the record as it is (``held``),
+    as written before the requests (``pre``: this job's old and new claims, so that what is to be
+    removed is still claimed if the sync stops before it is) and after them (``post``), and the other
+    jobs whose digest part is dropped (they shared a claim this job dropped: their next sync reads
+    the entity in full, and a classification's or business attribute's settings become theirs)."""
+
+    ops: MetadataOps
+    held: str | None
+    pre: str | None
+    post: str | None
+    invalidate: set[str]
+    joined: list[str]
+    left: list[str]
+
+    def claim_changes(self) -> list[Any]:
+        """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
+        from atlas_sync.reconcile.plan import Change
+
+        text = " ".join([*(f"+{x}" for x in self.joined), *(f"-{x}" for x in self.left)])
+        return [Change("claims", None, text or "upgraded")]
+
+
+def _native_metadata(
+    desired: dict[str, Any] | None,
+    actual: Any,
+    record: tuple[str, str],
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
+) -> _EntityMetadata | None:
+    """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
+    written by requests of its own, before the others (claims) and after them (claims let go)."""
+    bm, attr = record
+    business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
+    held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
+    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
+    if meta is None:
         return None
+    if meta.pre != meta.held:
+        meta.ops.record_before = [bm, attr, meta.pre]
+    if meta.post != meta.pre:
+        meta.ops.record_after = [bm, attr, meta.post]
+    return meta
+
+
+def _plan_metadata(
+    desired: dict[str, Any] | None,
+    actual: Any,
+    held_record: Any,
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
+) -> _EntityMetadata | None:
+    """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
+    holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
+    the record of every job's claims to write before and after them (``None`` when nothing is, nor
+    was, claimed). A record written before claims
+    were per job is upgraded: its claims become this job's where it wants them, and the entity's
+    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
+    sections = read_record(held_record)
+    if not desired and not sections:
+        return None
+    legacy = sections.pop(LEGACY, None)
+    if legacy:
+        sections[me] = union(sections.get(me, {}), legacy)
+        owner = getattr(actual, "owner", None)
+        if owner and job_key(domain, owner) != me:
+            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
+    mine = sections.pop(me, {})
+    others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None
-    ops, new = plan_metadata(e.metadata, held, owned, term_guids)
-    e.attributes[attribute] = encode_owned(new)
-    return ops
+    ops, new = plan_metadata(desired, held, mine, term_guids, others)
+    post = encode_record({**sections, me: new})
+    pre = encode_record({**sections, me: union(mine, new)}) if ops else post
+    dropped = minus(mine, new)
+    invalidate = claimants(sections, {"c": dropped["c"], "b": dropped["b"]})
+    flat = union(new)
+    old = union(mine)
+    joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
+    joined += [t for t in flat["t"] if t not in old["t"]]
+    left = [*dropped["c"], *dropped["l"], *dropped["t"]]
+    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)

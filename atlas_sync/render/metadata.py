@@ -17,9 +17,11 @@ from atlas_sync.lineage.model import Column, Dataset, Process
 _LABEL = re.compile(r"^[a-zA-Z0-9_-]{1,50}$")
 
 
-def entity_metadata(item: Dataset | Column | Process) -> dict[str, Any] | None:
-    """The canonical metadata document of ``item`` (sorted, only what it has), or ``None``."""
-    if not (item.classifications or item.tags or item.labels or item.terms or item.business):
+def entity_metadata(item: Dataset | Column | Process, *, tags: bool = True) -> dict[str, Any] | None:
+    """The canonical metadata document of ``item`` (sorted, only what it has), or ``None``.
+    ``tags``: the reader's tags publish as labels (not under a native profile, where only rules and
+    graph documents add metadata)."""
+    if not (item.classifications or (tags and item.tags) or item.labels or item.terms or item.business):
         return None
     out: dict[str, Any] = {}
     if item.classifications:
@@ -34,7 +36,7 @@ def entity_metadata(item: Dataset | Column | Process) -> dict[str, Any] | None:
             ),
             key=lambda c: c["typeName"],
         )
-    labels = sorted({*item.labels, *(t for t in item.tags if _LABEL.match(t))})
+    labels = sorted({*item.labels, *(t for t in item.tags if tags and _LABEL.match(t))})
     if labels:
         out["labels"] = labels
     if item.terms:

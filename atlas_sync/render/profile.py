@@ -42,6 +42,9 @@ class Profile:
     # a string attribute recording what atlas-sync added of an entity's classifications, labels, terms
     # and business attributes (reconcile.metadata): a re-sync removes only those, on any machine
     metadata_attribute: str | None = None
+    # native profiles (no attribute of ours on Atlas's types): the business metadata and its string
+    # attribute that record what atlas-sync added (reconcile.metadata), ``("atlasSync", "metadata")``
+    metadata_record: tuple[str, str] | None = None
     # the profile's metadata rules file (lineage.rules), used when a sync names none
     metadata_rules: Path | None = None
     # Atlas's own models (hive_table, hdfs_path, ...) are known to the schema without being registered
@@ -189,6 +192,7 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
         job_key_attribute=_attribute_name(cfg, cfg_file, "job_key_attribute"),
         metadata_attribute=_attribute_name(cfg, cfg_file, "metadata_attribute"),
+        metadata_record=_record_name(cfg, cfg_file),
         metadata_rules=_rules_file(cfg, cfg_file, folder),
         native_types=native_types,
         mapping_file=mapping_file,
@@ -204,6 +208,19 @@ def _attribute_name(cfg: dict[str, Any], cfg_file: Path, key: str) -> str | None
             f"{cfg_file}: {key} must be the name of a string attribute of the profile's types, not {value!r}"
         )
     return value
+
+
+def _record_name(cfg: dict[str, Any], cfg_file: Path) -> tuple[str, str] | None:
+    value = cfg.get("metadata_record")
+    if value is None:
+        return None
+    bm, _, attr = value.partition(".") if isinstance(value, str) else ("", "", "")
+    if not (bm.isidentifier() and attr.isidentifier()):
+        raise ConfigError(
+            f"{cfg_file}: metadata_record must name a business metadata and its attribute "
+            f"(e.g. 'atlasSync.metadata'), not {value!r}"
+        )
+    return bm, attr
 
 
 def _rules_file(cfg: dict[str, Any], cfg_file: Path, folder: Path) -> Path | None:

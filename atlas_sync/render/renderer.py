@@ -55,6 +55,9 @@ class DesiredEntity:
     shared: bool = False
     # classifications, labels, terms and business attributes to attach (render.metadata), or None
     metadata: dict[str, Any] | None = None
+    # what to attach instead when the entity is another tool's (a shared one found outside the domain):
+    # what metadata rules with ``foreign = true`` add (lineage.rules)
+    foreign_metadata: dict[str, Any] | None = None
 
     @property
     def key(self) -> Key:
@@ -362,7 +365,8 @@ def render(
         raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
     r = _Renderer(profile, domain, job)
     # metadata needs somewhere to record what atlas-sync added (reconcile.metadata)
-    with_metadata = profile.metadata_attribute is not None
+    with_metadata = profile.metadata_attribute is not None or profile.metadata_record is not None
+    tags = profile.metadata_attribute is not None  # (a native profile publishes what rules add, no tags)
     mapping = profile.mapping(r.env)
     if mapping is not None:
         ns = namespaces or profile.namespaces or Namespaces()
@@ -399,7 +403,9 @@ def render(
             raise RenderError(f"template {profile.templates['dataset']} (dataset {d.id!r}) rendered nothing")
         ds_keys[d.id] = ent.key
         if with_metadata:
-            ent.metadata = entity_metadata(d)
+            ent.metadata = entity_metadata(d, tags=tags)
+            if ent.shared:
+                ent.foreign_metadata = d.foreign_metadata
         if "column" in profile.templates:
             cols = {c.name: c for c in d.columns}
             for pos, cname in enumerate(columns[d.id]):
@@ -420,7 +426,9 @@ def render(
                 if cent is not None:
                     col_keys[(d.id, cname)] = cent.key
                     if with_metadata and col is not None:
-                        cent.metadata = entity_metadata(col)
+                        cent.metadata = entity_metadata(col, tags=tags)
+                        if cent.shared:
+                            cent.foreign_metadata = col.foreign_metadata
 
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
@@ -436,7 +444,7 @@ def render(
             raise RenderError(f"template {profile.templates['process']} (process {p.id!r}) rendered nothing")
         proc_keys[p.id] = ent.key
         if with_metadata:
-            ent.metadata = entity_metadata(p)
+            ent.metadata = entity_metadata(p, tags=tags)
 
     if "column_lineage" in profile.templates and graph.edges:
         default_proc = graph.processes[0].id if len(graph.processes) == 1 else None

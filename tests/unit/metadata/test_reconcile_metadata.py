@@ -160,3 +160,54 @@ def test_one_request_per_classification_added_and_per_term_for_all_entities() ->
         "/v2/glossary/terms/t1/assignedEntities",
         [{"guid": "a"}, {"guid": "b"}, {"guid": "c"}],
     ) in client.calls
+
+
+def test_the_record_keeps_each_jobs_claims_and_reads_the_older_single_owner_one() -> None:
+    from atlas_sync.reconcile.metadata import LEGACY, encode_record, read_record
+
+    text = encode_record({"jA": {"c": ["PII"]}, "jB": {"l": ["gdpr"], "c": []}, "jC": {}})
+    assert text == '{"j":{"jA":{"c":["PII"]},"jB":{"l":["gdpr"]}},"v":2}'
+    assert read_record(text) == {"jA": {"c": ["PII"]}, "jB": {"l": ["gdpr"]}}
+    # what atlas-sync wrote before claims were per job: one section, for the sync to hand out
+    assert read_record('{"c":["PII"],"l":["gdpr"]}') == {LEGACY: {"c": ["PII"], "l": ["gdpr"]}}
+    assert read_record("not json") == {} and read_record('{"v":2,"j":[]}') == {}
+    assert encode_record({"jA": {}}) is None
+
+
+def test_a_wanted_item_another_job_added_is_joined_without_a_request() -> None:
+    held = _held(classifications=[{"typeName": "PII", "entityGuid": GUID}], labels=["gdpr"])
+    want = {"classifications": [{"typeName": "PII", "attributes": {}}], "labels": ["gdpr"]}
+    ops, mine = plan_metadata(want, held, {}, {}, {"c": ["PII"], "l": ["gdpr"]})
+    assert not ops
+    assert mine["c"] == ["PII"] and mine["l"] == ["gdpr"]
+
+
+def test_a_claim_dropped_removes_the_item_only_when_no_other_job_claims_it() -> None:
+    held = _held(
+        classifications=[{"typeName": "PII", "entityGuid": GUID}, {"typeName": "Old", "entityGuid": GUID}],
+        labels=["gdpr", "x"],
+        businessAttributes={"Gov": {"costCentre": "CC-1", "tier": "gold"}},
+        relationshipAttributes={"meanings": [{"guid": "t1", "relationshipGuid": "r1"}]},
+    )
+    mine = {"c": ["PII", "Old"], "l": ["gdpr", "x"], "b": {"Gov": ["costCentre", "tier"]}, "t": {"E@G": "t1"}}
+    others = {"c": ["PII"], "l": ["gdpr"], "b": {"Gov": ["tier"]}, "t": {"E@G": "t1"}}
+    ops, new = plan_metadata(None, held, mine, {}, others)
+    assert ops.remove_classifications == ["Old"] and ops.remove_labels == ["x"]
+    assert ops.remove_business == {"Gov": ["costCentre"]} and not ops.remove_terms
+    assert new == {"c": [], "l": [], "t": {}, "b": {}}
+
+
+def test_settings_several_jobs_claim_are_not_changed_by_either() -> None:
+    held = _held(
+        classifications=[{"typeName": "PII", "entityGuid": GUID, "propagate": True}],
+        businessAttributes={"Gov": {"costCentre": "CC-1"}},
+    )
+    want = {
+        "classifications": [{"typeName": "PII", "attributes": {}, "propagate": False}],
+        "business": {"Gov": {"costCentre": "CC-2"}},
+    }
+    shared = {"c": ["PII"], "b": {"Gov": ["costCentre"]}}
+    ops, _ = plan_metadata(want, held, shared, {}, shared)
+    assert not ops  # (each would undo the other's on every sync)
+    ops, _ = plan_metadata(want, held, shared, {}, {})  # alone now: its settings apply
+    assert ops.update_classifications and ops.set_business == {"Gov": {"costCentre": "CC-2"}}

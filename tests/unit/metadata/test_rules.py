@@ -116,6 +116,13 @@ def test_applying_twice_changes_nothing_more() -> None:
         ('[[rules]]\ndatasets = ["a"]\nclassifications = ["P", "P"]\n', 1, "given twice"),
         ('[[rules]]\ndatasets = ["a"]\nbusiness = { bm = "x" }\n', 1, "table of tables"),
         ("[[rules]\n", 1, "not a valid TOML file"),
+        ('[[rules]]\ndatasets = ["a"]\nlabels = ["x"]\nforeign = 1\n', 1, "'foreign' must be true or false"),
+        (
+            '[[rules]]\ndatasets = ["a"]\nlabels = ["x"]\n\n[[rules]]\ndatasets = ["b"]\nowners = ["o"]\nforeign = true\n',
+            5,
+            "owners cannot go on entities another tool created",
+        ),
+        ('[[rules]]\nprocesses = ["*"]\nlabels = ["x"]\nforeign = true\n', 1, "processes are always"),
     ],
 )
 def test_a_bad_file_is_an_error_naming_file_rule_and_line(text: str, line: int, message: str) -> None:
@@ -159,3 +166,40 @@ def test_names_are_checked_against_the_known_types() -> None:
         with pytest.raises(InputError, match=message) as err:
             check_names(parse_rules(text, file="f.toml"), _TYPES.get)
         assert err.value.line == 1 and "rule 1" in str(err.value)
+
+
+def test_foreign_rules_also_say_what_goes_on_another_tools_entities() -> None:
+    rules = parse_rules(
+        """
+[[rules]]
+columns = ["raw.customers.email"]
+classifications = ["PII"]
+labels = ["gdpr"]
+foreign = true
+
+[[rules]]
+columns = ["raw.customers.*"]
+classifications = [{ name = "PII", propagate = false }, "Internal"]
+labels = ["ours"]
+
+[[rules]]
+datasets = ["raw.customers"]
+business = { Gov = { costCentre = "CC-1" } }
+foreign = true
+""",
+        file="rules.toml",
+    )
+    assert [r.index for r in rules.foreign] == [1, 3]
+    g = _graph()
+    rules.apply(g)
+    raw = next(d for d in g.datasets if d.id == "raw.customers")
+    email = next(c for c in raw.columns if c.name == "email")
+    # everything, for atlas-sync's own entity; only what foreign rules add, for another tool's
+    assert [c.name for c in email.classifications] == ["PII", "Internal"]
+    assert sorted(email.labels) == ["gdpr", "ours"]
+    assert email.foreign_metadata == {
+        "classifications": [{"typeName": "PII", "attributes": {}}],
+        "labels": ["gdpr"],
+    }
+    assert next(c for c in raw.columns if c.name == "id").foreign_metadata is None
+    assert raw.foreign_metadata == {"business": {"Gov": {"costCentre": "CC-1"}}}

@@ -61,3 +61,27 @@ def test_equal_digests_agree_with_a_full_compare() -> None:
     changed = with_digest(process(kind="spark"))
     assert {c.attribute for c in diff_entity(changed, stored)} == {"kind", ATTR}
     assert entity_digest(desired, ATTR) == desired.attributes[ATTR]  # its own value is left out
+
+
+def test_each_job_compares_the_entitys_digest_and_its_own_part_only() -> None:
+    from atlas_sync.reconcile.digest import for_job, merged, without_metadata
+
+    stored = "1:BASEBASEBAS jA=AAAAAAAAAAA jB=BBBBBBBBBBB"
+    assert for_job(stored, "jA") == "1:BASEBASEBAS+AAAAAAAAAAA"
+    assert for_job(stored, "jC") == "1:BASEBASEBAS"  # a job without metadata here: the entity's alone
+    assert for_job(None, "jA") is None
+    # a job writes its part and keeps the others'
+    assert merged(stored, "jA", "1:NEWNEWNEWNE+CCCCCCCCCCC") == "1:NEWNEWNEWNE jA=CCCCCCCCCCC jB=BBBBBBBBBBB"
+    assert merged(stored, "jA", "1:BASEBASEBAS") == "1:BASEBASEBAS jB=BBBBBBBBBBB"  # its metadata gone
+    assert merged(stored, "jA", "1:BASEBASEBAS+CCCCCCCCCCC", drop={"jB"}) == "1:BASEBASEBAS jA=CCCCCCCCCCC"
+    assert without_metadata("1:BASEBASEBAS+CCCCCCCCCCC") == "1:BASEBASEBAS"
+    # a digest from before parts (one value for all) is the entity's digest
+    assert for_job("1:OLDOLDOLDOL", "jA") == "1:OLDOLDOLDOL"
+
+
+def test_metadata_has_its_own_part_of_the_digest() -> None:
+    e = process()
+    plain = entity_digest(e, ATTR)
+    e.metadata = {"labels": ["gdpr"]}
+    tagged = entity_digest(e, ATTR)
+    assert tagged.startswith(plain + "+") and len(tagged) == len(plain) + 12
