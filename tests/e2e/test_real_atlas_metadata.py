@@ -22,6 +22,7 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.view.atlas_graph import domain_graph
 
 SQL = """
 INSERT INTO stage.customers SELECT id, email FROM raw.customers;
@@ -165,6 +166,18 @@ def test_pii_propagates_a_persons_classification_and_term_survive_and_the_rule_g
         assert not _own(_column(client, world, name)), name
     for name in ("stage.customers.id", "mart.contacts.id"):
         assert not _column(client, world, name).get("classifications"), name
+    # what `show` reads back tells the rule's PII from what Atlas propagated (one listing of headers)
+    shown = {
+        f"{d.id}.{c.name}": {(x.name, x.propagated) for x in c.classifications}
+        for d in domain_graph(Publisher(client, domain=world["domain"]), None).datasets
+        for c in d.columns
+        if c.classifications
+    }
+    assert shown == {
+        "raw.customers.email": {(world["pii"], False)},
+        "stage.customers.email": {(world["pii"], True)},
+        "mart.contacts.email": {(world["pii"], True)},
+    }
 
     # a person classifies mart.contacts.email and assigns it a term, as the UI does
     target = _column(client, world, "mart.contacts.email")
