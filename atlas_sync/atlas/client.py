@@ -734,8 +734,13 @@ class AtlasClient:
         include_subtypes: bool = True,
         sort_by: str | None = None,
         dedupe: bool = True,
+        include_classifications: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """Entity headers from POST ``/v2/search/basic``, paging with ``offset`` until a short page.
+
+        ``include_classifications`` asks for each header's ``classifications`` (own and propagated,
+        each with its ``entityGuid``: ``includeClassificationAttributes``); else headers carry only
+        ``classificationNames``.
 
         ``dedupe`` drops a header already given (pages shift when entities change meanwhile); it
         remembers every guid, so a caller that tolerates repeats over a huge result may turn it off.
@@ -762,6 +767,8 @@ class AtlasClient:
         if sort_by:
             body["sortBy"] = sort_by
             body["sortOrder"] = "ASCENDING"
+        if include_classifications:
+            body["includeClassificationAttributes"] = True
         offset = 0
         seen: set[str] = set()
         while True:

@@ -648,7 +648,8 @@ def rebuild_cmd(
     show_default=True,
     help="text: operator tree or process blocks with column lineage, then the classified datasets and "
     "columns (own and propagated classifications, glossary terms); json: the lineage document; "
-    "dot: Graphviz source; svg/html: a picture (html adds hover highlight and zoom)",
+    "dot: Graphviz source; svg/html: a picture (classifications and terms marked on their columns, "
+    "own and propagated apart; html adds hover highlight and zoom)",
 )
 @click.option("--depth", type=int, default=0, show_default=True, help="lineage depth (0 = unlimited)")
 @click.option("--out", type=click.Path(dir_okay=False), help="write to FILE instead of stdout")

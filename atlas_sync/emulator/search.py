@@ -208,7 +208,9 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"queryType": "BASIC", "searchParameters": echo}
     extra = [str(a) for a in params.get("attributes") or []]
     if page:
-        out["entities"] = [header(repo, r, extra, classifications=False) for r in page]
+        # includeClassificationAttributes: Atlas's toAtlasEntityHeaderWithClassifications (own and propagated)
+        with_tags = params.get("includeClassificationAttributes") is True
+        out["entities"] = [header(repo, r, extra, classifications=with_tags) for r in page]
     out["approximateCount"] = total
     return out
 

@@ -110,6 +110,9 @@ class Classification(_Model):
     name: str
     attributes: dict[str, Any] = Field(default_factory=dict)
     propagate: bool | None = None
+    # Only in what `show` reads back from Atlas: a copy Atlas propagated from another entity. Never
+    # written out (documents, spools) and never published: the renderer sends name, attributes, propagate.
+    propagated: bool = Field(default=False, exclude=True)
 
     def __hash__(self) -> int:
         return hash((self.name, json.dumps(self.attributes, sort_keys=True, default=str), self.propagate))

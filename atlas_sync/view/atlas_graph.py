@@ -110,14 +110,14 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
     tagged = {} if native else _classified(pub, sorted({k[0] for k in headers} - set(pub.process_types)))
     for k, h in headers.items():
         if k[0] not in pub.process_types:
-            names, terms = tagged.get(h.guid, ((), ()))
+            classes, terms = tagged.get(h.guid, ((), ()))
             g.add_dataset(
                 Dataset(
                     id=k[1],
                     name=k[1],
                     kind=k[0],
                     facets={"guid": h.guid},
-                    classifications=[Classification(name=n) for n in names],
+                    classifications=list(classes),
                     terms=list(terms),
                 )
             )
@@ -148,18 +148,35 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
     return g
 
 
-def _classified(pub: Any, types: list[str]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """guid -> (classification names, their own and propagated ones; glossary term names) of the
-    domain's datasets and columns that have any, from one listing of their headers."""
+def _classified(pub: Any, types: list[str]) -> dict[str, tuple[tuple[Classification, ...], tuple[str, ...]]]:
+    """guid -> (classifications, the entity's own and those Atlas propagated to it; glossary term
+    names) of the domain's datasets and columns that have any, from one listing of their headers."""
     from atlas_sync.reconcile.actual import search_roots
 
     if not types:
         return {}
     suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + pub.domain}
-    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    for h in search_roots(pub.client, types, entity_filters=suffix, attributes=["qualifiedName"]):
-        names = tuple(sorted(h.get("classificationNames") or ()))
+    out: dict[str, tuple[tuple[Classification, ...], tuple[str, ...]]] = {}
+    for h in search_roots(
+        pub.client, types, entity_filters=suffix, attributes=["qualifiedName"], include_classifications=True
+    ):
+        classes = _classifications(h)
         terms = tuple(sorted(h.get("meaningNames") or ()))
-        if names or terms:
-            out[h["guid"]] = (names, terms)
+        if classes or terms:
+            out[h["guid"]] = (classes, terms)
     return out
+
+
+def _classifications(header: dict[str, Any]) -> tuple[Classification, ...]:
+    """Own first, then propagated (``entityGuid`` another entity), each name once per kind; a name the
+    header lists without its classification (a server that ignores the request for them) as own."""
+    own: set[str] = set()
+    propagated: set[str] = set()
+    for c in header.get("classifications") or []:
+        name = c.get("typeName")
+        if isinstance(name, str):
+            (own if c.get("entityGuid") in (None, header.get("guid")) else propagated).add(name)
+    own |= {n for n in header.get("classificationNames") or () if n not in own | propagated}
+    return tuple(Classification(name=n) for n in sorted(own)) + tuple(
+        Classification(name=n, propagated=True) for n in sorted(propagated)
+    )

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from atlas_sync.errors import InputError
-from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Process
+from atlas_sync.lineage.model import Classification, ColumnEdge, Dataset, LineageGraph, Process
 
 FORMATS = ("dot", "svg", "html")
 
@@ -57,6 +57,13 @@ DATASET_FILL = {
     "topic": "#ffe4e6",
 }
 PROCESS_FILL = "#fed7aa"
+# Metadata marks after a dataset's kind line or a column's name: the sign tells the kind in a
+# picture seen without colour too; colour and style repeat it. kind -> (sign, colour, weight, style, words)
+MARKS = {
+    "own": ("\u25cf", "#b91c1c", "bold", "normal", "own classification"),
+    "propagated": ("\u25cb", "#dc2626", "normal", "italic", "propagated classification"),
+    "term": ("\u25aa", "#15803d", "normal", "normal", "glossary term"),
+}
 DIRECT_COLOUR = "#2563eb"
 INDIRECT_COLOUR = "#9333ea"
 FLOW_COLOUR = "#64748b"
@@ -109,6 +116,8 @@ class Node:
     fill: str = "#ffffff"
     css: str = ""
     rows: list[str] = field(default_factory=list)
+    # metadata marks (kind, name) of the dataset itself (key None) and of its columns (by name)
+    marks: dict[str | None, list[tuple[str, str]]] = field(default_factory=dict)
     width: float = 0.0
     height: float = 0.0
     layer: int = 0
@@ -155,14 +164,40 @@ class Scene:
     problems: list[str] = field(default_factory=list)
 
 
+def _marks(classifications: Iterable[Classification], terms: Iterable[str]) -> list[tuple[str, str]]:
+    """(kind, name) of each classification (own or propagated) and glossary term, each once."""
+    out = [("propagated" if c.propagated else "own", c.name) for c in classifications]
+    out += [("term", t) for t in terms]
+    return list(dict.fromkeys(out))
+
+
+def marks_text(marks: Iterable[tuple[str, str]]) -> str:
+    """The marks as the picture writes them after a name (`` ●PII ○PII ▪Email``, no-break spaces)."""
+    return "".join(f"\u00a0{MARKS[kind][0]}{name}" for kind, name in marks)
+
+
+def _marks_tip(marks: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{name} ({MARKS[kind][4]})" for kind, name in marks)
+
+
 def _dataset_node(d: Dataset, key: str, columns: bool) -> Node:
     sub = d.kind if not d.namespace else f"{d.kind} · {d.namespace}"
-    cols = [c.name for c in d.columns] if columns else []
+    marks: dict[str | None, list[tuple[str, str]]] = {}
+    if d.classifications or d.terms:
+        marks[None] = _marks(d.classifications, d.terms)
+    for c in d.columns:
+        if c.classifications or c.terms:
+            marks[c.name] = _marks(c.classifications, c.terms)
+    # without --columns, the columns that carry metadata are still listed, with their marks
+    cols = [c.name for c in d.columns if columns or c.name in marks]
     tip = [d.id, f"kind: {d.kind}"]
     if d.namespace:
         tip.append(f"namespace: {d.namespace}")
     if d.columns:
         tip.append("columns: " + ", ".join(c.name for c in d.columns))
+    if None in marks:
+        tip.append("classified: " + _marks_tip(marks[None]))
+    tip += [f"{name}: {_marks_tip(m)}" for name, m in marks.items() if name is not None]
     return Node(
         key=key,
         role="dataset",
@@ -170,8 +205,9 @@ def _dataset_node(d: Dataset, key: str, columns: bool) -> Node:
         subtitle=sub,
         tooltip="\n".join(tip),
         fill=DATASET_FILL.get(d.kind, "#e2e8f0"),
-        css="dataset",
+        css="dataset classified" if marks else "dataset",
         rows=cols,
+        marks=marks,
     )
 
 
@@ -327,8 +363,8 @@ def _size(n: Node) -> None:
         return
     texts = [
         text_width(shorten(n.title), TITLE_SIZE),
-        text_width(shorten(n.subtitle), SMALL_SIZE),
-        *(text_width(shorten(r), SMALL_SIZE + 1) for r in n.rows),
+        text_width(shorten(n.subtitle) + marks_text(n.marks.get(None, ())), SMALL_SIZE),
+        *(text_width(shorten(r) + marks_text(n.marks.get(r, ())), SMALL_SIZE + 1) for r in n.rows),
     ]
     n.width = max(90.0, max(texts) + 2 * PAD_X + (8 if n.role == "process" else 0))
     n.height = HEADER_H + len(n.rows) * ROW_H + (4 if n.rows else 0)
@@ -619,28 +655,55 @@ def _svg_body(scene: Scene) -> tuple[list[str], dict[str, int]]:
             continue
         rx = 16 if n.role == "process" else 4
         out.append(
-            f'<g class="node {n.css}" data-k="{k(n.key)}" transform="translate({n.x:.1f},{n.y:.1f})">'
+            f'<g class="node {n.css}" data-k="{k(n.key)}"{_mark_data(n.marks.get(None, []))} '
+            f'transform="translate({n.x:.1f},{n.y:.1f})">'
             f"<title>{xml_escape(n.tooltip)}</title>"
             f'<rect width="{n.width:.1f}" height="{n.height:.1f}" rx="{rx}" fill="{n.fill}" '
             f'stroke="#475569"/>'
             f'<text class="t" x="{n.width / 2:.1f}" y="17" font-size="{TITLE_SIZE}" '
             f'text-anchor="middle" font-weight="bold">{xml_escape(shorten(n.title))}</text>'
             f'<text class="s" x="{n.width / 2:.1f}" y="31" font-size="{SMALL_SIZE}" '
-            f'text-anchor="middle" fill="#475569">{xml_escape(shorten(n.subtitle))}</text>'
+            f'text-anchor="middle" fill="#475569">{xml_escape(shorten(n.subtitle))}'
+            f"{_mark_spans(n.marks.get(None, []))}</text>"
         )
         if n.rows:
             out.append(f'<line x1="0" y1="{HEADER_H}" x2="{n.width:.1f}" y2="{HEADER_H}" stroke="#94a3b8"/>')
         for i, r in enumerate(n.rows):
             ry = HEADER_H + i * ROW_H
+            marks = n.marks.get(r, [])
+            row_css = "row classified" if marks else "row"
             out.append(
-                f'<g class="row" data-k="{k(f"{n.key}/{i}")}"><rect x="1" y="{ry + 1}" '
+                f'<g class="{row_css}" data-k="{k(f"{n.key}/{i}")}"{_mark_data(marks)}>'
+                f'<rect x="1" y="{ry + 1}" '
                 f'width="{n.width - 2:.1f}" height="{ROW_H - 2}" fill="transparent"/>'
                 f'<text x="{PAD_X}" y="{ry + 12.5:.1f}" font-size="{SMALL_SIZE + 1}">'
-                f"{xml_escape(shorten(r))}</text></g>"
+                f"{xml_escape(shorten(r))}{_mark_spans(marks)}</text></g>"
             )
         out.append("</g>")
     out.append("</g>")
     return out, keys
+
+
+def _mark_spans(marks: list[tuple[str, str]]) -> str:
+    out = []
+    for kind, name in marks:
+        sign, colour, weight, style, _ = MARKS[kind]
+        out.append(
+            f'<tspan class="mark {kind}" dx="3" fill="{colour}" font-weight="{weight}" font-style="{style}">'
+            f"\u00a0{sign}{xml_escape(name)}</tspan>"  # a space SVG keeps
+        )
+    return "".join(out)
+
+
+def _mark_data(marks: list[tuple[str, str]]) -> str:
+    """The marks as data attributes (``data-own``, ``data-propagated``, ``data-terms``: names joined
+    by ``|``), for scripts and tests reading the picture."""
+    out = ""
+    for kind, attr in (("own", "data-own"), ("propagated", "data-propagated"), ("term", "data-terms")):
+        names = [n for k, n in marks if k == kind]
+        if names:
+            out += f' {attr}="{xml_escape("|".join(names))}"'
+    return out
 
 
 _DEFS = (
@@ -752,6 +815,13 @@ def to_html(graph: LineageGraph, *, columns: bool = False) -> str:
         for kind, fill in [*DATASET_FILL.items(), ("other", "#e2e8f0"), ("process", PROCESS_FILL)]
         if fill in present
     )
+    kinds = {kind for n in scene.nodes.values() for m in n.marks.values() for kind, _ in m}
+    legend += "".join(
+        f'<span class="mark-legend {kind}" style="color:{colour};font-weight:{weight};font-style:{style}">'
+        f"{sign} {words}</span>"
+        for kind, (sign, colour, weight, style, words) in MARKS.items()
+        if kind in kinds
+    )
     if n_col:
         legend += (
             f'<span><i style="background:{DIRECT_COLOUR}"></i>direct</span>'
@@ -794,18 +864,22 @@ def to_dot(graph: LineageGraph, *, columns: bool = False) -> str:
         tip = dot_string(n.tooltip)
         if n.role == "dataset" and columns:
             cells = "".join(
-                f'<tr><td port="c{i}" align="left">{xml_escape(r)}</td></tr>' for i, r in enumerate(n.rows)
+                f'<tr><td port="c{i}" align="left">{xml_escape(r + marks_text(n.marks.get(r, ())))}</td></tr>'
+                for i, r in enumerate(n.rows)
             )
             label = (
                 f'<<table border="1" cellborder="0" cellspacing="0" bgcolor="{n.fill}">'
                 f"<tr><td><b>{xml_escape(n.title)}</b></td></tr>"
-                f'<tr><td><font point-size="9">{xml_escape(n.subtitle)}</font></td></tr>'
+                f'<tr><td><font point-size="9">{xml_escape(n.subtitle + marks_text(n.marks.get(None, ())))}'
+                "</font></td></tr>"
                 f"{cells}</table>>"
             )
             lines.append(f"  {n.key} [shape=plain, label={label}, tooltip={tip}];")
         else:
             style = '"rounded,filled"' if n.role == "process" else "filled"
-            text = n.title + (f"\n{n.subtitle}" if n.subtitle else "")
+            sub = n.subtitle + marks_text(n.marks.get(None, ()))
+            text = n.title + (f"\n{sub}" if sub else "")
+            text += "".join(f"\n{r}{marks_text(n.marks.get(r, ()))}" for r in n.rows if n.role == "dataset")
             lines.append(
                 f'  {n.key} [shape=box, style={style}, fillcolor="{n.fill}", '
                 f"label={dot_string(text)}, tooltip={tip}];"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from atlas_sync.lineage.model import LineageGraph, Process
+from collections.abc import Iterable
+
+from atlas_sync.lineage.model import Classification, LineageGraph, Process
 
 
 def graph_text(graph: LineageGraph, *, columns: bool = True) -> str:
@@ -28,10 +30,10 @@ def graph_text(graph: LineageGraph, *, columns: bool = True) -> str:
     tagged: list[tuple[str, list[str], list[str]]] = []
     for d in graph.datasets:
         if d.classifications or d.terms:
-            tagged.append((d.id, [c.name for c in d.classifications], list(d.terms)))
+            tagged.append((d.id, _names(d.classifications), list(d.terms)))
         for c in d.columns:
             if c.classifications or c.terms:
-                tagged.append((f"{d.id}.{c.name}", [x.name for x in c.classifications], list(c.terms)))
+                tagged.append((f"{d.id}.{c.name}", _names(c.classifications), list(c.terms)))
     if tagged:
         lines.append("classified (own and propagated classifications; glossary terms):")
         for name, names, terms in sorted(tagged):
@@ -64,3 +66,8 @@ def _tree(
         kids = [by_id[c] for c in node.children if c in by_id]
         for i, child in reversed(list(enumerate(kids))):
             stack.append((child, child_pre, i == len(kids) - 1, False))
+
+
+def _names(classifications: Iterable[Classification]) -> list[str]:
+    """Classification names, own and propagated alike, each once."""
+    return sorted({c.name for c in classifications})

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from contract_helpers import Api, E, P, expect_error, expect_ok, expect_status, fresh, fresh_type, ref
+from contract_helpers import CT_DS, Api, E, P, expect_error, expect_ok, expect_status, fresh, fresh_type, ref
 from test_native_models import _hive_process, hive_table
 from test_native_models import ref as ref_of
 
@@ -249,3 +249,27 @@ def test_PR_011_a_terms_classification_reaches_the_entities_it_is_assigned_to(ap
         )
     finally:
         api.delete(f"/v2/glossary/{glossary['guid']}")
+
+
+def test_PR_012_search_with_classification_attributes_tells_own_from_propagated(api: Api, tag: str) -> None:
+    """Basic search with ``includeClassificationAttributes`` gives each header its ``classifications``
+    (own and propagated, each with the ``entityGuid`` it comes from); without it, only
+    ``classificationNames`` (Atlas's toAtlasEntityHeader vs toAtlasEntityHeaderWithClassifications)."""
+    g = chain(api)
+    classify(api, g["a"], tag)
+    settle(api, lambda: sources(api, g["c"], tag) == [g["a"]])
+    body: dict[str, Any] = {"typeName": CT_DS, "excludeDeletedEntities": True, "limit": 1000}
+
+    def headers(with_tags: bool) -> dict[str, dict[str, Any]]:
+        got = api.search(
+            {**body, "includeClassificationAttributes": with_tags},
+            until=lambda r: {g["a"], g["c"]} <= {h["guid"] for h in r.get("entities") or []},
+        )
+        return {h["guid"]: h for h in got.get("entities") or [] if h["guid"] in (g["a"], g["b"], g["c"])}
+
+    plain = headers(False)
+    assert plain[g["a"]]["classificationNames"] == [tag] == plain[g["c"]]["classificationNames"]
+    assert not plain[g["a"]].get("classifications") and not plain[g["c"]].get("classifications")
+    full = headers(True)
+    for n in ("a", "b", "c"):
+        assert [(c["typeName"], c["entityGuid"]) for c in full[g[n]]["classifications"]] == [(tag, g["a"])], n

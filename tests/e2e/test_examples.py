@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,7 +160,7 @@ def test_pii_flow_example_tags_the_email_column_and_atlas_propagates_it_downstre
     # job.sql: raw.customers.email -> stage.customers.email -> mart.contacts.email (lower()); the rule
     # tags raw.customers.email only and gives it the term Email; ids and country carry no email
     _, _, outputs = readme_run("pii-flow")
-    lines = outputs[-1].splitlines()  # what `show` printed
+    lines = outputs[-2].splitlines()  # what `show` printed (the last command writes the picture)
     start = lines.index("classified (own and propagated classifications; glossary terms):")
     section = []
     for line in lines[start + 1 :]:
@@ -170,3 +172,85 @@ def test_pii_flow_example_tags_the_email_column_and_atlas_propagates_it_downstre
         "  raw.customers.email: PII; terms: Email",
         "  stage.customers.email: PII",
     ]
+
+
+class _Tree(HTMLParser):
+    """A small element tree of an HTML page (tag, attributes, children, text), enough to read the SVG."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root: dict[str, Any] = {"tag": "", "attrs": {}, "children": [], "text": ""}
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = {"tag": tag, "attrs": {k: v or "" for k, v in attrs}, "children": [], "text": ""}
+        self.stack[-1]["children"].append(node)
+        if tag != "meta":  # the page's only void element not written as <x/>
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1]["children"].append({"tag": tag, "attrs": dict(attrs), "children": [], "text": ""})
+
+    def handle_endtag(self, tag: str) -> None:
+        if any(n["tag"] == tag for n in self.stack[1:]):
+            while self.stack.pop()["tag"] != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1]["text"] += data
+
+
+def _all(node: dict[str, Any], pred: Any) -> list[dict[str, Any]]:
+    out = [node] if pred(node) else []
+    for c in node["children"]:
+        out += _all(c, pred)
+    return out
+
+
+def _classes(node: dict[str, Any]) -> set[str]:
+    return set(node["attrs"].get("class", "").split())
+
+
+def test_pii_flow_picture_marks_the_three_email_columns_own_and_propagated(readme_run) -> None:  # type: ignore[no-untyped-def]
+    # by hand from job.sql and rules.toml: the rule tags raw.customers.email (own PII, term Email);
+    # Atlas propagates PII to stage.customers.email and mart.contacts.email; no other column or table
+    _, here, _ = readme_run("pii-flow")
+    page = _Tree()
+    page.feed((here / "pii-flow.html").read_text(encoding="utf-8"))
+    marks: dict[str, tuple[str, str, str, list[tuple[str, str]]]] = {}
+    tables = _all(page.root, lambda n: n["tag"] == "g" and {"node", "dataset"} <= _classes(n))
+    for table in tables:
+        (title,) = [t["text"] for t in table["children"] if t["tag"] == "text" and "t" in _classes(t)]
+        assert "classified" in _classes(table), title  # each of the three has a marked column
+        assert not {"data-own", "data-propagated", "data-terms"} & set(table["attrs"]), title  # no table is
+        for row in _all(table, lambda n: n["tag"] == "g" and "row" in _classes(n)):
+            (text,) = [t for t in row["children"] if t["tag"] == "text"]
+            a = row["attrs"]
+            spans = [(sorted(_classes(s) - {"mark"})[0], s["text"]) for s in text["children"]]
+            marks[f"{title}.{text['text']}"] = (
+                a.get("data-own", ""),
+                a.get("data-propagated", ""),
+                a.get("data-terms", ""),
+                spans,
+            )
+    assert sorted(marks) == [
+        "mart.contacts.email",
+        "mart.contacts.id",
+        "raw.customers.country",
+        "raw.customers.email",
+        "raw.customers.id",
+        "stage.customers.country",
+        "stage.customers.email",
+        "stage.customers.id",
+    ]
+    assert marks.pop("raw.customers.email") == (
+        "PII",
+        "",
+        "Email",
+        [("own", "\u00a0\u25cfPII"), ("term", "\u00a0\u25aaEmail")],
+    )
+    for name in ("stage.customers.email", "mart.contacts.email"):
+        assert marks.pop(name) == ("", "PII", "", [("propagated", "\u00a0\u25cbPII")]), name
+    assert all(m == ("", "", "", []) for m in marks.values()), marks  # the others carry none
+    legend = (here / "pii-flow.html").read_text(encoding="utf-8")
+    assert "own classification</span>" in legend and "propagated classification</span>" in legend

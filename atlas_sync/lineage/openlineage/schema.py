@@ -312,11 +312,14 @@ def _clean_facets(facets: Any, where: str, path: str, issues: list[FacetIssue]) 
         if not errors:
             continue
         fpath = f"{path}.{name}"
+        kept = None
         if where == "dataset" and name == "columnLineage":
             kept = _clean_column_lineage(value, errors, fpath, issues)
-            if kept is not None:
-                fixed[name] = kept
-                continue
+        elif name in _LIST_FACETS:
+            kept = _clean_list_facet(value, _LIST_FACETS[name], errors, fpath, name, issues)
+        if kept is not None:
+            fixed[name] = kept
+            continue
         err = errors[0]
         rule = f"{_rule(err)}, {FACET_SPEC_NAMES[name]}"
         issues.append(FacetIssue(fpath, _json_path(fpath, err.absolute_path), rule))
@@ -324,6 +327,32 @@ def _clean_facets(facets: Any, where: str, path: str, issues: list[FacetIssue]) 
     if not bad and not fixed:
         return facets
     return {k: fixed.get(k, v) for k, v in facets.items() if k not in bad}
+
+
+# Facets that are a list of independent entries (a tag, an owner): a bad entry is dropped on its own.
+_LIST_FACETS = {"tags": "tags", "ownership": "owners"}
+
+
+def _clean_list_facet(
+    facet: Any, key: str, errors: list[ValidationError], path: str, name: str, issues: list[FacetIssue]
+) -> dict[str, Any] | None:
+    """``facet`` without its bad ``key`` entries (each dropped with its own warning), or ``None`` when
+    the facet's own shape is broken (then it is dropped whole)."""
+    bad: dict[int, ValidationError] = {}
+    for err in errors:
+        parts = tuple(err.absolute_path)
+        if len(parts) < 2 or parts[0] != key or not isinstance(parts[1], int):
+            return None
+        bad.setdefault(parts[1], err)
+    for i, err in sorted(bad.items()):
+        issues.append(
+            FacetIssue(
+                f"{path}.{key}[{i}]",
+                _json_path(path, err.absolute_path),
+                f"{_rule(err)}, {FACET_SPEC_NAMES[name]}; the facet's other entries are kept",
+            )
+        )
+    return {**facet, key: [e for i, e in enumerate(facet[key]) if i not in bad]}
 
 
 def _entry_of(parts: tuple[Any, ...]) -> tuple[Any, ...] | None:

@@ -67,14 +67,29 @@ def test_dataset_job_and_field_facets_fill_the_model() -> None:
     assert not [p for p in g.problems if p.code == "openlineage-bad-facet"]
 
 
-def test_a_bad_ownership_facet_is_dropped_alone() -> None:
+def test_a_bad_owner_is_dropped_alone_and_the_other_owners_kept() -> None:
     ev = copy.deepcopy(EVENT)
-    ev["inputs"][0]["facets"]["ownership"] = {"owners": [{"type": "MAINTAINER"}]}
+    ev["inputs"][0]["facets"]["ownership"] = {
+        "owners": [{"type": "MAINTAINER"}, {"name": "team:crm", "type": "STEWARD"}, {"name": 7}]
+    }
     g = events_to_graph([ev])
-    (warning,) = [p for p in g.problems if p.code == "openlineage-bad-facet"]
-    assert "$.inputs[0].facets.ownership dropped" in warning.message
+    dropped = [p.message.split(" dropped")[0] for p in g.problems if p.code == "openlineage-bad-facet"]
+    assert dropped == ["$.inputs[0].facets.ownership.owners[0]", "$.inputs[0].facets.ownership.owners[2]"]
     (src,) = [d for d in g.datasets if d.name.endswith("customers")]
-    assert src.owners == [] and src.description == "Every customer"
+    assert src.owners == ["team:crm"] and src.description == "Every customer"
+
+
+def test_a_bad_tag_is_dropped_alone_and_a_broken_tags_facet_whole() -> None:
+    ev = copy.deepcopy(EVENT)
+    ev["job"]["facets"]["tags"] = {"tags": [{"key": "nightly"}, {"key": "team", "value": "crm"}]}
+    ev["inputs"][0]["facets"]["tags"] = {"tags": {"key": "pii", "value": "true"}}  # not a list
+    g = events_to_graph([ev])
+    dropped = sorted(p.message.split(" dropped")[0] for p in g.problems if p.code == "openlineage-bad-facet")
+    assert dropped == ["$.inputs[0].facets.tags", "$.job.facets.tags.tags[0]"]
+    (proc,) = g.processes
+    assert proc.tags == ["team:crm"]
+    (src,) = [d for d in g.datasets if d.name.endswith("customers")]
+    assert src.tags == []
 
 
 def test_one_bad_column_lineage_entry_drops_that_entry_not_the_facet() -> None:

@@ -374,3 +374,104 @@ def test_cli_lineage_writes_html_with_columns(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     page = out.read_text(encoding="utf-8")
     assert 'class="link col' in page and page.startswith("<!DOCTYPE html>")
+
+
+def classified_graph() -> LineageGraph:
+    from atlas_sync.lineage.model import Classification, Column
+
+    g = LineageGraph()
+    g.add_dataset(
+        Dataset(
+            id="raw.users",
+            name="raw.users",
+            columns=[
+                Column(name="id"),
+                Column(name="email", classifications=(Classification(name="PII"),), terms=("Email",)),
+            ],
+            classifications=[Classification(name="Confidential")],
+        )
+    )
+    g.add_dataset(
+        Dataset(
+            id="mart.users",
+            name="mart.users",
+            columns=[
+                Column(name="id"),
+                Column(
+                    name="mail",
+                    classifications=(Classification(name="PII", propagated=True), Classification(name="<b>")),
+                ),
+            ],
+        )
+    )
+    g.add_process(Process(id="p", name="p", inputs=["raw.users"], outputs=["mart.users"]))
+    return g
+
+
+def _svg_rows(svg: str) -> dict[tuple[str, str], dict[str, str]]:
+    """(dataset id, row text without marks) -> the row's attributes and its marks' text by kind."""
+    root = ET.fromstring(svg.split("\n", 1)[1] if svg.startswith("<?xml") else svg)
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for g in root.iter(SVG + "g"):
+        if "dataset" not in (g.get("class") or "").split():
+            continue
+        title = g.find(SVG + "title")
+        assert title is not None and title.text
+        ds = title.text.split("\n")[0]
+        for row in g.iter(SVG + "g"):
+            if "row" not in (row.get("class") or "").split():
+                continue
+            text = row.find(SVG + "text")
+            assert text is not None
+            info = {k: v for k, v in row.attrib.items() if k.startswith("data-") and k != "data-k"}
+            info["class"] = row.get("class", "")
+            for span in text.iter(SVG + "tspan"):
+                kind = (span.get("class") or "").split()[-1]
+                info["mark:" + kind] = info.get("mark:" + kind, "") + (span.text or "")
+            out[(ds, text.text or "")] = info
+    return out
+
+
+@pytest.mark.parametrize("columns", [True, False])
+def test_classified_columns_are_marked_own_propagated_and_terms(columns: bool) -> None:
+    rows = _svg_rows(pictures.render(classified_graph(), "svg", columns=columns))
+    own, prop, term = "\u00a0\u25cf", "\u00a0\u25cb", "\u00a0\u25aa"
+    assert rows[("raw.users", "email")] == {
+        "data-own": "PII",
+        "data-terms": "Email",
+        "class": "row classified",
+        "mark:own": own + "PII",
+        "mark:term": term + "Email",
+    }
+    assert rows[("mart.users", "mail")] == {
+        "data-own": "<b>",
+        "data-propagated": "PII",
+        "class": "row classified",
+        "mark:propagated": prop + "PII",
+        "mark:own": own + "<b>",
+    }
+    plain = {k for k, v in rows.items() if v == {"class": "row"}}
+    # without --columns only the columns that carry metadata are listed
+    assert plain == ({("raw.users", "id"), ("mart.users", "id")} if columns else set())
+
+
+def test_a_classified_dataset_is_marked_in_its_header_and_the_legend_explains() -> None:
+    page = pictures.render(classified_graph(), "html")
+    svg = page[page.index("<svg") : page.index("</svg>") + 6]
+    root = ET.fromstring(svg)
+    marked = {
+        (g.find(SVG + "title").text or "").split("\n")[0]: g.get("data-own")  # type: ignore[union-attr]
+        for g in root.iter(SVG + "g")
+        if "node" in (g.get("class") or "").split() and g.get("data-own")
+    }
+    assert marked == {"raw.users": "Confidential"}
+    for words in ("own classification", "propagated classification", "glossary term"):
+        assert f"{words}</span>" in page
+    assert "<b>" not in svg  # a name is text, never markup
+    dot = pictures.render(classified_graph(), "dot", columns=True)
+    assert "email\u00a0\u25cfPII\u00a0\u25aaEmail" in dot and "mail\u00a0\u25cbPII" in dot
+
+
+def test_an_unclassified_picture_has_no_marks_or_legend() -> None:
+    page = pictures.render(hostile_graph(), "html", columns=True)
+    assert "classified" not in page and 'class="mark' not in page
