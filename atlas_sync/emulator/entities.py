@@ -420,9 +420,12 @@ def create_or_update(
             if (
                 row is not None
                 and inc.sent_guid.startswith("-")
-                and now - row.create_time < state.racing_creates_ms
+                and (
+                    now - row.create_time < state.racing_creates_ms
+                    or (inc.type.name, str(inc.attrs.get("qualifiedName"))) in state.unindexed
+                )
             ):
-                row = None  # created by a request still "in flight" for this one: a second entity
+                row = None  # created by a request still "in flight" for this one, or off the index: a second entity
             if row is None and not inc.sent_guid.startswith("-") and partial_guid is None:
                 raise AtlasApiError("ATLAS-404-00-00A", inc.sent_guid)
         if row is not None:
@@ -495,6 +498,8 @@ def _resolve_ref(repo: Repo, reg: Any, guid_map: dict[str, str], ref: ObjRef) ->
     if reg.entity(ref.type_name) is None:
         raise AtlasApiError("ATLAS-400-00-014", "ENTITY", ref.type_name)
     row = repo.find_by_unique(ref.type_name, ref.unique)
+    if (ref.type_name, str(ref.unique.get("qualifiedName"))) in repo.state.unindexed:
+        row = None  # off Atlas's unique index (see State.unindexed)
     if row is None:
         raise AtlasApiError("ATLAS-404-00-00A", _ref_text(ref))
     return row.guid
@@ -551,6 +556,8 @@ def _apply(
                 row.attrs[name] = default_for(reg, declared)
         repo.rows[row.guid] = row
     changed = creating
+    if state.unindexed and (creating or inc.attrs.get("qualifiedName") != row.qualified_name):
+        state.unindexed.discard((et.name, str(inc.attrs.get("qualifiedName"))))  # the index names it again
     # plain attributes: only keys present are written
     for name, value in inc.attrs.items():
         attr = et.attrs.get(name)
@@ -762,6 +769,13 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
                 queue.append(r.end2 if r.end1 == g else r.end1)
         if rels:
             repo.set_rel_status([r.guid for r in rels], DELETED, now)
+        # Atlas's unique index holds one entry per name: the delete of one of two copies takes it
+        if (
+            state.racing_creates_ms
+            and row.qualified_name is not None
+            and any(c.guid != g for c in repo.active_copies(row.type_name, row.qualified_name))
+        ):
+            state.unindexed.add((row.type_name, row.qualified_name))
         row.status = DELETED
         row.updated_by = state.user
         row.update_time = now

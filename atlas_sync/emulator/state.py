@@ -29,6 +29,9 @@ class State:
         # racing creates (Emulator.set_racing_creates): a create this soon after another request's
         # create of the same name does not see it, as two concurrent transactions on a real Atlas do
         self.racing_creates_ms: float = 0.0
+        # names whose unique index entry a delete took while another ACTIVE copy held the name (racing
+        # creates): a lookup or create by that name no longer finds the copy, until a write sets it
+        self.unindexed: set[tuple[str, str]] = set()
         # Emulator.set_propagation_delay: propagate this long after a write (0: in the write itself)
         self.propagation_delay_ms: float = 0.0
         self.propagation_due: float | None = None  # time.monotonic() when a delayed propagation runs

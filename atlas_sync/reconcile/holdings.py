@@ -18,11 +18,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
+import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from atlas_sync.atlas.errors import ConflictError
+from atlas_sync.atlas.errors import ConflictError, NotFoundError
 from atlas_sync.reconcile.actual import (
     NAMES_PER_SEARCH,
     ActualHeader,
@@ -230,11 +231,41 @@ class JobHoldings:
         # relationships the delete ended
         applied.requests += self._move_references(kept, mine, moved, ended=True)
         applied.requests += self.client.purge_entities(ours).requests
+        applied.requests += self.index_again({k: kept[g] for k, g in lost})
         plan.warnings.append(
             f"{len(lost)} entities were created at the same moment by another sync as well (e.g. "
             f"{lost[0][0][1]}): this sync's copies were deleted and what refers to them now refers to "
             "the one Atlas keeps"
         )
+
+    def index_again(self, kept: dict[Key, str]) -> int:
+        """Make Atlas find the kept copies by name again (``kept``: key -> guid). Atlas 2.1.0's unique
+        index holds one entry per name, so deleting one of two copies removes the entry the other
+        needs: its lookup, and a create or a reference by that name, then miss it (the next sync
+        would make a third copy). A name the lookup misses is renamed and named back (two partial
+        updates), which writes the entry again. Returns the requests made: one lookup per type."""
+        requests = len({t for t, _ in kept})
+        found = {
+            h.key: h.guid
+            for h in lookup_headers(
+                self.client,
+                sorted(kept),
+                self.domain,
+                labels=self.native,
+                job_key_attribute=self.job_key_attribute,
+            )
+        }
+        for key, guid in sorted(kept.items()):
+            if key in found:
+                continue  # (another copy Atlas names: the sync that holds it settles it)
+            aside = f"{key[1]}#settling-{uuid.uuid4().hex[:12]}"
+            try:
+                self.client.set_entity_attribute(guid, "qualifiedName", aside)
+                self.client.set_entity_attribute(guid, "qualifiedName", key[1])
+            except NotFoundError:
+                pass  # deleted meanwhile: its sync found an older copy, and does this for that one
+            requests += 2
+        return requests
 
     def _move_references(
         self, kept: dict[str, str], mine: Callable[[str], bool], moved: set[str], *, ended: bool = False

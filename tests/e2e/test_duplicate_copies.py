@@ -200,6 +200,18 @@ def test_both_holders_of_a_copy_keep_the_oldest_one(client: AtlasClient) -> None
     assert kept_by_b[("lineage_dataset", TABLE)].owner == "a"
 
 
+def test_deleting_one_of_two_copies_leaves_the_other_unfound_by_name_until_named_again(
+    client: AtlasClient,
+) -> None:
+    older, newer = _create_copy(client, "a"), _create_copy(client, "b")
+    client.delete_entities([newer])
+    assert client.get_entity_by_unique("lineage_dataset", TABLE) is None  # Atlas 2.1.0's unique index
+    h = _holdings(client, "b")
+    assert h.index_again({("lineage_dataset", TABLE): older}) == 3
+    assert client.get_entity_by_unique("lineage_dataset", TABLE)["guid"] == older
+    assert h.index_again({("lineage_dataset", TABLE): older}) == 1  # found: nothing to do
+
+
 def test_a_single_copy_is_not_contested(client: AtlasClient) -> None:
     only = _create_copy(client, "a")
     assert _kept(client, "a", only) == {}
@@ -234,6 +246,7 @@ def test_a_write_referring_to_a_copy_deleted_meanwhile_is_sent_again_by_name(cli
     client.delete_entities([newer])
     client.purge_entities([newer])
     key = ("lineage_dataset", TABLE)
+    _holdings(client, "b").index_again({key: older})  # as the sync that deleted its copy does
     proc = DesiredEntity(
         type_name="lineage_process",
         qualified_name=f"c@{DOMAIN}",
@@ -294,6 +307,8 @@ def test_a_shared_dataset_whose_copy_was_deleted_meanwhile_is_looked_up_again(cl
     kept = _create_copy(client, "c")
     client.delete_entities([looked_up])  # the other sync lost and deleted its copy
     client.purge_entities([looked_up])
+    assert client.get_entity_by_unique("lineage_dataset", TABLE) is None  # which took the index entry
+    assert _holdings(client, "a").index_again({key: kept}) == 3  # as that sync does after its purge
     assert h._gone_references(spool, {"lineage_process"}) == {key}
     assert spool.guids_of([key]) == {key: kept}
     assert spool.owner_of(key) == "c"
