@@ -214,6 +214,29 @@ def test_stdin(tmp_path, monkeypatch):
     assert_contract(chunks, whole, 10)
 
 
+def test_a_pipe_named_by_path_is_read_like_a_file(tmp_path):
+    import os
+    import threading
+
+    doc = issue_graph(25).to_document()
+    raw = json.dumps(doc).encode()
+    fifo = tmp_path / "lineage.fifo"
+    os.mkfifo(fifo)
+
+    def through_the_pipe(read: Any) -> Any:
+        writer = threading.Thread(target=lambda: fifo.write_bytes(raw))
+        writer.start()
+        try:
+            return read()
+        finally:
+            writer.join(timeout=10)
+
+    chunks = through_the_pipe(lambda: list(READER.read_chunks([str(fifo)], chunk_processes=10)))
+    whole = through_the_pipe(lambda: READER.read([str(fifo)]))
+    assert len(whole.processes) == 25
+    assert_contract(chunks, whole, 10)
+
+
 @pytest.mark.parametrize("value", [0, -3, "x", "1.5"])
 def test_chunk_processes_must_be_a_positive_integer(tmp_path, value):
     path = write(tmp_path / "x.lineage.json", odd_document())

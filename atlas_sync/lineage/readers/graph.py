@@ -107,18 +107,27 @@ def _merge(graph: LineageGraph, other: LineageGraph, file: str) -> LineageGraph:
 class _Source:
     """A document's bytes for ijson: UTF-8 checked as they are read (the error ``read_text`` gives),
     a leading BOM and an empty file refused as ``load_json`` refuses them, the offset counted so a
-    syntax error can be placed. Stdin is copied to an unnamed temporary file first."""
+    syntax error can be placed. Stdin (and a pipe named by path) is copied to an unnamed temporary
+    file first."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.fh: IO[bytes]
         if path == "-":
-            self.fh = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
-            shutil.copyfileobj(sys.stdin.buffer, self.fh, _BUF)
-            self.fh.seek(0)
+            self.fh = self._copied(sys.stdin.buffer)
         else:
             self.fh = open_binary(path)
+            if not self.fh.seekable():  # a pipe named by path: /dev/stdin, <(...), a FIFO
+                with self.fh as pipe:
+                    self.fh = self._copied(pipe)
         self.rewind()
+
+    @staticmethod
+    def _copied(stream: IO[bytes]) -> IO[bytes]:
+        out = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        shutil.copyfileobj(stream, out, _BUF)
+        out.seek(0)
+        return out
 
     def rewind(self, slow_from: int | None = None) -> None:
         """Back to the start; from byte ``slow_from`` on, hand out one byte per read."""
