@@ -137,12 +137,17 @@ class Emulator:
         plus ``per_kib_ms`` per KiB of request body."""
         self.latency = Latency(float(fixed_ms), float(per_entity_ms), float(per_kib_ms))
 
-    def set_racing_creates(self, window_ms: float) -> None:
+    def set_racing_creates(self, window_ms: float, *, index_loss: bool = False) -> None:
         """Model concurrent creates as a real Atlas commits them: a create of a qualifiedName within
         ``window_ms`` of another request's create of it makes a second entity (neither transaction
         saw the other's); a GET by unique attribute then names any of the copies, as a real Atlas's
-        does. 0 turns it off."""
+        does. ``index_loss``: also as Atlas 2.1.0's unique index, deleting one of the copies makes
+        the others unfound by name (lookups, creates, references) until a write sets the name again
+        (docs/real-atlas-differences.md RA-32). 0 turns it off."""
         self.state.racing_creates_ms = float(window_ms)
+        self.state.racing_index_loss = bool(index_loss) and window_ms > 0
+        if not self.state.racing_index_loss:
+            self.state.unindexed.clear()
 
     def set_propagation_delay(self, delay_ms: float) -> None:
         """Propagate classifications ``delay_ms`` after the write that calls for it, at the first request

@@ -771,7 +771,7 @@ def delete_guids(state: State, guids: list[str]) -> dict[str, Any]:
             repo.set_rel_status([r.guid for r in rels], DELETED, now)
         # Atlas's unique index holds one entry per name: the delete of one of two copies takes it
         if (
-            state.racing_creates_ms
+            state.racing_index_loss
             and row.qualified_name is not None
             and any(c.guid != g for c in repo.active_copies(row.type_name, row.qualified_name))
         ):

@@ -32,6 +32,7 @@ class State:
         # names whose unique index entry a delete took while another ACTIVE copy held the name (racing
         # creates): a lookup or create by that name no longer finds the copy, until a write sets it
         self.unindexed: set[tuple[str, str]] = set()
+        self.racing_index_loss = False
         # Emulator.set_propagation_delay: propagate this long after a write (0: in the write itself)
         self.propagation_delay_ms: float = 0.0
         self.propagation_due: float | None = None  # time.monotonic() when a delayed propagation runs

@@ -37,7 +37,7 @@ TABLE = f"raw.orders@{DOMAIN}"
 @pytest.fixture
 def emu() -> Iterator[Emulator]:
     e = Emulator()
-    e.set_racing_creates(60_000)
+    e.set_racing_creates(60_000, index_loss=True)
     yield e
     e.close()
 
