@@ -181,7 +181,7 @@ class JobHoldings:
             if created_only
             else spool.owned_except(self.owner, process_types)
         )
-        names = spool.names_of((t, qn) for part in parts for t, qn, _ in part)
+        names = spool.names_of((t, qn) for part in parts for t, qn, _ in part) if self.finds_copies else None
         others = self._created_by_others(process_types, names)
         for part in parts:
             canonical = self._kept(part, others)
@@ -245,16 +245,7 @@ class JobHoldings:
         would make a third copy). A name the lookup misses is renamed and named back (two partial
         updates), which writes the entry again. Returns the requests made: one lookup per type."""
         requests = len({t for t, _ in kept})
-        found = {
-            h.key: h.guid
-            for h in lookup_headers(
-                self.client,
-                sorted(kept),
-                self.domain,
-                labels=self.native,
-                job_key_attribute=self.job_key_attribute,
-            )
-        }
+        found = {h.key: h.guid for h in self.refreshed(set(kept))}
         for key, guid in sorted(kept.items()):
             if key in found:
                 continue  # (another copy Atlas names: the sync that holds it settles it)
@@ -328,7 +319,7 @@ class JobHoldings:
         return fixed
 
     def refreshed(self, keys: set[Key]) -> list[ActualHeader]:
-        """``keys`` read again by unique attribute (their guid went stale: reconcile.apply.write_batch)."""
+        """``keys`` read again by unique attribute (their guid went stale, or a copy settles)."""
         return lookup_headers(
             self.client,
             sorted(keys),
@@ -383,14 +374,7 @@ class JobHoldings:
         """The entity each name of ``part`` (type, qualifiedName, the guid this job holds) keeps;
         ``others``: what other jobs created lately (None: look the names up by unique attribute)."""
         if others is None:
-            held = lookup_headers(
-                self.client,
-                [(t, qn) for t, qn, _ in part],
-                self.domain,
-                labels=self.native,
-                job_key_attribute=self.job_key_attribute,
-            )
-            return {h.key: h for h in held}
+            return {h.key: h for h in self.refreshed({(t, qn) for t, qn, _ in part})}
         ours = {(t, qn): guid for t, qn, guid in part}
         contested: dict[Key, dict[str, ActualHeader]] = {}
         for key, guid in ours.items():

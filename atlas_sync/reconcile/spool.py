@@ -390,9 +390,7 @@ class Spool:
     def owned_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
         """(type, qualifiedName, guid) of what ``owner`` holds (what this sync created included), but
         of ``types``, in chunks of ``READ_CHUNK``."""
-        names = sorted(types)
-        marks = ",".join("?" * len(names))
-        cond = f" AND type NOT IN ({marks})" if names else ""
+        cond, names = _not_of("type", types)
         cur = self.db.execute(
             f"SELECT type, qn, guid FROM actual WHERE owner = ?{cond} ORDER BY type, qn", [owner, *names]
         )
@@ -417,9 +415,7 @@ class Spool:
     def referred_not_owned(self, owner: str, types: Iterable[str]) -> dict[Key, str]:
         """Key -> guid of what this sync wants and ``owner`` does not hold (another job's, or
         nobody's), but of ``types``."""
-        names = sorted(types)
-        marks = ",".join("?" * len(names))
-        cond = f" AND a.type NOT IN ({marks})" if names else ""
+        cond, names = _not_of("a.type", types)
         rows = self.db.execute(
             "SELECT a.type, a.qn, a.guid FROM actual a JOIN desired d ON d.type = a.type AND d.qn = a.qn "
             f"WHERE (a.owner IS NULL OR a.owner != ?){cond}",
@@ -430,9 +426,7 @@ class Spool:
     def created_except(self, owner: str, types: Iterable[str]) -> Iterator[list[tuple[str, str, str]]]:
         """(type, qualifiedName, guid) of what this sync created and ``owner`` still holds, but of
         ``types``, in chunks of ``READ_CHUNK``."""
-        names = sorted(types)
-        marks = ",".join("?" * len(names))
-        cond = f" AND c.type NOT IN ({marks})" if names else ""
+        cond, names = _not_of("c.type", types)
         cur = self.db.execute(
             "SELECT c.type, c.qn, c.guid FROM created c JOIN actual a ON a.type = c.type AND a.qn = c.qn "
             f"AND a.guid = c.guid WHERE a.owner = ?{cond} ORDER BY c.type, c.qn",
@@ -533,3 +527,9 @@ def rows(cur: sqlite3.Cursor) -> Iterator[Any]:
         if not rows:
             return
         yield from rows
+
+
+def _not_of(column: str, types: Iterable[str]) -> tuple[str, list[str]]:
+    """The SQL condition (and its parameters) leaving out rows whose ``column`` is one of ``types``."""
+    names = sorted(types)
+    return (f" AND {column} NOT IN ({','.join('?' * len(names))})" if names else "", names)
