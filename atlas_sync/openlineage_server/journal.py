@@ -148,6 +148,10 @@ class Journal:
             fut.set_exception(exc)
         return fut
 
+    def append_futures(self, batches: Sequence[Sequence[dict[str, Any]]]) -> list[Future[Appended]]:
+        """:meth:`append_future` for several requests at once (each kept or refused alone)."""
+        return [self.append_future(events) for events in batches]
+
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         """Drop entries whose job's sync committed (or that were dead-lettered) and record the
         jobs' newest synced runs. May return before the deletes are on disk (see :meth:`flush`)."""
@@ -368,10 +372,16 @@ class SqliteJournal(Journal):
         return op.result
 
     def append_future(self, events: Sequence[dict[str, Any]]) -> Future[Appended]:
-        op = _Op(rows=[(event_key(ev), _encode(ev), ev) for ev in events], future=Future())
-        assert op.future is not None
-        self._submit(op)
-        return op.future
+        return self.append_futures([events])[0]
+
+    def append_futures(self, batches: Sequence[Sequence[dict[str, Any]]]) -> list[Future[Appended]]:
+        # one hand-over (one lock, one wake-up of the writer) for all of them
+        ops = [
+            _Op(rows=[(event_key(ev), _encode(ev), ev) for ev in events], future=Future())
+            for events in batches
+        ]
+        self._submit(*ops)
+        return [op.future for op in ops if op.future is not None]
 
     def settle(self, entries: Iterable[Entry], watermarks: dict[str, Watermark] | None = None) -> None:
         # Does not wait for the commit: a delete that is lost (crash, failed write) only means the
@@ -387,15 +397,17 @@ class SqliteJournal(Journal):
         self._submit(op)
         op.done.wait()
 
-    def _submit(self, op: _Op) -> None:
+    def _submit(self, *ops: _Op) -> None:
         with self._cond:
             if self._closed:
-                op.error = JournalError("the journal is closed")
-                op.finish()
+                for op in ops:
+                    op.error = JournalError("the journal is closed")
+                    op.finish()
                 return
-            self._ops.append(op)
-            if op.urgent:
-                self._urgent += 1
+            self._ops.extend(ops)
+            urgent = sum(op.urgent for op in ops)
+            if urgent:
+                self._urgent += urgent
                 self._cond.notify_all()
             elif self._lazy_since is None:
                 self._lazy_since = time.monotonic()

@@ -17,8 +17,10 @@ What a slow or hostile client cannot do (:class:`ServerLimits`):
   Retry-After beyond, which OpenLineage clients retry), at most ``max_connections`` connections.
 
 Idle and slow connections cost a socket and a few KiB each on the event loop, no thread: they do not
-delay other producers. A request's validation and journal append run on a thread (the journal's
-group commit waits for an fsync), so the event loop keeps serving while one commits.
+delay other producers. A big body is validated on a thread; the appends of one turn of the event
+loop go to the journal's writer together (one group commit, ~16 events at 64 producers, where one
+hand-over per request gave ~2.7 and a p99 1.3x the thread-per-connection server's), and the loop
+keeps serving while they commit.
 
 Stopping (:meth:`EndpointServer.shutdown`, SIGTERM in the CLI): the listening socket is closed, idle
 connections are closed, in-flight requests get ``shutdown_grace`` seconds to finish (their events
@@ -104,6 +106,17 @@ def _json(status: int, payload: Any, headers: Mapping[str, str] | None = None, *
     return Response(json.dumps(payload), status_code=status, headers=h, media_type="application/json")
 
 
+def _copy_result(source: Any, target: asyncio.Future[Any]) -> None:
+    """A finished concurrent future's outcome into an asyncio one (on its loop)."""
+    if target.done():  # the request was cancelled (its client went away)
+        return
+    exc = source.exception()
+    if exc is not None:
+        target.set_exception(exc)
+    else:
+        target.set_result(source.result())
+
+
 def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) -> Any:
     """The ASGI app serving ``endpoint`` (already started, or started by the caller)."""
     import anyio
@@ -127,6 +140,32 @@ def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) ->
             chunks.append(chunk)
         return b"".join(chunks)
 
+    waiting: list[tuple[list[dict[str, Any]], asyncio.Future[Any]]] = []
+
+    def hand_over(journal: Any) -> None:
+        # every request that reached the journal in this turn of the loop, in one hand-over: the
+        # writer wakes once, not once per request, and the GIL stays with the loop meanwhile
+        batch = waiting[:]
+        waiting.clear()
+        try:
+            futures = journal.append_futures([events for events, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - each request answers for itself
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(exc)
+            return
+        loop = asyncio.get_running_loop()
+        for (_, fut), cf in zip(batch, futures, strict=True):
+            cf.add_done_callback(lambda cf, fut=fut: loop.call_soon_threadsafe(_copy_result, cf, fut))
+
+    async def append(journal: Any, events: list[dict[str, Any]]) -> Any:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        if not waiting:
+            loop.call_soon(hand_over, journal)
+        waiting.append((events, fut))
+        return await fut
+
     async def submit(body: bytes, headers: dict[str, str]) -> Answer:
         # A small body is validated here, on the event loop (a fraction of a millisecond: cheaper
         # than a hop to a thread, which would wait for the GIL anyway); a big one on a thread, so
@@ -141,7 +180,7 @@ def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) ->
         if journal is None:
             return endpoint.journal_refused(JournalError("the journal is closed"), len(events))
         try:
-            kept = await asyncio.wrap_future(journal.append_future(events))
+            kept = await append(journal, events)
         except (JournalFull, JournalError) as exc:
             return endpoint.journal_refused(exc, len(events))
         return endpoint.accepted(kept, len(events))

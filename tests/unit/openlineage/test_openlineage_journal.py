@@ -357,3 +357,26 @@ def test_a_settle_alone_is_committed_soon_without_a_flush(tmp_path):
         assert j.depth == 0 and j.pending() == []
     finally:
         j.close()
+
+
+def test_appends_handed_over_together_are_kept_or_refused_each_alone(make_journal):
+    j = make_journal(max_events=3)
+    futures = j.append_futures(
+        [[run_event("a", 1), run_event("b", 1)], [run_event("c", 1), run_event("d", 1)], [run_event("a", 1)]]
+    )
+    first, second, third = (f.exception(timeout=10) or f.result() for f in futures)
+    assert len(first.entries) == 2
+    assert isinstance(second, JournalFull)  # would pass the bound: none of its events is kept
+    assert third.entries == [] and third.duplicates == 1  # the first request's event, already held
+    assert [e.event["job"]["name"] for e in j.pending()] == ["a", "b"]
+
+
+def test_appends_handed_over_together_share_one_commit(tmp_path):
+    j = SqliteJournal(tmp_path / "j.sqlite", 10_000)
+    try:
+        before = j.commits
+        futures = j.append_futures([[run_event(f"j{i}", 1)] for i in range(20)])
+        assert all(len(f.result(timeout=10).entries) == 1 for f in futures)
+        assert j.commits - before == 1
+    finally:
+        j.close()

@@ -401,6 +401,72 @@ def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_p
     assert endpoint.metrics()["accepted"] == 1
 
 
+def test_requests_of_one_turn_of_the_event_loop_reach_the_journal_in_one_hand_over(tmp_path: Path) -> None:
+    """16 requests ready at once: one hand-over to the journal's writer (one commit, one fsync), not
+    one each (one each gave ~2.7 events a commit at 64 producers and a p99 1.3x the old server's);
+    each request still gets its own answer."""
+    import asyncio
+
+    from atlas_sync.openlineage_server.server import create_app
+
+    endpoint = LineageEndpoint(
+        lambda g, j: None,
+        EndpointConfig(journal_path=tmp_path / "j.sqlite", dead_letter_path=tmp_path / "d", linger=0.01),
+    )
+    endpoint.start()
+    journal = endpoint.journal
+    assert journal is not None
+    handed: list[int] = []
+    real = journal.append_futures
+
+    def recording(batches: Any) -> Any:
+        handed.append(len(batches))
+        return real(batches)
+
+    journal.append_futures = recording  # type: ignore[method-assign]
+    app = create_app(endpoint)
+    event = json.loads(SPARK.read_bytes())
+
+    async def post(n: int) -> int:
+        body = json.dumps(
+            {**event, "run": {**event["run"], "runId": f"0176a8c2-fe01-7439-87e6-{n:012d}"}}
+        ).encode()
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/api/v1/lineage",
+            "raw_path": b"/api/v1/lineage",
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "client": ("127.0.0.1", 1000 + n),
+            "server": ("127.0.0.1", 5000),
+        }
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        return int(next(m["status"] for m in sent if m["type"] == "http.response.start"))
+
+    async def main() -> list[int]:
+        return list(await asyncio.gather(*(post(n) for n in range(16))))
+
+    try:
+        assert asyncio.run(main()) == [201] * 16
+        assert handed == [16]
+        assert journal.depth == 16
+    finally:
+        endpoint.stop(drain=False, timeout=2)
+
+
 def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Path) -> None:
     """64 openlineage-python clients (HttpTransport, keep-alive, gzip; a process of their own) for
     2 s alone, 2 s beside 200 idle connections and 20 clients sending a body a byte a second, 2 s
