@@ -454,6 +454,26 @@ def _headers(
         )
 
 
+def domain_is_empty(client: ScopeClient, root_types: list[str], domain: str, scope_attribute: str) -> bool:
+    """Whether ``domain`` holds no entity at all: none with its key (one header of a search on
+    Atlas's index) and none without it (:func:`_has_unkeyed`). Every entity of a (non-native) domain
+    carries the ``@domain`` suffix, so a job's first sync into an empty domain has nothing to look up
+    by name (a sync into the domain at the same moment is what the settle is for)."""
+    by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+    one = search_roots(
+        client,
+        root_types,
+        entity_filters=by_key,
+        exclude_deleted=True,
+        attributes=["qualifiedName"],
+        page_size=1,
+    )
+    if next(iter(one), None) is not None:
+        return False
+    by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain}
+    return not _has_unkeyed(client, root_types, by_suffix, scope_attribute)
+
+
 def _has_unkeyed(
     client: ScopeClient, root_types: list[str], by_suffix: dict[str, str], scope_attribute: str
 ) -> bool:

@@ -30,6 +30,7 @@ from atlas_sync.reconcile.actual import (
     Key,
     count_scope,
     created_by_others,
+    domain_is_empty,
     index_safe,
     iter_job,
     job_key,
@@ -83,10 +84,14 @@ class JobHoldings:
         self.job_key_attribute = job_key_attribute
         self.refresh = refresh
         self._started = time.monotonic()  # the settle's window starts before this sync did
+        # set by the listing: the domain held nothing when this sync started (nothing to look up)
+        self.domain_empty = False
 
     def listing(self) -> Iterator[ActualHeader]:
-        """The job's own entities (run on the listing's thread while the input renders)."""
-        return self._own_digests(
+        """The job's own entities (run on the listing's thread while the input renders); where the
+        job owns none, whether the domain is empty as well (:func:`domain_is_empty`)."""
+        found = False
+        for h in self._own_digests(
             iter_job(
                 self.client,
                 self.root_types,
@@ -99,7 +104,13 @@ class JobHoldings:
                 refresh=self.refresh,
                 dedupe=False,
             )
-        )
+        ):
+            found = True
+            yield h
+        if not (found or self.native or self.refresh) and self.scope_attribute and self.root_types:
+            self.domain_empty = domain_is_empty(
+                self.client, self.root_types, self.domain, self.scope_attribute
+            )
 
     def _own_digests(self, headers: Iterable[ActualHeader]) -> Iterator[ActualHeader]:
         """Headers with the stored digest as this job compares it: the entity's, and this job's part
@@ -121,6 +132,9 @@ class JobHoldings:
         hook-made datasets). ``root_types``, ``job_key_attribute``: what the server's types hold now."""
         outside: dict[Key, str] = {}
         if not root_types:  # the server has none of the profile's types: nothing of them exists
+            return outside
+        if self.domain_empty:  # nothing of the domain existed when this sync started
+            self.root_types, self.job_key_attribute = root_types, job_key_attribute
             return outside
         found = self._own_digests(
             lookup_headers(

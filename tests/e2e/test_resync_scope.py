@@ -152,6 +152,35 @@ def test_keyless_entities_of_another_domain_do_not_change_how_this_one_is_listed
     assert listed_by(searches) == {"job", "owner"}
 
 
+def test_a_first_sync_into_an_empty_domain_looks_nothing_up_and_a_new_job_beside_it_does(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    domain = new_domain(domains)
+    Publisher(client, domain=domain).ensure_typedefs()
+    searches.clear()
+    first = resync(client, domain)
+    assert first.plan.counts["create"] == TOTAL
+    # the domain held nothing (by its key, nor without it): no entity read by name
+    assert listed_by(searches) >= {"job", "key", "probe"}
+    assert client.stats["entity_read"].requests == 0
+    # another job sharing the datasets: the domain holds them now, so they are looked up, not made twice
+    second = graph()
+    second.job = "hourly"
+    client.stats.reset()
+    again = Publisher(client, domain=domain).sync(second)
+    assert again.plan.counts["create"] == 3  # its process and two column lineages
+    assert client.stats["entity_read"].requests > 0
+    hits = client.search_basic(
+        "lineage_dataset",
+        entity_filters={
+            "attributeName": "qualifiedName",
+            "operator": "eq",
+            "attributeValue": f"raw.orders@{domain}",
+        },
+    )
+    assert len(list(hits)) == 1
+
+
 def test_a_refresh_lists_what_the_job_owns_with_and_without_keys(
     client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
 ) -> None:
