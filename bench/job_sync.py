@@ -70,6 +70,18 @@ def _run(args: list[str], env: dict[str, str]) -> tuple[float, float, subprocess
     return wall, usage.ru_utime + usage.ru_stime, subprocess.CompletedProcess(proc.args, code, out, err)
 
 
+def build_domain(env: dict[str, str], work: Path, domain: str, size: int) -> float:
+    """``domain`` filled with about ``size`` entities by one bulk graph sync of issue 15's workload
+    (job ``bulk``: shared datasets ``raw.s<i>``, outputs ``mart.t<i>``), as a user builds it; the
+    seconds the sync took."""
+    doc = work / f"bulk{size}.json"
+    with doc.open("w", encoding="utf-8") as fh:
+        write_issue_document(fh, round(size / ENTITIES_PER_PROCESS), job="bulk")
+    t0 = time.perf_counter()
+    _run(["sync", "--domain", domain, "--job", "bulk", "--from", "graph", str(doc), "--quiet"], env)
+    return time.perf_counter() - t0
+
+
 def _requests(log: Path, offset: int) -> tuple[int, dict[str, int]]:
     with log.open("rb") as fh:
         fh.seek(offset)
@@ -114,16 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env["ATLAS_URL"] = builder.url
         for size in sizes:
-            if not size:
-                continue
-            doc = work / f"bulk{size}.json"
-            with doc.open("w", encoding="utf-8") as fh:
-                write_issue_document(fh, round(size / ENTITIES_PER_PROCESS), job="bulk")
-            t0 = time.perf_counter()
-            _run(
-                ["sync", "--domain", f"D{size}", "--job", "bulk", "--from", "graph", str(doc), "--quiet"], env
-            )
-            print(f"  D{size}: built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            if size:
+                took = build_domain(env, work, f"D{size}", size)
+                print(f"  D{size}: built in {took:.1f} s", file=sys.stderr)
     finally:
         builder.stop()
 
@@ -174,17 +179,9 @@ def _real(args: argparse.Namespace) -> int:
     env = {**os.environ, "ATLAS_URL": args.atlas_url}
     run = args.run or f"r{int(time.time())}"
     for size in sizes:
-        if not size or args.built:
-            continue
-        doc = work / f"bulk{size}.json"
-        with doc.open("w", encoding="utf-8") as fh:
-            write_issue_document(fh, round(size / ENTITIES_PER_PROCESS), job="bulk")
-        t0 = time.perf_counter()
-        _run(
-            ["sync", "--domain", f"{run}D{size}", "--job", "bulk", "--from", "graph", str(doc), "--quiet"],
-            env,
-        )
-        print(f"  {run}D{size}: built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        if size and not args.built:
+            took = build_domain(env, work, f"{run}D{size}", size)
+            print(f"  {run}D{size}: built in {took:.1f} s", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     n = int(time.time()) % 1_000_000 * 100  # jobs (and their tables) never synced before in these domains
     for rnd in range(args.repeat):
