@@ -8,6 +8,7 @@ entities that may be deleted). DELETED entities are ignored.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.reconcile.interleave import interleave
 from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 
 Key = tuple[str, str]
@@ -105,7 +107,9 @@ class ActualState:
 def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> Iterator[dict[str, Any]]:
     """Basic search over several root types (with subtypes): one search with the names joined by
     commas, or, on servers before Atlas 2.2 that refuse that (``ATLAS-400-00-00A`` for the joined
-    name), one search per type. Root types are not subtypes of one another, so nothing repeats.
+    name), one search per type, those read at once (:func:`~atlas_sync.reconcile.interleave.interleave`:
+    headers of different types then come interleaved). Root types are not subtypes of one another, so
+    nothing repeats.
 
     Pages hold ``SCOPE_PAGE`` headers: a domain filter Atlas cannot run on its index (``@`` in the
     value) is checked in memory from the first entity of the type again for every page, so small pages
@@ -124,8 +128,8 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
                 raise
         with contextlib.suppress(AttributeError):
             client._one_type_per_search = True  # type: ignore[attr-defined]
-    for t in root_types:
-        yield from client.search_basic(t, **search)
+    # one search per type, several at once (the server answers them faster together)
+    yield from interleave([functools.partial(client.search_basic, t, **search) for t in root_types])
 
 
 def list_scope(
