@@ -50,6 +50,9 @@ COPY_WINDOW_MS = 15 * 60_000
 # The first page of other jobs' recent creates read before narrowing by name (at least this many, or
 # twice the job's own names): a window this small costs less whole than by names
 WINDOW_PROBE = 100
+# Names to look up from which a job that owns nothing first checks whether its domain is empty (two
+# searches; about four lookups by unique attribute, one per root type, read 1,000 names)
+EMPTY_CHECK_MIN = 1000
 
 
 class JobHoldings:
@@ -84,12 +87,11 @@ class JobHoldings:
         self.job_key_attribute = job_key_attribute
         self.refresh = refresh
         self._started = time.monotonic()  # the settle's window starts before this sync did
-        # set by the listing: the domain held nothing when this sync started (nothing to look up)
-        self.domain_empty = False
+        # set by the listing: the job owned nothing when this sync started
+        self.owns_nothing = False
 
     def listing(self) -> Iterator[ActualHeader]:
-        """The job's own entities (run on the listing's thread while the input renders); where the
-        job owns none, whether the domain is empty as well (:func:`domain_is_empty`)."""
+        """The job's own entities (run on the listing's thread while the input renders)."""
         found = False
         for h in self._own_digests(
             iter_job(
@@ -107,10 +109,7 @@ class JobHoldings:
         ):
             found = True
             yield h
-        if not (found or self.native or self.refresh) and self.scope_attribute and self.root_types:
-            self.domain_empty = domain_is_empty(
-                self.client, self.root_types, self.domain, self.scope_attribute
-            )
+        self.owns_nothing = not found
 
     def _own_digests(self, headers: Iterable[ActualHeader]) -> Iterator[ActualHeader]:
         """Headers with the stored digest as this job compares it: the entity's, and this job's part
@@ -133,13 +132,15 @@ class JobHoldings:
         outside: dict[Key, str] = {}
         if not root_types:  # the server has none of the profile's types: nothing of them exists
             return outside
-        if self.domain_empty:  # nothing of the domain existed when this sync started
+        wanted = spool.unlisted_desired()
+        if len(wanted) >= EMPTY_CHECK_MIN and self._domain_empty():
+            # nothing of the domain existed when this sync started: nothing to look up
             self.root_types, self.job_key_attribute = root_types, job_key_attribute
             return outside
         found = self._own_digests(
             lookup_headers(
                 self.client,
-                spool.unlisted_desired(),
+                wanted,
                 self.domain,
                 labels=self.native,
                 digest_attribute=self.digest_attribute,
@@ -150,6 +151,15 @@ class JobHoldings:
         spool.add_actual((h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found)
         self.root_types, self.job_key_attribute = root_types, job_key_attribute
         return outside
+
+    def _domain_empty(self) -> bool:
+        """Whether the domain holds nothing at all, where the job owns nothing (a first sync into a
+        new domain: a bootstrap, a rebuild): two searches instead of a lookup of every name."""
+        if not self.owns_nothing or self.native or self.refresh or not self.scope_attribute:
+            return False
+        return bool(self.root_types) and domain_is_empty(
+            self.client, self.root_types, self.domain, self.scope_attribute
+        )
 
     def domain_size(self, spool: Spool, scope_attribute: str | None) -> int:
         """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count by

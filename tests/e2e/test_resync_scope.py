@@ -21,6 +21,7 @@ from resync_support import DOC, TOTAL, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile.actual import job_key, scope_key
 from atlas_sync.render.profile import load_profile
 
@@ -152,33 +153,60 @@ def test_keyless_entities_of_another_domain_do_not_change_how_this_one_is_listed
     assert listed_by(searches) == {"job", "owner"}
 
 
+def _wide(job: str) -> LineageGraph:
+    """A job of 1,150 entities (100 tables of 10 columns, 50 processes): enough names to look up that
+    a first sync checks whether its domain is empty."""
+    datasets = [
+        {"id": f"raw.t{i}", "namespace": "raw", "name": f"t{i}", "columns": [f"c{k}" for k in range(10)]}
+        for i in range(100)
+    ]
+    processes = [
+        {"id": f"p{i}", "name": f"p{i}", "inputs": [f"raw.t{i}"], "outputs": [f"raw.t{i + 50}"]}
+        for i in range(50)
+    ]
+    g = LineageGraph.from_document({"datasets": datasets, "processes": processes, "edges": []})
+    g.job = job
+    return g
+
+
 def test_a_first_sync_into_an_empty_domain_looks_nothing_up_and_a_new_job_beside_it_does(
     client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
 ) -> None:
     domain = new_domain(domains)
     Publisher(client, domain=domain).ensure_typedefs()
     searches.clear()
-    first = resync(client, domain)
-    assert first.plan.counts["create"] == TOTAL
+    client.stats.reset()
+    first = Publisher(client, domain=domain).sync(_wide("nightly"))
+    assert first.plan.counts["create"] == 1150
     # the domain held nothing (by its key, nor without it): no entity read by name
     assert listed_by(searches) >= {"job", "key", "probe"}
     assert client.stats["entity_read"].requests == 0
-    # another job sharing the datasets: the domain holds them now, so they are looked up, not made twice
-    second = graph()
-    second.job = "hourly"
+    # another job sharing the tables: the domain holds them now, so they are looked up, not made twice
     client.stats.reset()
-    again = Publisher(client, domain=domain).sync(second)
-    assert again.plan.counts["create"] == 3  # its process and two column lineages
+    again = Publisher(client, domain=domain).sync(_wide("hourly"))
+    assert again.plan.counts["create"] == 50  # its processes
     assert client.stats["entity_read"].requests > 0
     hits = client.search_basic(
         "lineage_dataset",
         entity_filters={
             "attributeName": "qualifiedName",
             "operator": "eq",
-            "attributeValue": f"raw.orders@{domain}",
+            "attributeValue": f"raw.t7@{domain}",
         },
     )
     assert len(list(hits)) == 1
+
+
+def test_a_small_job_beside_nothing_looks_its_names_up_without_searching_the_domain(
+    client: AtlasClient, domains: list[str], searches: list[dict[str, Any]]
+) -> None:
+    # a few lookups by name cost less than the two searches that tell the domain is empty
+    domain = new_domain(domains)
+    Publisher(client, domain=domain).ensure_typedefs()
+    searches.clear()
+    assert resync(client, domain).plan.counts["create"] == TOTAL
+    assert "key" not in listed_by(searches)
+    assert client.stats["entity_read"].requests > 0
 
 
 def test_a_refresh_lists_what_the_job_owns_with_and_without_keys(
