@@ -50,21 +50,11 @@ from atlas_sync.reconcile.apply import (
     apply_plan,
     write_batch,
 )
-from atlas_sync.reconcile.digest import DIGEST_MARK, merged, without_metadata
+from atlas_sync.reconcile.compare import CompareOptions, MetadataWork, compare
+from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
-from atlas_sync.reconcile.metadata import (
-    LEGACY,
-    MetadataOps,
-    apply_metadata,
-    claimants,
-    encode_record,
-    held_metadata,
-    minus,
-    plan_metadata,
-    read_record,
-    union,
-)
+from atlas_sync.reconcile.metadata import apply_metadata
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -72,8 +62,6 @@ from atlas_sync.reconcile.plan import (
     check_deletes,
     foreign_process,
     missing_to_skip,
-    plan_item,
-    without_refs_to,
 )
 from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool, rows
 from atlas_sync.render.profile import Profile
@@ -377,7 +365,6 @@ class StreamSync:
         native, owner = holdings.native, holdings.owner
         self._take_listed(wait=True)
         listed_digest = holdings.digest_attribute
-        key_attr = self.profile.job_key_attribute
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
         # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
@@ -409,8 +396,20 @@ class StreamSync:
         pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
         done = 0
         first_created_process: str | None = None
-        metadata_todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]] = []
-        me = job_key(self.domain, job)  # this job's claims and digest part (reconcile.metadata, .digest)
+        metadata_todo: list[MetadataWork] = []
+        key_attr = self.profile.job_key_attribute
+        # this job's claims and digest part (reconcile.metadata, .digest): its job key
+        compare_options = CompareOptions(
+            job_key=job_key(self.domain, job),
+            domain=self.domain,
+            digest_attribute=digest_attribute,
+            metadata_attribute=metadata_attribute,
+            metadata_record=metadata_record,
+            term_guids=term_guids or {},
+            # written at the end, or unknown to the server
+            key_attribute_later=key_attr if key_attr and (upgrading or job_key_attribute is None) else None,
+            dry_run=dry_run,
+        )
 
         # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
         # only after every earlier one it touches has finished (batches span tiers: a column batch
@@ -482,119 +481,27 @@ class StreamSync:
                     flush()
                     settle()
                     settled = looked = True
-                if key_attr and (upgrading or job_key_attribute is None):
-                    e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
-                e = without_refs_to(e, skipped)
-                actual = existing.get(e.key) if guid else None
-                meta = None
-                if metadata_attribute and not e.shared:
-                    held_record = actual.attributes.get(metadata_attribute) if actual else None
-                    meta = _plan_metadata(e.metadata, actual, held_record, term_guids or {}, me, self.domain)
-                    if meta is not None:
-                        e.attributes[metadata_attribute] = meta.pre
-                elif (
-                    metadata_record is not None
-                    and (guid is None or actual is not None)
-                    and not (e.shared and guid is None and self.spool.foreign_guid(e.key))
-                ):  # (another tool's entity: below)
-                    meta = _native_metadata(
-                        e.metadata, actual, metadata_record, term_guids or {}, me, self.domain
-                    )
-                ops = meta.ops if meta is not None else None
-                wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
-                held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
-                drop = meta.invalidate if meta is not None else set()
-                if wanted is not None and digest_attribute:
-                    # this job's part of the stored digest; the other jobs' parts stay as they are
-                    e.attributes[digest_attribute] = merged(held_digest, me, wanted, drop=drop)
-                if e.shared and guid is None:
-                    theirs = self.spool.foreign_guid(e.key)
-                    other = theirs_read.get(e.key) if theirs is not None else None
-                    if other is not None and metadata_record is not None:
-                        # another tool's: only what `foreign = true` rules want, and our record of it
-                        fmeta = _native_metadata(
-                            e.foreign_metadata, other, metadata_record, term_guids or {}, me, self.domain
-                        )
-                        if fmeta is not None and fmeta.ops:
-                            item = PlanItem(
-                                "update",
-                                e.type_name,
-                                e.qualified_name,
-                                guid=theirs,
-                                changes=fmeta.ops.changes() or fmeta.claim_changes(),
-                                tier=e.tier,
-                            )
-                            item.metadata = fmeta.ops.to_json()
-                            plan.record(item)  # (no entity: nothing of it is written)
-                            metadata_todo.append((e, item, fmeta.ops, (None, None)))
-                            unchanged += 1
-                            continue
-                    if theirs is not None:
-                        plan.record(
-                            PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier)
-                        )
-                        unchanged += 1
-                        continue
-                item = plan_item(e, actual)
-                if len(item.changes) > 1 and digest_attribute:
-                    # the digest changes with every other change: not worth a line of the plan
-                    item.changes = [c for c in item.changes if c.attribute != digest_attribute]
-                if meta is not None and not ops:
-                    # claims changed without a request (another job's item joined or left): shown so
-                    shown = [c for c in item.changes if c.attribute != metadata_attribute]
-                    if len(shown) < len(item.changes):
-                        item.changes = shown + meta.claim_changes()
-                first_write = True
-                if ops:
-                    assert meta is not None
-                    real = [c for c in item.changes if c.attribute != digest_attribute]
-                    # written before the requests: an entity to create, other attributes, or the record
-                    # of what is ours (claimed before it is added, and what is to be removed still
-                    # claimed, so a sync killed in between still knows it is ours); the job's digest
-                    # part is written once the metadata it covers is in Atlas (a sync killed in between
-                    # reads the entity in full next time)
-                    first_write = item.action == "create" or bool(real)
-                    # the record's change is shown as what it records: `classifications: +PII`
-                    item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
-                    if item.action == "unchanged":
-                        item.action = "update"
-                    item.metadata = ops.to_json()
-                    later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-                    if wanted is not None and digest_attribute and (first_write or dry_run):
-                        # (a saved plan's apply writes the entity, then the requests: without this
-                        # job's part, the next sync reads it in full and writes it once all is in)
-                        e.attributes[digest_attribute] = merged(
-                            held_digest, me, without_metadata(wanted), drop=drop
-                        )
-                    metadata_todo.append((e, item, ops, (later_digest, meta.post)))
-                if e.shared and item.action == "update":
-                    # a shared dataset is written once, minimally: what a hook adds later is not fought
-                    # over (its metadata requests are made all the same)
-                    kept = ops.changes() or (meta.claim_changes() if meta else []) if ops else []
-                    item = PlanItem(
-                        "update" if ops else "unchanged",
-                        e.type_name,
-                        e.qualified_name,
-                        item.guid,
-                        kept,
-                        item.tier,
-                        item.fingerprint,
-                        metadata=item.metadata,
-                    )
-                    if ops:
-                        metadata_todo[-1] = (e, item, ops, metadata_todo[-1][3])
-                        first_write = False
-                plan.record(item, e)
+                theirs = self.spool.foreign_guid(e.key) if e.shared and guid is None else None
+                decision = compare(
+                    e,
+                    guid,
+                    existing.get(e.key) if guid else None,
+                    compare_options,
+                    skipped=skipped,
+                    foreign_guid=theirs,
+                    foreign_actual=theirs_read.get(e.key),
+                )
+                item = decision.item
+                plan.record(item, decision.entity)
+                if decision.metadata is not None:
+                    metadata_todo.append(decision.metadata)
                 if item.action == "create" and first_created_process is None and e.type_name in process_types:
                     first_created_process = e.qualified_name
-                if item.action == "unchanged":
-                    unchanged += 1
-                    continue
-                if not first_write:
+                if not decision.write or decision.entity is None:
                     unchanged += 1  # (for the progress count: nothing to write here)
-                    continue  # metadata only: its requests, then the digest (after the writes)
+                    continue
                 pending.items.append(item)
-                pending.desired[e.key] = e
+                pending.desired[decision.entity.key] = decision.entity
                 wrote_after_looking = wrote_after_looking or looked
                 if len(pending.items) >= batch_size:
                     flush()
@@ -637,7 +544,7 @@ class StreamSync:
 
     def _write_metadata(
         self,
-        todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]],
+        todo: list[MetadataWork],
         digest_attribute: str | None,
         metadata_attribute: str | None,
         batch_size: int,
@@ -645,10 +552,10 @@ class StreamSync:
     ) -> None:
         """Send the metadata requests of the entities just written, then their digests and final
         records (a bulk write of those entities, ``batch_size`` at a time)."""
-        guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
+        guids = self.spool.guids_of(w.entity.key for w in todo)
         # (another tool's entity is not in the spool's listing: its guid is the plan item's)
-        guids.update({e.key: item.guid for e, item, _, _ in todo if item.guid and e.key not in guids})
-        work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
+        guids.update({w.entity.key: w.item.guid for w in todo if w.item.guid and w.entity.key not in guids})
+        work = [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids]
         applied.requests += apply_metadata(self.client, work)
         applied.metadata += len(work)
         if not (digest_attribute or metadata_attribute):
@@ -657,15 +564,16 @@ class StreamSync:
             part = todo[start : start + batch_size]
             items: list[PlanItem] = []
             desired: dict[Key, DesiredEntity] = {}
-            for e, _item, _, (digest, post) in part:
+            for w in part:
+                e = w.entity
                 if e.key not in guids:
                     continue
                 if metadata_attribute:
-                    if not digest_attribute and e.attributes.get(metadata_attribute) == post:
+                    if not digest_attribute and e.attributes.get(metadata_attribute) == w.record:
                         continue  # nothing left to write
-                    e.attributes[metadata_attribute] = post
+                    e.attributes[metadata_attribute] = w.record
                 if digest_attribute:
-                    e.attributes[digest_attribute] = digest
+                    e.attributes[digest_attribute] = w.digest
                 items.append(
                     PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
                 )
@@ -826,89 +734,3 @@ def chunks_of(
             chunk.statements = list(graph.statements)
         chunk.datasets = [d for d in (graph.dataset(i) for i in ids) if d is not None]
         yield chunk
-
-
-@dataclass
-class _EntityMetadata:
-    """What a sync does about one entity's metadata: the requests, the record as it is (``held``),
-    as written before the requests (``pre``: this job's old and new claims, so that what is to be
-    removed is still claimed if the sync stops before it is) and after them (``post``), and the other
-    jobs whose digest part is dropped (they shared a claim this job dropped: their next sync reads
-    the entity in full, and a classification's or business attribute's settings become theirs)."""
-
-    ops: MetadataOps
-    held: str | None
-    pre: str | None
-    post: str | None
-    invalidate: set[str]
-    joined: list[str]
-    left: list[str]
-
-    def claim_changes(self) -> list[Any]:
-        """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
-        from atlas_sync.reconcile.plan import Change
-
-        text = " ".join([*(f"+{x}" for x in self.joined), *(f"-{x}" for x in self.left)])
-        return [Change("claims", None, text or "upgraded")]
-
-
-def _native_metadata(
-    desired: dict[str, Any] | None,
-    actual: Any,
-    record: tuple[str, str],
-    term_guids: Mapping[str, str],
-    me: str,
-    domain: str,
-) -> _EntityMetadata | None:
-    """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
-    written by requests of its own, before the others (claims) and after them (claims let go)."""
-    bm, attr = record
-    business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
-    held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
-    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
-    if meta is None:
-        return None
-    if meta.pre != meta.held:
-        meta.ops.record_before = [bm, attr, meta.pre]
-    if meta.post != meta.pre:
-        meta.ops.record_after = [bm, attr, meta.post]
-    return meta
-
-
-def _plan_metadata(
-    desired: dict[str, Any] | None,
-    actual: Any,
-    held_record: Any,
-    term_guids: Mapping[str, str],
-    me: str,
-    domain: str,
-) -> _EntityMetadata | None:
-    """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
-    holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
-    the record of every job's claims to write before and after them (``None`` when nothing is, nor
-    was, claimed). A record written before claims
-    were per job is upgraded: its claims become this job's where it wants them, and the entity's
-    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
-    sections = read_record(held_record)
-    if not desired and not sections:
-        return None
-    legacy = sections.pop(LEGACY, None)
-    if legacy:
-        sections[me] = union(sections.get(me, {}), legacy)
-        owner = getattr(actual, "owner", None)
-        if owner and job_key(domain, owner) != me:
-            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
-    mine = sections.pop(me, {})
-    others = union(*sections.values())
-    held = held_metadata(actual.extras) if actual is not None else None
-    ops, new = plan_metadata(desired, held, mine, term_guids, others)
-    post = encode_record({**sections, me: new})
-    pre = encode_record({**sections, me: union(mine, new)}) if ops else post
-    dropped = minus(mine, new)
-    invalidate = claimants(sections, {"c": dropped["c"], "b": dropped["b"]})
-    flat = union(new)
-    old = union(mine)
-    joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
-    joined += [t for t in flat["t"] if t not in old["t"]]
-    left = [*dropped["c"], *dropped["l"], *dropped["t"]]
-    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)
