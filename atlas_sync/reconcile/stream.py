@@ -41,20 +41,11 @@ from atlas_sync.reconcile.actual import (
     scope_key,
     to_actual,
 )
-from atlas_sync.reconcile.apply import (
-    ApplyResult,
-    BatchOutcome,
-    WriteBatch,
-    WriteScheduler,
-    _Flight,
-    apply_plan,
-    write_batch,
-)
-from atlas_sync.reconcile.compare import CompareOptions, MetadataWork, compare
+from atlas_sync.reconcile.apply import ApplyResult
+from atlas_sync.reconcile.compare import CompareOptions, compare
 from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
-from atlas_sync.reconcile.metadata import apply_metadata
 from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
@@ -64,6 +55,7 @@ from atlas_sync.reconcile.plan import (
     missing_to_skip,
 )
 from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool, rows
+from atlas_sync.reconcile.writer import SyncWriter
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
 
@@ -143,7 +135,7 @@ class StreamSync:
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
-        self._writes: WriteScheduler | None = None
+        self._writer: SyncWriter | None = None
         self._listing: BackgroundListing | None = None
         self._holdings: JobHoldings | None = None
 
@@ -153,8 +145,8 @@ class StreamSync:
     def __exit__(self, *exc: Any) -> None:
         if self._listing is not None and not self._listing.done:
             self._listing.cancel()
-        if self._writes is not None:  # stopped by an error: let the writes in flight end first
-            self._writes.__exit__(*exc)
+        if self._writer is not None:  # stopped by an error: let the writes in flight end first
+            self._writer.abort(*exc)
         self.spool.close()
 
     def start_listing(
@@ -391,12 +383,19 @@ class StreamSync:
         deletes = self._deletes(
             owner, process_types, plan, options, by_guid, ref_attrs, holdings, scope_attribute
         )
-        total = self.spool.desired_count() + len(deletes)
-        applied = ApplyResult()
-        pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
-        done = 0
-        first_created_process: str | None = None
-        metadata_todo: list[MetadataWork] = []
+        writer = self._writer = SyncWriter(
+            self.client,
+            self.spool,
+            holdings,
+            plan,
+            process_types=process_types,
+            batch_size=batch_size,
+            parallel=parallel,
+            upgrading=upgrading,
+            dry_run=dry_run,
+            progress=progress,
+            total=self.spool.desired_count() + len(deletes),
+        )
         key_attr = self.profile.job_key_attribute
         # this job's claims and digest part (reconcile.metadata, .digest): its job key
         compare_options = CompareOptions(
@@ -410,56 +409,18 @@ class StreamSync:
             key_attribute_later=key_attr if key_attr and (upgrading or job_key_attribute is None) else None,
             dry_run=dry_run,
         )
-
-        # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
-        # only after every earlier one it touches has finished (batches span tiers: a column batch
-        # refers to datasets an earlier batch creates). The spool is used on this thread only.
-        def prepare(batch: WriteBatch, flight: Any) -> Callable[[], BatchOutcome]:
-            known = self.spool.guids_of(batch.refs())  # the batches it depends on have finished
-            return lambda: write_batch(self.client, batch, known, flight)
-
-        def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
-            nonlocal done
-            self.spool.add_actual(
-                (k[0], k[1], g, owner, None, not upgrading) for k, g in outcome.assigned.items()
-            )
-            self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
-            if outcome.gone:  # another sync's copy it referred to was deleted: read the kept one
-                for h in holdings.refreshed(outcome.gone):
-                    self.spool.repoint(h.key, h.guid, h.owner)
-            applied.count_written(batch.items, outcome.requests)
-            done += len(batch.items)
-            if progress:
-                progress(done, total)
-
-        scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
-        # (a hook write path queues writes: Atlas applies them later, one message at a time)
-        settled = dry_run or bool(getattr(self.client, "writes_are_queued", False))
-        looked = wrote_after_looking = False  # the settle's first look, and writes after it
-
-        def settle(**kw: Any) -> None:
-            scheduler.wait()
-            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied, **kw)
-
-        def flush() -> None:
-            if not pending.items:
-                return
-            if not dry_run:
-                scheduler.submit(WriteBatch(list(pending.items), dict(pending.desired)))
-            pending.items.clear()
-            pending.desired.clear()
-
         if listed_digest:
             # what we last wrote is what we would write now: decided from the listing, nothing read
+            same = 0
             for type_name, qn, tier, held, stored in self.spool.same_digest():
                 plan.record(
                     PlanItem(
                         "unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored
                     )
                 )
-                done += 1
-            if progress and done:
-                progress(done, total)
+                same += 1
+            writer.advance(same)
+        first_created_process: str | None = None
         unknown = self.profile.scope_attribute if scope_attribute is None else None
         for chunk in self.spool.desired_with_guids(
             digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
@@ -474,13 +435,8 @@ class StreamSync:
             for e, guid in chunk:
                 if e.key in skipped:
                     continue
-                if not settled and e.type_name in process_types:
-                    # datasets and columns are all written: settle copies another sync made at the same
-                    # moment before processes refer to them (a sync killed from here on still has
-                    # processes to create, so its re-run settles too)
-                    flush()
-                    settle()
-                    settled = looked = True
+                if e.type_name in process_types:
+                    writer.before_process()
                 theirs = self.spool.foreign_guid(e.key) if e.shared and guid is None else None
                 decision = compare(
                     e,
@@ -494,94 +450,26 @@ class StreamSync:
                 item = decision.item
                 plan.record(item, decision.entity)
                 if decision.metadata is not None:
-                    metadata_todo.append(decision.metadata)
+                    writer.metadata.append(decision.metadata)
                 if item.action == "create" and first_created_process is None and e.type_name in process_types:
                     first_created_process = e.qualified_name
-                if not decision.write or decision.entity is None:
+                if decision.write and decision.entity is not None:
+                    writer.write(item, decision.entity)
+                else:
                     unchanged += 1  # (for the progress count: nothing to write here)
-                    continue
-                pending.items.append(item)
-                pending.desired[decision.entity.key] = decision.entity
-                wrote_after_looking = wrote_after_looking or looked
-                if len(pending.items) >= batch_size:
-                    flush()
-            done += unchanged
-            if progress and unchanged:
-                progress(done, total)
-        flush()
-        if not settled:
-            settle()
-        elif wrote_after_looking and holdings.finds_copies:
-            # a copy whose create had not committed at the first look: look again at what this sync
-            # created, now that its processes are written (they are repointed too if its copy lost)
-            settle(created_only=True)
-        scheduler.close()
-        self._writes = None
-        if metadata_todo and not dry_run:
-            self._write_metadata(metadata_todo, digest_attribute, metadata_attribute, batch_size, applied)
+            writer.advance(unchanged)
+        writer.finish(digest_attribute, metadata_attribute)
 
         for item in deletes:
             plan.record(item)
         renamed = _positional_renames(job, deletes, first_created_process)
         if renamed:
             plan.warnings.append(renamed)
-        if deletes and not dry_run:
-            res = apply_plan(
-                self.client,
-                Plan(domain=self.domain, job=job, profile=self.profile.name, items=deletes),
-                known_guids={},
-                batch_size=batch_size,
-                purge=purge,
-            )
-            _add(applied, res)
-            self.spool.forget_actual(i.guid for i in deletes if i.guid)
-            done += len(deletes)
-            if progress:
-                progress(done, total)
+        writer.delete(deletes, purge=purge)
+        applied = writer.applied
         holdings.write_keys(self.spool, plan, applied, dry_run)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
-
-    def _write_metadata(
-        self,
-        todo: list[MetadataWork],
-        digest_attribute: str | None,
-        metadata_attribute: str | None,
-        batch_size: int,
-        applied: ApplyResult,
-    ) -> None:
-        """Send the metadata requests of the entities just written, then their digests and final
-        records (a bulk write of those entities, ``batch_size`` at a time)."""
-        guids = self.spool.guids_of(w.entity.key for w in todo)
-        # (another tool's entity is not in the spool's listing: its guid is the plan item's)
-        guids.update({w.entity.key: w.item.guid for w in todo if w.item.guid and w.entity.key not in guids})
-        work = [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids]
-        applied.requests += apply_metadata(self.client, work)
-        applied.metadata += len(work)
-        if not (digest_attribute or metadata_attribute):
-            return  # a native profile's record went with the requests
-        for start in range(0, len(todo), batch_size):
-            part = todo[start : start + batch_size]
-            items: list[PlanItem] = []
-            desired: dict[Key, DesiredEntity] = {}
-            for w in part:
-                e = w.entity
-                if e.key not in guids:
-                    continue
-                if metadata_attribute:
-                    if not digest_attribute and e.attributes.get(metadata_attribute) == w.record:
-                        continue  # nothing left to write
-                    e.attributes[metadata_attribute] = w.record
-                if digest_attribute:
-                    e.attributes[digest_attribute] = w.digest
-                items.append(
-                    PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
-                )
-                desired[e.key] = e
-            if items:
-                batch = WriteBatch(items, desired)
-                outcome = write_batch(self.client, batch, self.spool.guids_of(batch.refs()), _Flight(1))
-                applied.requests += outcome.requests
 
     def _deletes(
         self,
@@ -694,14 +582,6 @@ def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Pro
             first, piece = False, []
         piece.extend(group)
     yield pack()
-
-
-def _add(total: ApplyResult, part: ApplyResult) -> None:
-    total.created += part.created
-    total.updated += part.updated
-    total.deleted += part.deleted
-    total.purged += part.purged
-    total.requests += part.requests
 
 
 def chunks_of(
