@@ -13,10 +13,11 @@ Entities wait in a SQLite spool: in memory for an ordinary input, in a temporary
    by key. Template errors and name collisions stop the sync here.
 3. **plan and apply** — what Atlas holds for the job (reconcile.holdings: its own entities, listed
    while the input renders, and the other entities it wants, read by name) goes to the spool
-   (reconcile.spool); the fail-safes (another job's process,
+   (reconcile.spool); the fail-safes (reconcile.failsafes: another job's process, missing datasets,
    the delete percentage) are checked on the whole plan; then desired entities are read back and
-   compared a chunk at a time, in dependency order, and what differs is written in batches of
-   ``batch_size``; deletes come last. A second run with the same input writes nothing.
+   compared a chunk at a time, in dependency order (reconcile.compare, one entity at a time), and
+   what differs is written in batches of ``batch_size`` (reconcile.writer); deletes come last. A
+   second run with the same input writes nothing.
 
 Memory is bounded by one reader chunk, one rendered part (of at most ``RENDER_PROCESSES`` processes
 and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch of
@@ -26,35 +27,26 @@ and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
+from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import (
+    ActualEntity,
     Key,
-    fingerprint,
     job_key,
-    read_entities,
     reference_attributes,
     scope_key,
-    to_actual,
 )
 from atlas_sync.reconcile.apply import ApplyResult
 from atlas_sync.reconcile.compare import CompareOptions, compare
 from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
-from atlas_sync.reconcile.plan import (
-    Plan,
-    PlanItem,
-    PlanOptions,
-    check_deletes,
-    foreign_process,
-    missing_to_skip,
-)
-from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool, rows
+from atlas_sync.reconcile.plan import PlanItem, PlanOptions, StreamedPlan
+from atlas_sync.reconcile.spool import GuidKeys, Spool, rows
 from atlas_sync.reconcile.writer import SyncWriter
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
@@ -69,37 +61,6 @@ SHOWN_ITEMS = 2000
 RENDER_DATASETS = 1000
 RENDER_ENTITIES = 5000  # datasets + columns per render call (a dataset with more columns: alone)
 RENDER_EDGES = 20_000
-
-
-@dataclass
-class StreamedPlan(Plan):
-    """A plan computed (and applied) chunk by chunk: counts of every action; items of every change,
-    or of the first ``limit`` changes; unchanged items too unless ``limit`` is set."""
-
-    totals: dict[str, int] = field(
-        default_factory=lambda: {"create": 0, "update": 0, "delete": 0, "unchanged": 0}
-    )
-    omitted: int = 0
-    limit: int | None = None
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {a: n for a, n in self.totals.items() if n or a != "referenced"}
-
-    def record(self, item: PlanItem, entity: DesiredEntity | None = None) -> None:
-        self.totals[item.action] = self.totals.get(item.action, 0) + 1
-        if item.action == "unchanged" and self.limit is not None:
-            return
-        if self.limit is None or len(self.items) < self.limit:
-            self.items.append(item)
-            if entity is not None and item.action != "unchanged":
-                self.desired[entity.key] = entity  # what apply sends (kept when the whole plan is kept)
-        else:
-            self.omitted += 1
-
-    def summary(self) -> str:
-        more = f" ({self.omitted} more changes not listed)" if self.omitted else ""
-        return super().summary() + more
 
 
 @dataclass
@@ -354,35 +315,28 @@ class StreamSync:
             )
         holdings = self._holdings
         assert holdings is not None
-        native, owner = holdings.native, holdings.owner
+        # 1. what Atlas holds for the job: its own entities (listed), what it wants of others (by name)
         self._take_listed(wait=True)
-        listed_digest = holdings.digest_attribute
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
-        # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
-        foreign = self.spool.foreign_processes(process_types, owner)
-        if foreign:
-            raise foreign_process(*foreign, owner)
-        skipped: set[Key] = set()
-        if native:
-            # datasets that exist outside the domain (a hook made them) are referenced, never written
-            shared = self.spool.shared_outside()
-            found = {k: outside[k] for k in shared if k in outside}  # the lookup read them
-            self.spool.add_foreign(found)
-            policy = options.missing_datasets
-            missing = {k for k in shared if k not in found}
-            outputs = self.spool.desired_outputs() if policy == "skip" and missing else {}
-            skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
-            if skipped:
-                plan.warnings.append(
-                    f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
-                    "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
-                )
+        # 2. the fail-safes, on the whole plan before anything is written (reconcile.failsafes)
+        failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner)
+        skipped = failsafes.left_out(self.spool, outside, options, plan) if holdings.native else set()
         by_guid = GuidKeys(self.spool)
         ref_attrs = reference_attributes([self._ref_names])
-        deletes = self._deletes(
-            owner, process_types, plan, options, by_guid, ref_attrs, holdings, scope_attribute
+        deletes = failsafes.deletes(
+            self.client,
+            self.spool,
+            holdings,
+            plan,
+            options,
+            process_types=process_types,
+            by_guid=by_guid,
+            ref_attrs=ref_attrs,
+            ref_names=self._ref_names,
+            scope_attribute=scope_attribute,
         )
+        # 3. compare chunk by chunk, in dependency order; the writer writes what differs
         writer = self._writer = SyncWriter(
             self.client,
             self.spool,
@@ -397,9 +351,8 @@ class StreamSync:
             total=self.spool.desired_count() + len(deletes),
         )
         key_attr = self.profile.job_key_attribute
-        # this job's claims and digest part (reconcile.metadata, .digest): its job key
         compare_options = CompareOptions(
-            job_key=job_key(self.domain, job),
+            job_key=job_key(self.domain, job),  # this job's claims and digest part
             domain=self.domain,
             digest_attribute=digest_attribute,
             metadata_attribute=metadata_attribute,
@@ -409,60 +362,26 @@ class StreamSync:
             key_attribute_later=key_attr if key_attr and (upgrading or job_key_attribute is None) else None,
             dry_run=dry_run,
         )
+        listed_digest = holdings.digest_attribute
         if listed_digest:
-            # what we last wrote is what we would write now: decided from the listing, nothing read
-            same = 0
-            for type_name, qn, tier, held, stored in self.spool.same_digest():
-                plan.record(
-                    PlanItem(
-                        "unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored
-                    )
-                )
-                same += 1
-            writer.advance(same)
+            writer.advance(self._same_digest(plan))
         first_created_process: str | None = None
         unknown = self.profile.scope_attribute if scope_attribute is None else None
         for chunk in self.spool.desired_with_guids(
             digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
         ):
-            existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
-            theirs_read: dict[Key, Any] = {}
-            if metadata_record is not None:
-                # other tools' datasets and columns this job refers to: what they carry, and our record
-                others = [self.spool.foreign_guid(e.key) for e, g in chunk if e.shared and g is None]
-                theirs_read = read_entities(self.client, [g for g in others if g], by_guid, ref_attrs)
-            unchanged = 0
-            for e, guid in chunk:
-                if e.key in skipped:
-                    continue
-                if e.type_name in process_types:
-                    writer.before_process()
-                theirs = self.spool.foreign_guid(e.key) if e.shared and guid is None else None
-                decision = compare(
-                    e,
-                    guid,
-                    existing.get(e.key) if guid else None,
-                    compare_options,
-                    skipped=skipped,
-                    foreign_guid=theirs,
-                    foreign_actual=theirs_read.get(e.key),
-                )
-                item = decision.item
-                plan.record(item, decision.entity)
-                if decision.metadata is not None:
-                    writer.metadata.append(decision.metadata)
-                if item.action == "create" and first_created_process is None and e.type_name in process_types:
-                    first_created_process = e.qualified_name
-                if decision.write and decision.entity is not None:
-                    writer.write(item, decision.entity)
-                else:
-                    unchanged += 1  # (for the progress count: nothing to write here)
-            writer.advance(unchanged)
+            existing, theirs = holdings.read(
+                self.spool, chunk, by_guid, ref_attrs, theirs=metadata_record is not None
+            )
+            created = self._compare(
+                chunk, existing, theirs, plan, writer, compare_options, process_types, skipped
+            )
+            first_created_process = first_created_process or created
+        # 4. settle, metadata requests (reconcile.writer); 5. deletes; 6. the job's keys
         writer.finish(digest_attribute, metadata_attribute)
-
         for item in deletes:
             plan.record(item)
-        renamed = _positional_renames(job, deletes, first_created_process)
+        renamed = failsafes.positional_renames(job, deletes, first_created_process)
         if renamed:
             plan.warnings.append(renamed)
         writer.delete(deletes, purge=purge)
@@ -471,89 +390,59 @@ class StreamSync:
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
-    def _deletes(
+    def _same_digest(self, plan: StreamedPlan) -> int:
+        """Record what we last wrote and would write now as unchanged: decided from the listing,
+        nothing read. Returns how many."""
+        same = 0
+        for type_name, qn, tier, held, stored in self.spool.same_digest():
+            plan.record(
+                PlanItem("unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored)
+            )
+            same += 1
+        return same
+
+    def _compare(
         self,
-        job: str,
+        chunk: list[tuple[DesiredEntity, str | None]],
+        existing: Mapping[Key, ActualEntity],
+        theirs: Mapping[Key, ActualEntity],
+        plan: StreamedPlan,
+        writer: SyncWriter,
+        options: CompareOptions,
         process_types: set[str],
-        plan: Plan,
-        options: PlanOptions,
-        by_guid: GuidKeys,
-        ref_attrs: set[str],
-        holdings: JobHoldings,
-        scope_attribute: str | None,
-    ) -> list[PlanItem]:
-        """This job's entities the input no longer produces (datasets only when nothing else refers
-        to them), with the same fail-safes as a whole plan; decided before anything is written."""
-        stale = self.spool.stale(job)
-        if not stale:
-            return []
-        gone = {g for _, _, g in stale}
-        out: list[PlanItem] = []
-        for lo in range(0, len(stale), READ_CHUNK):
-            part = stale[lo : lo + READ_CHUNK]
-            ents = {e["guid"]: e for e in self.client.get_entities([g for _, _, g in part])}
-            for type_name, qn, guid in part:
-                raw = ents.get(guid)
-                if raw is None or raw.get("status", "ACTIVE") != "ACTIVE":
-                    continue
-                a = to_actual(raw, by_guid, ref_attrs)
-                tier = 0 if type_name in process_types else 1
-                if tier == 1 and self._still_used(a, gone, by_guid):
-                    continue
-                out.append(
-                    PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a))
-                )
-        if not out:
-            return []
-        plan.deletes_blocked = check_deletes(
-            len(out),
-            holdings.domain_size(self.spool, scope_attribute),
-            self.spool.desired_count() > 0,
-            self.domain,
-            job,
-            options,
-        )
-        if plan.deletes_blocked:
-            plan.warnings.append(plan.deletes_blocked)
-            return []
-        return out
-
-    def _still_used(self, a: Any, gone: set[str], by_guid: GuidKeys) -> bool:
-        """A dataset stays while an entity outside this job's plan (not its container) refers to it.
-        Desired entities never refer to a stale one after the sync: their references are desired."""
-        # Only references the profile renders (a column's dataset) make a container; reverse ones
-        # such as a dataset's inputToProcesses are other entities that keep it alive.
-        containers = {
-            k
-            for name, v in a.refs.items()
-            if name in self._ref_names
-            for k in (v if isinstance(v, list) else ([v] if v else []))
-        }
-        for r in a.referrers:
-            if r in gone:
+        skipped: set[Key],
+    ) -> str | None:
+        """Compare a chunk's entities (but those left out, ``skipped``) with what Atlas holds of them
+        (``existing``, ``theirs``: :meth:`JobHoldings.read`), record each in ``plan`` and hand what differs to
+        ``writer``. Returns the first process it creates."""
+        created: str | None = None
+        unchanged = 0
+        for e, guid in chunk:
+            if e.key in skipped:
                 continue
-            key = by_guid.get(r)
-            if key is None:
-                return True  # outside the domain's listing: another domain or profile points here
-            if self.spool.is_desired(key):
-                continue
-            if key not in containers:
-                return True
-        return False
-
-
-def _positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
-    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
-    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
-    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d+@")
-    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
-    if not old or created is None:
-        return None
-    return (
-        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
-        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
-        "Atlas history starts anew; later syncs keep the new names"
-    )
+            if e.type_name in process_types:
+                writer.before_process()  # (the first time: settle copies other syncs made)
+            decision = compare(
+                e,
+                guid,
+                existing.get(e.key) if guid else None,
+                options,
+                skipped=skipped,
+                foreign_guid=self.spool.foreign_guid(e.key) if e.shared and guid is None else None,
+                foreign_actual=theirs.get(e.key),
+            )
+            item = decision.item
+            plan.record(item, decision.entity)
+            if decision.metadata is not None:
+                writer.metadata.append(decision.metadata)
+            if item.action == "create" and created is None and e.type_name in process_types:
+                created = e.qualified_name
+            if decision.write and decision.entity is not None:
+                writer.write(item, decision.entity)
+            else:
+                unchanged += 1  # (for the progress count: nothing to write here)
+        writer.advance(unchanged)
+        return created
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:
