@@ -6,6 +6,7 @@ A sync of job J (reconcile.stream) needs, of everything Atlas holds:
   (:func:`~atlas_sync.reconcile.actual.iter_job`; by owner for entities written before job keys);
 * the other entities J's input wants (shared datasets another job created, hook-made tables): read by
   unique attribute (:func:`~atlas_sync.reconcile.actual.lookup_headers`);
+* while the sync compares, a chunk at a time, those of them it wants read in full (:meth:`JobHoldings.read`);
 * the domain's size, for the delete fail-safe: counted on Atlas's index, only when there are deletes;
 * after the writes, one entity per name where another sync created the same one at the same moment
   (:meth:`JobHoldings.settle_duplicates`), and J's key on what J owns without it (once, last).
@@ -19,13 +20,14 @@ import contextlib
 import functools
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from atlas_sync.atlas.errors import ConflictError, NotFoundError
 from atlas_sync.reconcile.actual import (
     NAMES_PER_SEARCH,
+    ActualEntity,
     ActualHeader,
     Key,
     count_scope,
@@ -35,6 +37,7 @@ from atlas_sync.reconcile.actual import (
     iter_job,
     job_key,
     lookup_headers,
+    read_entities,
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.digest import for_job
@@ -42,6 +45,7 @@ from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
+from atlas_sync.render.renderer import DesiredEntity
 
 KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (each touches one entity)
 # How long before a sync started another sync's create of the same name may have begun (its request
@@ -160,6 +164,25 @@ class JobHoldings:
         return bool(self.root_types) and domain_is_empty(
             self.client, self.root_types, self.domain, self.scope_attribute
         )
+
+    def read(
+        self,
+        spool: Spool,
+        chunk: list[tuple[DesiredEntity, str | None]],
+        by_guid: Mapping[str, Key],
+        ref_attrs: set[str],
+        *,
+        theirs: bool = False,
+    ) -> tuple[dict[Key, ActualEntity], dict[Key, ActualEntity]]:
+        """What Atlas holds of a chunk of desired entities (each with the guid it is held under, or
+        ``None``), read in full; with ``theirs`` (a native profile's record), the other tools' datasets
+        and columns among them as well (``spool``'s foreign ones: what they carry, and our record)."""
+        existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
+        others: dict[Key, ActualEntity] = {}
+        if theirs:
+            guids = [spool.foreign_guid(e.key) for e, g in chunk if e.shared and g is None]
+            others = read_entities(self.client, [g for g in guids if g], by_guid, ref_attrs)
+        return existing, others
 
     def domain_size(self, spool: Spool, scope_attribute: str | None) -> int:
         """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count by

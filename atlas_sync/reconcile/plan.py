@@ -157,6 +157,37 @@ class Plan:
         return plan
 
 
+@dataclass
+class StreamedPlan(Plan):
+    """A plan computed (and applied) chunk by chunk: counts of every action; items of every change,
+    or of the first ``limit`` changes; unchanged items too unless ``limit`` is set."""
+
+    totals: dict[str, int] = field(
+        default_factory=lambda: {"create": 0, "update": 0, "delete": 0, "unchanged": 0}
+    )
+    omitted: int = 0
+    limit: int | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {a: n for a, n in self.totals.items() if n or a != "referenced"}
+
+    def record(self, item: PlanItem, entity: DesiredEntity | None = None) -> None:
+        self.totals[item.action] = self.totals.get(item.action, 0) + 1
+        if item.action == "unchanged" and self.limit is not None:
+            return
+        if self.limit is None or len(self.items) < self.limit:
+            self.items.append(item)
+            if entity is not None and item.action != "unchanged":
+                self.desired[entity.key] = entity  # what apply sends (kept when the whole plan is kept)
+        else:
+            self.omitted += 1
+
+    def summary(self) -> str:
+        more = f" ({self.omitted} more changes not listed)" if self.omitted else ""
+        return super().summary() + more
+
+
 def _desired_json(e: DesiredEntity) -> dict[str, Any]:
     return {
         "typeName": e.type_name,

@@ -13,10 +13,11 @@ Entities wait in a SQLite spool: in memory for an ordinary input, in a temporary
    by key. Template errors and name collisions stop the sync here.
 3. **plan and apply** — what Atlas holds for the job (reconcile.holdings: its own entities, listed
    while the input renders, and the other entities it wants, read by name) goes to the spool
-   (reconcile.spool); the fail-safes (another job's process,
+   (reconcile.spool); the fail-safes (reconcile.failsafes: another job's process, missing datasets,
    the delete percentage) are checked on the whole plan; then desired entities are read back and
-   compared a chunk at a time, in dependency order, and what differs is written in batches of
-   ``batch_size``; deletes come last. A second run with the same input writes nothing.
+   compared a chunk at a time, in dependency order (reconcile.compare, one entity at a time), and
+   what differs is written in batches of ``batch_size`` (reconcile.writer); deletes come last. A
+   second run with the same input writes nothing.
 
 Memory is bounded by one reader chunk, one rendered part (of at most ``RENDER_PROCESSES`` processes
 and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch of
@@ -26,56 +27,27 @@ and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
+from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import (
+    ActualEntity,
     Key,
-    fingerprint,
     job_key,
-    read_entities,
     reference_attributes,
     scope_key,
-    to_actual,
 )
-from atlas_sync.reconcile.apply import (
-    ApplyResult,
-    BatchOutcome,
-    WriteBatch,
-    WriteScheduler,
-    _Flight,
-    apply_plan,
-    write_batch,
-)
-from atlas_sync.reconcile.digest import DIGEST_MARK, merged, without_metadata
+from atlas_sync.reconcile.apply import ApplyResult
+from atlas_sync.reconcile.compare import CompareOptions, compare
+from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
-from atlas_sync.reconcile.metadata import (
-    LEGACY,
-    MetadataOps,
-    apply_metadata,
-    claimants,
-    encode_record,
-    held_metadata,
-    minus,
-    plan_metadata,
-    read_record,
-    union,
-)
-from atlas_sync.reconcile.plan import (
-    Plan,
-    PlanItem,
-    PlanOptions,
-    check_deletes,
-    foreign_process,
-    missing_to_skip,
-    plan_item,
-    without_refs_to,
-)
-from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool, rows
+from atlas_sync.reconcile.plan import PlanItem, PlanOptions, StreamedPlan
+from atlas_sync.reconcile.spool import GuidKeys, Spool, rows
+from atlas_sync.reconcile.writer import SyncWriter
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
 
@@ -89,37 +61,6 @@ SHOWN_ITEMS = 2000
 RENDER_DATASETS = 1000
 RENDER_ENTITIES = 5000  # datasets + columns per render call (a dataset with more columns: alone)
 RENDER_EDGES = 20_000
-
-
-@dataclass
-class StreamedPlan(Plan):
-    """A plan computed (and applied) chunk by chunk: counts of every action; items of every change,
-    or of the first ``limit`` changes; unchanged items too unless ``limit`` is set."""
-
-    totals: dict[str, int] = field(
-        default_factory=lambda: {"create": 0, "update": 0, "delete": 0, "unchanged": 0}
-    )
-    omitted: int = 0
-    limit: int | None = None
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {a: n for a, n in self.totals.items() if n or a != "referenced"}
-
-    def record(self, item: PlanItem, entity: DesiredEntity | None = None) -> None:
-        self.totals[item.action] = self.totals.get(item.action, 0) + 1
-        if item.action == "unchanged" and self.limit is not None:
-            return
-        if self.limit is None or len(self.items) < self.limit:
-            self.items.append(item)
-            if entity is not None and item.action != "unchanged":
-                self.desired[entity.key] = entity  # what apply sends (kept when the whole plan is kept)
-        else:
-            self.omitted += 1
-
-    def summary(self) -> str:
-        more = f" ({self.omitted} more changes not listed)" if self.omitted else ""
-        return super().summary() + more
 
 
 @dataclass
@@ -155,7 +96,7 @@ class StreamSync:
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
-        self._writes: WriteScheduler | None = None
+        self._writer: SyncWriter | None = None
         self._listing: BackgroundListing | None = None
         self._holdings: JobHoldings | None = None
 
@@ -165,8 +106,8 @@ class StreamSync:
     def __exit__(self, *exc: Any) -> None:
         if self._listing is not None and not self._listing.done:
             self._listing.cancel()
-        if self._writes is not None:  # stopped by an error: let the writes in flight end first
-            self._writes.__exit__(*exc)
+        if self._writer is not None:  # stopped by an error: let the writes in flight end first
+            self._writer.abort(*exc)
         self.spool.close()
 
     def start_listing(
@@ -374,390 +315,134 @@ class StreamSync:
             )
         holdings = self._holdings
         assert holdings is not None
-        native, owner = holdings.native, holdings.owner
+        # 1. what Atlas holds for the job: its own entities (listed), what it wants of others (by name)
         self._take_listed(wait=True)
-        listed_digest = holdings.digest_attribute
-        key_attr = self.profile.job_key_attribute
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
-        # what the job wants but does not own: read by unique attribute (other jobs' and hooks' entities)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
-        foreign = self.spool.foreign_processes(process_types, owner)
-        if foreign:
-            raise foreign_process(*foreign, owner)
-        skipped: set[Key] = set()
-        if native:
-            # datasets that exist outside the domain (a hook made them) are referenced, never written
-            shared = self.spool.shared_outside()
-            found = {k: outside[k] for k in shared if k in outside}  # the lookup read them
-            self.spool.add_foreign(found)
-            policy = options.missing_datasets
-            missing = {k for k in shared if k not in found}
-            outputs = self.spool.desired_outputs() if policy == "skip" and missing else {}
-            skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
-            if skipped:
-                plan.warnings.append(
-                    f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
-                    "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
-                )
+        # 2. the fail-safes, on the whole plan before anything is written (reconcile.failsafes)
+        failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner)
+        skipped = failsafes.left_out(self.spool, outside, options, plan) if holdings.native else set()
         by_guid = GuidKeys(self.spool)
         ref_attrs = reference_attributes([self._ref_names])
-        deletes = self._deletes(
-            owner, process_types, plan, options, by_guid, ref_attrs, holdings, scope_attribute
+        deletes = failsafes.deletes(
+            self.client,
+            self.spool,
+            holdings,
+            plan,
+            options,
+            process_types=process_types,
+            by_guid=by_guid,
+            ref_attrs=ref_attrs,
+            ref_names=self._ref_names,
+            scope_attribute=scope_attribute,
         )
-        total = self.spool.desired_count() + len(deletes)
-        applied = ApplyResult()
-        pending = Plan(domain=self.domain, job=job, profile=self.profile.name)
-        done = 0
-        first_created_process: str | None = None
-        metadata_todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]] = []
-        me = job_key(self.domain, job)  # this job's claims and digest part (reconcile.metadata, .digest)
-
-        # Write batches go through apply's conflict-free scheduler: up to ``parallel`` at once, a batch
-        # only after every earlier one it touches has finished (batches span tiers: a column batch
-        # refers to datasets an earlier batch creates). The spool is used on this thread only.
-        def prepare(batch: WriteBatch, flight: Any) -> Callable[[], BatchOutcome]:
-            known = self.spool.guids_of(batch.refs())  # the batches it depends on have finished
-            return lambda: write_batch(self.client, batch, known, flight)
-
-        def finished(batch: WriteBatch, outcome: BatchOutcome) -> None:
-            nonlocal done
-            self.spool.add_actual(
-                (k[0], k[1], g, owner, None, not upgrading) for k, g in outcome.assigned.items()
-            )
-            self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
-            if outcome.gone:  # another sync's copy it referred to was deleted: read the kept one
-                for h in holdings.refreshed(outcome.gone):
-                    self.spool.repoint(h.key, h.guid, h.owner)
-            applied.count_written(batch.items, outcome.requests)
-            done += len(batch.items)
-            if progress:
-                progress(done, total)
-
-        scheduler = self._writes = WriteScheduler(parallel, prepare, finished)
-        # (a hook write path queues writes: Atlas applies them later, one message at a time)
-        settled = dry_run or bool(getattr(self.client, "writes_are_queued", False))
-        looked = wrote_after_looking = False  # the settle's first look, and writes after it
-
-        def settle(**kw: Any) -> None:
-            scheduler.wait()
-            holdings.settle_duplicates(self.spool, process_types, batch_size, plan, applied, **kw)
-
-        def flush() -> None:
-            if not pending.items:
-                return
-            if not dry_run:
-                scheduler.submit(WriteBatch(list(pending.items), dict(pending.desired)))
-            pending.items.clear()
-            pending.desired.clear()
-
+        # 3. compare chunk by chunk, in dependency order; the writer writes what differs
+        writer = self._writer = SyncWriter(
+            self.client,
+            self.spool,
+            holdings,
+            plan,
+            process_types=process_types,
+            batch_size=batch_size,
+            parallel=parallel,
+            upgrading=upgrading,
+            dry_run=dry_run,
+            progress=progress,
+            total=self.spool.desired_count() + len(deletes),
+        )
+        key_attr = self.profile.job_key_attribute
+        compare_options = CompareOptions(
+            job_key=job_key(self.domain, job),  # this job's claims and digest part
+            domain=self.domain,
+            digest_attribute=digest_attribute,
+            metadata_attribute=metadata_attribute,
+            metadata_record=metadata_record,
+            term_guids=term_guids or {},
+            # written at the end, or unknown to the server
+            key_attribute_later=key_attr if key_attr and (upgrading or job_key_attribute is None) else None,
+            dry_run=dry_run,
+        )
+        listed_digest = holdings.digest_attribute
         if listed_digest:
-            # what we last wrote is what we would write now: decided from the listing, nothing read
-            for type_name, qn, tier, held, stored in self.spool.same_digest():
-                plan.record(
-                    PlanItem(
-                        "unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored
-                    )
-                )
-                done += 1
-            if progress and done:
-                progress(done, total)
+            writer.advance(self._same_digest(plan))
+        first_created_process: str | None = None
         unknown = self.profile.scope_attribute if scope_attribute is None else None
         for chunk in self.spool.desired_with_guids(
             digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
         ):
-            existing = read_entities(self.client, [g for _, g in chunk if g], by_guid, ref_attrs)
-            theirs_read: dict[Key, Any] = {}
-            if metadata_record is not None:
-                # other tools' datasets and columns this job refers to: what they carry, and our record
-                others = [self.spool.foreign_guid(e.key) for e, g in chunk if e.shared and g is None]
-                theirs_read = read_entities(self.client, [g for g in others if g], by_guid, ref_attrs)
-            unchanged = 0
-            for e, guid in chunk:
-                if e.key in skipped:
-                    continue
-                if not settled and e.type_name in process_types:
-                    # datasets and columns are all written: settle copies another sync made at the same
-                    # moment before processes refer to them (a sync killed from here on still has
-                    # processes to create, so its re-run settles too)
-                    flush()
-                    settle()
-                    settled = looked = True
-                if key_attr and (upgrading or job_key_attribute is None):
-                    e.create_only.pop(key_attr, None)  # written at the end, or unknown to the server
-                e = without_refs_to(e, skipped)
-                actual = existing.get(e.key) if guid else None
-                meta = None
-                if metadata_attribute and not e.shared:
-                    held_record = actual.attributes.get(metadata_attribute) if actual else None
-                    meta = _plan_metadata(e.metadata, actual, held_record, term_guids or {}, me, self.domain)
-                    if meta is not None:
-                        e.attributes[metadata_attribute] = meta.pre
-                elif (
-                    metadata_record is not None
-                    and (guid is None or actual is not None)
-                    and not (e.shared and guid is None and self.spool.foreign_guid(e.key))
-                ):  # (another tool's entity: below)
-                    meta = _native_metadata(
-                        e.metadata, actual, metadata_record, term_guids or {}, me, self.domain
-                    )
-                ops = meta.ops if meta is not None else None
-                wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
-                held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
-                drop = meta.invalidate if meta is not None else set()
-                if wanted is not None and digest_attribute:
-                    # this job's part of the stored digest; the other jobs' parts stay as they are
-                    e.attributes[digest_attribute] = merged(held_digest, me, wanted, drop=drop)
-                if e.shared and guid is None:
-                    theirs = self.spool.foreign_guid(e.key)
-                    other = theirs_read.get(e.key) if theirs is not None else None
-                    if other is not None and metadata_record is not None:
-                        # another tool's: only what `foreign = true` rules want, and our record of it
-                        fmeta = _native_metadata(
-                            e.foreign_metadata, other, metadata_record, term_guids or {}, me, self.domain
-                        )
-                        if fmeta is not None and fmeta.ops:
-                            item = PlanItem(
-                                "update",
-                                e.type_name,
-                                e.qualified_name,
-                                guid=theirs,
-                                changes=fmeta.ops.changes() or fmeta.claim_changes(),
-                                tier=e.tier,
-                            )
-                            item.metadata = fmeta.ops.to_json()
-                            plan.record(item)  # (no entity: nothing of it is written)
-                            metadata_todo.append((e, item, fmeta.ops, (None, None)))
-                            unchanged += 1
-                            continue
-                    if theirs is not None:
-                        plan.record(
-                            PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier)
-                        )
-                        unchanged += 1
-                        continue
-                item = plan_item(e, actual)
-                if len(item.changes) > 1 and digest_attribute:
-                    # the digest changes with every other change: not worth a line of the plan
-                    item.changes = [c for c in item.changes if c.attribute != digest_attribute]
-                if meta is not None and not ops:
-                    # claims changed without a request (another job's item joined or left): shown so
-                    shown = [c for c in item.changes if c.attribute != metadata_attribute]
-                    if len(shown) < len(item.changes):
-                        item.changes = shown + meta.claim_changes()
-                first_write = True
-                if ops:
-                    assert meta is not None
-                    real = [c for c in item.changes if c.attribute != digest_attribute]
-                    # written before the requests: an entity to create, other attributes, or the record
-                    # of what is ours (claimed before it is added, and what is to be removed still
-                    # claimed, so a sync killed in between still knows it is ours); the job's digest
-                    # part is written once the metadata it covers is in Atlas (a sync killed in between
-                    # reads the entity in full next time)
-                    first_write = item.action == "create" or bool(real)
-                    # the record's change is shown as what it records: `classifications: +PII`
-                    item.changes = [c for c in real if c.attribute != metadata_attribute] + ops.changes()
-                    if item.action == "unchanged":
-                        item.action = "update"
-                    item.metadata = ops.to_json()
-                    later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-                    if wanted is not None and digest_attribute and (first_write or dry_run):
-                        # (a saved plan's apply writes the entity, then the requests: without this
-                        # job's part, the next sync reads it in full and writes it once all is in)
-                        e.attributes[digest_attribute] = merged(
-                            held_digest, me, without_metadata(wanted), drop=drop
-                        )
-                    metadata_todo.append((e, item, ops, (later_digest, meta.post)))
-                if e.shared and item.action == "update":
-                    # a shared dataset is written once, minimally: what a hook adds later is not fought
-                    # over (its metadata requests are made all the same)
-                    kept = ops.changes() or (meta.claim_changes() if meta else []) if ops else []
-                    item = PlanItem(
-                        "update" if ops else "unchanged",
-                        e.type_name,
-                        e.qualified_name,
-                        item.guid,
-                        kept,
-                        item.tier,
-                        item.fingerprint,
-                        metadata=item.metadata,
-                    )
-                    if ops:
-                        metadata_todo[-1] = (e, item, ops, metadata_todo[-1][3])
-                        first_write = False
-                plan.record(item, e)
-                if item.action == "create" and first_created_process is None and e.type_name in process_types:
-                    first_created_process = e.qualified_name
-                if item.action == "unchanged":
-                    unchanged += 1
-                    continue
-                if not first_write:
-                    unchanged += 1  # (for the progress count: nothing to write here)
-                    continue  # metadata only: its requests, then the digest (after the writes)
-                pending.items.append(item)
-                pending.desired[e.key] = e
-                wrote_after_looking = wrote_after_looking or looked
-                if len(pending.items) >= batch_size:
-                    flush()
-            done += unchanged
-            if progress and unchanged:
-                progress(done, total)
-        flush()
-        if not settled:
-            settle()
-        elif wrote_after_looking and holdings.finds_copies:
-            # a copy whose create had not committed at the first look: look again at what this sync
-            # created, now that its processes are written (they are repointed too if its copy lost)
-            settle(created_only=True)
-        scheduler.close()
-        self._writes = None
-        if metadata_todo and not dry_run:
-            self._write_metadata(metadata_todo, digest_attribute, metadata_attribute, batch_size, applied)
-
+            existing, theirs = holdings.read(
+                self.spool, chunk, by_guid, ref_attrs, theirs=metadata_record is not None
+            )
+            created = self._compare(
+                chunk, existing, theirs, plan, writer, compare_options, process_types, skipped
+            )
+            first_created_process = first_created_process or created
+        # 4. settle, metadata requests (reconcile.writer); 5. deletes; 6. the job's keys
+        writer.finish(digest_attribute, metadata_attribute)
         for item in deletes:
             plan.record(item)
-        renamed = _positional_renames(job, deletes, first_created_process)
+        renamed = failsafes.positional_renames(job, deletes, first_created_process)
         if renamed:
             plan.warnings.append(renamed)
-        if deletes and not dry_run:
-            res = apply_plan(
-                self.client,
-                Plan(domain=self.domain, job=job, profile=self.profile.name, items=deletes),
-                known_guids={},
-                batch_size=batch_size,
-                purge=purge,
-            )
-            _add(applied, res)
-            self.spool.forget_actual(i.guid for i in deletes if i.guid)
-            done += len(deletes)
-            if progress:
-                progress(done, total)
+        writer.delete(deletes, purge=purge)
+        applied = writer.applied
         holdings.write_keys(self.spool, plan, applied, dry_run)
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
-    def _write_metadata(
-        self,
-        todo: list[tuple[DesiredEntity, PlanItem, MetadataOps, Any]],
-        digest_attribute: str | None,
-        metadata_attribute: str | None,
-        batch_size: int,
-        applied: ApplyResult,
-    ) -> None:
-        """Send the metadata requests of the entities just written, then their digests and final
-        records (a bulk write of those entities, ``batch_size`` at a time)."""
-        guids = self.spool.guids_of(e.key for e, _, _, _ in todo)
-        # (another tool's entity is not in the spool's listing: its guid is the plan item's)
-        guids.update({e.key: item.guid for e, item, _, _ in todo if item.guid and e.key not in guids})
-        work = [(guids[e.key], ops) for e, _, ops, _ in todo if e.key in guids]
-        applied.requests += apply_metadata(self.client, work)
-        applied.metadata += len(work)
-        if not (digest_attribute or metadata_attribute):
-            return  # a native profile's record went with the requests
-        for start in range(0, len(todo), batch_size):
-            part = todo[start : start + batch_size]
-            items: list[PlanItem] = []
-            desired: dict[Key, DesiredEntity] = {}
-            for e, _item, _, (digest, post) in part:
-                if e.key not in guids:
-                    continue
-                if metadata_attribute:
-                    if not digest_attribute and e.attributes.get(metadata_attribute) == post:
-                        continue  # nothing left to write
-                    e.attributes[metadata_attribute] = post
-                if digest_attribute:
-                    e.attributes[digest_attribute] = digest
-                items.append(
-                    PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
-                )
-                desired[e.key] = e
-            if items:
-                batch = WriteBatch(items, desired)
-                outcome = write_batch(self.client, batch, self.spool.guids_of(batch.refs()), _Flight(1))
-                applied.requests += outcome.requests
+    def _same_digest(self, plan: StreamedPlan) -> int:
+        """Record what we last wrote and would write now as unchanged: decided from the listing,
+        nothing read. Returns how many."""
+        same = 0
+        for type_name, qn, tier, held, stored in self.spool.same_digest():
+            plan.record(
+                PlanItem("unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored)
+            )
+            same += 1
+        return same
 
-    def _deletes(
+    def _compare(
         self,
-        job: str,
+        chunk: list[tuple[DesiredEntity, str | None]],
+        existing: Mapping[Key, ActualEntity],
+        theirs: Mapping[Key, ActualEntity],
+        plan: StreamedPlan,
+        writer: SyncWriter,
+        options: CompareOptions,
         process_types: set[str],
-        plan: Plan,
-        options: PlanOptions,
-        by_guid: GuidKeys,
-        ref_attrs: set[str],
-        holdings: JobHoldings,
-        scope_attribute: str | None,
-    ) -> list[PlanItem]:
-        """This job's entities the input no longer produces (datasets only when nothing else refers
-        to them), with the same fail-safes as a whole plan; decided before anything is written."""
-        stale = self.spool.stale(job)
-        if not stale:
-            return []
-        gone = {g for _, _, g in stale}
-        out: list[PlanItem] = []
-        for lo in range(0, len(stale), READ_CHUNK):
-            part = stale[lo : lo + READ_CHUNK]
-            ents = {e["guid"]: e for e in self.client.get_entities([g for _, _, g in part])}
-            for type_name, qn, guid in part:
-                raw = ents.get(guid)
-                if raw is None or raw.get("status", "ACTIVE") != "ACTIVE":
-                    continue
-                a = to_actual(raw, by_guid, ref_attrs)
-                tier = 0 if type_name in process_types else 1
-                if tier == 1 and self._still_used(a, gone, by_guid):
-                    continue
-                out.append(
-                    PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a))
-                )
-        if not out:
-            return []
-        plan.deletes_blocked = check_deletes(
-            len(out),
-            holdings.domain_size(self.spool, scope_attribute),
-            self.spool.desired_count() > 0,
-            self.domain,
-            job,
-            options,
-        )
-        if plan.deletes_blocked:
-            plan.warnings.append(plan.deletes_blocked)
-            return []
-        return out
-
-    def _still_used(self, a: Any, gone: set[str], by_guid: GuidKeys) -> bool:
-        """A dataset stays while an entity outside this job's plan (not its container) refers to it.
-        Desired entities never refer to a stale one after the sync: their references are desired."""
-        # Only references the profile renders (a column's dataset) make a container; reverse ones
-        # such as a dataset's inputToProcesses are other entities that keep it alive.
-        containers = {
-            k
-            for name, v in a.refs.items()
-            if name in self._ref_names
-            for k in (v if isinstance(v, list) else ([v] if v else []))
-        }
-        for r in a.referrers:
-            if r in gone:
+        skipped: set[Key],
+    ) -> str | None:
+        """Compare a chunk's entities (but those left out, ``skipped``) with what Atlas holds of them
+        (``existing``, ``theirs``: :meth:`JobHoldings.read`), record each in ``plan`` and hand what differs to
+        ``writer``. Returns the first process it creates."""
+        created: str | None = None
+        unchanged = 0
+        for e, guid in chunk:
+            if e.key in skipped:
                 continue
-            key = by_guid.get(r)
-            if key is None:
-                return True  # outside the domain's listing: another domain or profile points here
-            if self.spool.is_desired(key):
-                continue
-            if key not in containers:
-                return True
-        return False
-
-
-def _positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
-    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
-    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
-    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d+@")
-    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
-    if not old or created is None:
-        return None
-    return (
-        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
-        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
-        "Atlas history starts anew; later syncs keep the new names"
-    )
+            if e.type_name in process_types:
+                writer.before_process()  # (the first time: settle copies other syncs made)
+            decision = compare(
+                e,
+                guid,
+                existing.get(e.key) if guid else None,
+                options,
+                skipped=skipped,
+                foreign_guid=self.spool.foreign_guid(e.key) if e.shared and guid is None else None,
+                foreign_actual=theirs.get(e.key),
+            )
+            item = decision.item
+            plan.record(item, decision.entity)
+            if decision.metadata is not None:
+                writer.metadata.append(decision.metadata)
+            if item.action == "create" and created is None and e.type_name in process_types:
+                created = e.qualified_name
+            if decision.write and decision.entity is not None:
+                writer.write(item, decision.entity)
+            else:
+                unchanged += 1  # (for the progress count: nothing to write here)
+        writer.advance(unchanged)
+        return created
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:
@@ -786,14 +471,6 @@ def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Pro
             first, piece = False, []
         piece.extend(group)
     yield pack()
-
-
-def _add(total: ApplyResult, part: ApplyResult) -> None:
-    total.created += part.created
-    total.updated += part.updated
-    total.deleted += part.deleted
-    total.purged += part.purged
-    total.requests += part.requests
 
 
 def chunks_of(
@@ -826,89 +503,3 @@ def chunks_of(
             chunk.statements = list(graph.statements)
         chunk.datasets = [d for d in (graph.dataset(i) for i in ids) if d is not None]
         yield chunk
-
-
-@dataclass
-class _EntityMetadata:
-    """What a sync does about one entity's metadata: the requests, the record as it is (``held``),
-    as written before the requests (``pre``: this job's old and new claims, so that what is to be
-    removed is still claimed if the sync stops before it is) and after them (``post``), and the other
-    jobs whose digest part is dropped (they shared a claim this job dropped: their next sync reads
-    the entity in full, and a classification's or business attribute's settings become theirs)."""
-
-    ops: MetadataOps
-    held: str | None
-    pre: str | None
-    post: str | None
-    invalidate: set[str]
-    joined: list[str]
-    left: list[str]
-
-    def claim_changes(self) -> list[Any]:
-        """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
-        from atlas_sync.reconcile.plan import Change
-
-        text = " ".join([*(f"+{x}" for x in self.joined), *(f"-{x}" for x in self.left)])
-        return [Change("claims", None, text or "upgraded")]
-
-
-def _native_metadata(
-    desired: dict[str, Any] | None,
-    actual: Any,
-    record: tuple[str, str],
-    term_guids: Mapping[str, str],
-    me: str,
-    domain: str,
-) -> _EntityMetadata | None:
-    """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
-    written by requests of its own, before the others (claims) and after them (claims let go)."""
-    bm, attr = record
-    business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
-    held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
-    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
-    if meta is None:
-        return None
-    if meta.pre != meta.held:
-        meta.ops.record_before = [bm, attr, meta.pre]
-    if meta.post != meta.pre:
-        meta.ops.record_after = [bm, attr, meta.post]
-    return meta
-
-
-def _plan_metadata(
-    desired: dict[str, Any] | None,
-    actual: Any,
-    held_record: Any,
-    term_guids: Mapping[str, str],
-    me: str,
-    domain: str,
-) -> _EntityMetadata | None:
-    """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
-    holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
-    the record of every job's claims to write before and after them (``None`` when nothing is, nor
-    was, claimed). A record written before claims
-    were per job is upgraded: its claims become this job's where it wants them, and the entity's
-    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
-    sections = read_record(held_record)
-    if not desired and not sections:
-        return None
-    legacy = sections.pop(LEGACY, None)
-    if legacy:
-        sections[me] = union(sections.get(me, {}), legacy)
-        owner = getattr(actual, "owner", None)
-        if owner and job_key(domain, owner) != me:
-            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
-    mine = sections.pop(me, {})
-    others = union(*sections.values())
-    held = held_metadata(actual.extras) if actual is not None else None
-    ops, new = plan_metadata(desired, held, mine, term_guids, others)
-    post = encode_record({**sections, me: new})
-    pre = encode_record({**sections, me: union(mine, new)}) if ops else post
-    dropped = minus(mine, new)
-    invalidate = claimants(sections, {"c": dropped["c"], "b": dropped["b"]})
-    flat = union(new)
-    old = union(mine)
-    joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
-    joined += [t for t in flat["t"] if t not in old["t"]]
-    left = [*dropped["c"], *dropped["l"], *dropped["t"]]
-    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)

@@ -1,0 +1,295 @@
+"""One desired entity against what Atlas holds of it: its plan item, and what the sync writes for it.
+
+The sync (reconcile.stream) reads what Atlas holds a chunk at a time and asks :func:`compare` about
+each desired entity; nothing here reads the spool, calls Atlas or schedules a write, so each rule can
+be checked on its own:
+
+* the digest (reconcile.digest, docs/resync.md): the entity is written with its digest, in which
+  this job's part replaces its old one and the other jobs' parts stay; the digest's own change is not
+  shown beside the others;
+* metadata (reconcile.metadata, docs/metadata.md): this job's claims in the record
+  (``metadata_attribute``, or a native profile's business attribute ``metadata_record``), written
+  with the entity before the requests, the job's digest part after them;
+* a native profile's shared datasets (docs/existing-atlas.md): another tool's is ``referenced``, never
+  written (but for what ``foreign = true`` rules add of metadata), and one of ours is written once:
+  later syncs send its metadata requests alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_sync.reconcile.actual import ActualEntity, Key, job_key
+from atlas_sync.reconcile.digest import merged, without_metadata
+from atlas_sync.reconcile.metadata import (
+    LEGACY,
+    MetadataOps,
+    claimants,
+    encode_record,
+    held_metadata,
+    minus,
+    plan_metadata,
+    read_record,
+    union,
+)
+from atlas_sync.reconcile.plan import Change, PlanItem, plan_item, without_refs_to
+from atlas_sync.render.renderer import DesiredEntity
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What one sync compares with. ``job_key``: this job's key (its claims and digest part);
+    ``digest_attribute``, ``metadata_attribute``: the profile's, when the server's types have them;
+    ``metadata_record``: a native profile's record (business metadata, attribute), when the server has
+    it; ``term_guids``: term qualifiedName -> guid; ``key_attribute_later``: the job key attribute
+    left out of creates (written at the end, or unknown to the server); ``dry_run``: a plan only."""
+
+    job_key: str
+    domain: str
+    digest_attribute: str | None = None
+    metadata_attribute: str | None = None
+    metadata_record: tuple[str, str] | None = None
+    term_guids: Mapping[str, str] = field(default_factory=dict)
+    key_attribute_later: str | None = None
+    dry_run: bool = False
+
+
+@dataclass
+class MetadataWork:
+    """An entity's metadata requests, sent after the entities are written, then its digest and
+    record as they are once the requests are in (``None``: nothing to write then)."""
+
+    entity: DesiredEntity
+    item: PlanItem
+    ops: MetadataOps
+    digest: str | None
+    record: str | None
+
+
+@dataclass
+class Decision:
+    """What the sync does about one desired entity: the plan's ``item``, recorded with ``entity``
+    (what apply sends; ``None`` for another tool's entity, of which nothing is written); ``write``:
+    the entity goes to a write batch now; ``metadata``: its metadata requests, for after the writes."""
+
+    item: PlanItem
+    entity: DesiredEntity | None
+    write: bool
+    metadata: MetadataWork | None = None
+
+
+def compare(
+    e: DesiredEntity,
+    guid: str | None,
+    actual: ActualEntity | None,
+    options: CompareOptions,
+    *,
+    skipped: set[Key] | None = None,
+    foreign_guid: str | None = None,
+    foreign_actual: ActualEntity | None = None,
+) -> Decision:
+    """Decide about ``e``, which Atlas holds under ``guid`` (``None``: not in the job's listing nor
+    found by name) as ``actual`` (read in full; ``None``: to create, or not read). ``e`` is changed
+    in place to what is written (its digest and record). ``skipped``: entities left out
+    (``--missing-datasets skip``), references to which are dropped; ``foreign_guid``, ``foreign_actual``:
+    another tool's entity of ``e``'s name (a native profile's shared dataset outside the domain), and
+    that entity read in full when its metadata is reconciled."""
+    o = options
+    if o.key_attribute_later:
+        e.create_only.pop(o.key_attribute_later, None)
+    e = without_refs_to(e, skipped or set())
+    theirs = foreign_guid if e.shared and guid is None else None
+    meta = _metadata_of(e, guid, actual, theirs, o)
+    ops = meta.ops if meta is not None else None
+    digest_attribute = o.digest_attribute
+    wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
+    held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
+    drop = meta.invalidate if meta is not None else set()
+    if wanted is not None and digest_attribute:
+        # this job's part of the stored digest; the other jobs' parts stay as they are
+        e.attributes[digest_attribute] = merged(held_digest, o.job_key, wanted, drop=drop)
+    if theirs is not None:
+        return _theirs(e, theirs, foreign_actual, o)
+    item = plan_item(e, actual)
+    if len(item.changes) > 1 and digest_attribute:
+        # the digest changes with every other change: not worth a line of the plan
+        item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+    if meta is not None and not ops:
+        # claims changed without a request (another job's item joined or left): shown so
+        shown = [c for c in item.changes if c.attribute != o.metadata_attribute]
+        if len(shown) < len(item.changes):
+            item.changes = shown + meta.claim_changes()
+    first_write = True
+    work: MetadataWork | None = None
+    if ops:
+        assert meta is not None
+        real = [c for c in item.changes if c.attribute != digest_attribute]
+        # written before the requests: an entity to create, other attributes, or the record
+        # of what is ours (claimed before it is added, and what is to be removed still
+        # claimed, so a sync killed in between still knows it is ours); the job's digest
+        # part is written once the metadata it covers is in Atlas (a sync killed in between
+        # reads the entity in full next time)
+        first_write = item.action == "create" or bool(real)
+        # the record's change is shown as what it records: `classifications: +PII`
+        item.changes = [c for c in real if c.attribute != o.metadata_attribute] + ops.changes()
+        if item.action == "unchanged":
+            item.action = "update"
+        item.metadata = ops.to_json()
+        later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
+        if wanted is not None and digest_attribute and (first_write or o.dry_run):
+            # (a saved plan's apply writes the entity, then the requests: without this
+            # job's part, the next sync reads it in full and writes it once all is in)
+            e.attributes[digest_attribute] = merged(
+                held_digest, o.job_key, without_metadata(wanted), drop=drop
+            )
+        work = MetadataWork(e, item, ops, later_digest, meta.post)
+    if e.shared and item.action == "update":
+        # a shared dataset is written once, minimally: what a hook adds later is not fought
+        # over (its metadata requests are made all the same)
+        kept = ops.changes() or (meta.claim_changes() if meta else []) if ops else []
+        item = PlanItem(
+            "update" if ops else "unchanged",
+            e.type_name,
+            e.qualified_name,
+            item.guid,
+            kept,
+            item.tier,
+            item.fingerprint,
+            metadata=item.metadata,
+        )
+        if work is not None:
+            work.item = item
+            first_write = False
+    # metadata only (not first_write): its requests, then the digest (after the writes)
+    return Decision(item, e, item.action != "unchanged" and first_write, work)
+
+
+def _metadata_of(
+    e: DesiredEntity,
+    guid: str | None,
+    actual: ActualEntity | None,
+    theirs: str | None,
+    o: CompareOptions,
+) -> _EntityMetadata | None:
+    """What the sync does about ``e``'s metadata (``theirs``: another tool's entity: see
+    :func:`_theirs`); the record to write with the entity goes into its attributes."""
+    if o.metadata_attribute and not e.shared:
+        held_record = actual.attributes.get(o.metadata_attribute) if actual else None
+        meta = _plan_metadata(e.metadata, actual, held_record, o.term_guids, o.job_key, o.domain)
+        if meta is not None:
+            e.attributes[o.metadata_attribute] = meta.pre
+        return meta
+    if o.metadata_record is not None and (guid is None or actual is not None) and not theirs:
+        return _native_metadata(e.metadata, actual, o.metadata_record, o.term_guids, o.job_key, o.domain)
+    return None
+
+
+def _theirs(e: DesiredEntity, theirs: str, other: ActualEntity | None, o: CompareOptions) -> Decision:
+    """Another tool's entity of ``e``'s name (``theirs``, read in full as ``other`` when its
+    metadata is reconciled): referenced, never written; only what ``foreign = true`` rules want of
+    metadata, and our record of it, are sent."""
+    if other is not None and o.metadata_record is not None:
+        fmeta = _native_metadata(
+            e.foreign_metadata, other, o.metadata_record, o.term_guids, o.job_key, o.domain
+        )
+        if fmeta is not None and fmeta.ops:
+            item = PlanItem(
+                "update",
+                e.type_name,
+                e.qualified_name,
+                guid=theirs,
+                changes=fmeta.ops.changes() or fmeta.claim_changes(),
+                tier=e.tier,
+            )
+            item.metadata = fmeta.ops.to_json()
+            # (no entity: nothing of it is written)
+            return Decision(item, None, False, MetadataWork(e, item, fmeta.ops, None, None))
+    return Decision(
+        PlanItem("referenced", e.type_name, e.qualified_name, guid=theirs, tier=e.tier), None, False
+    )
+
+
+@dataclass
+class _EntityMetadata:
+    """What a sync does about one entity's metadata: the requests, the record as it is (``held``),
+    as written before the requests (``pre``: this job's old and new claims, so that what is to be
+    removed is still claimed if the sync stops before it is) and after them (``post``), and the other
+    jobs whose digest part is dropped (they shared a claim this job dropped: their next sync reads
+    the entity in full, and a classification's or business attribute's settings become theirs)."""
+
+    ops: MetadataOps
+    held: str | None
+    pre: str | None
+    post: str | None
+    invalidate: set[str]
+    joined: list[str]
+    left: list[str]
+
+    def claim_changes(self) -> list[Any]:
+        """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
+        text = " ".join([*(f"+{x}" for x in self.joined), *(f"-{x}" for x in self.left)])
+        return [Change("claims", None, text or "upgraded")]
+
+
+def _native_metadata(
+    desired: dict[str, Any] | None,
+    actual: Any,
+    record: tuple[str, str],
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
+) -> _EntityMetadata | None:
+    """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
+    written by requests of its own, before the others (claims) and after them (claims let go)."""
+    bm, attr = record
+    business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
+    held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
+    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
+    if meta is None:
+        return None
+    if meta.pre != meta.held:
+        meta.ops.record_before = [bm, attr, meta.pre]
+    if meta.post != meta.pre:
+        meta.ops.record_after = [bm, attr, meta.post]
+    return meta
+
+
+def _plan_metadata(
+    desired: dict[str, Any] | None,
+    actual: Any,
+    held_record: Any,
+    term_guids: Mapping[str, str],
+    me: str,
+    domain: str,
+) -> _EntityMetadata | None:
+    """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
+    holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
+    the record of every job's claims to write before and after them (``None`` when nothing is, nor
+    was, claimed). A record written before claims
+    were per job is upgraded: its claims become this job's where it wants them, and the entity's
+    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
+    sections = read_record(held_record)
+    if not desired and not sections:
+        return None
+    legacy = sections.pop(LEGACY, None)
+    if legacy:
+        sections[me] = union(sections.get(me, {}), legacy)
+        owner = getattr(actual, "owner", None)
+        if owner and job_key(domain, owner) != me:
+            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
+    mine = sections.pop(me, {})
+    others = union(*sections.values())
+    held = held_metadata(actual.extras) if actual is not None else None
+    ops, new = plan_metadata(desired, held, mine, term_guids, others)
+    post = encode_record({**sections, me: new})
+    pre = encode_record({**sections, me: union(mine, new)}) if ops else post
+    dropped = minus(mine, new)
+    invalidate = claimants(sections, {"c": dropped["c"], "b": dropped["b"]})
+    flat = union(new)
+    old = union(mine)
+    joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
+    joined += [t for t in flat["t"] if t not in old["t"]]
+    left = [*dropped["c"], *dropped["l"], *dropped["t"]]
+    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)

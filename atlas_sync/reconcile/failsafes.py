@@ -1,0 +1,166 @@
+"""The fail-safes of a sync (reconcile.stream), checked on the whole plan before anything is written.
+
+* a process of another job in the input refuses the plan (a job never changes another job's processes);
+* under a native profile, datasets that exist outside the domain (a hook made them) are referenced,
+  never written, and those missing from Atlas are created, left out or refuse the plan, as
+  ``--missing-datasets`` says (docs/existing-atlas.md);
+* the deletes: the job's entities its input no longer produces (processes; a dataset or column only
+  when nothing outside this job's plan refers to it any more), skipped or refused as
+  :func:`~atlas_sync.reconcile.plan.check_deletes` says (``--no-delete``, an input with errors or
+  that produced nothing, more than ``--max-delete-percent`` of the domain).
+
+They read the spool (what the job holds and wants) and, for the delete candidates, Atlas (one read in
+full of those entities, for their referrers; the domain's size only when there are deletes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Set
+from typing import Any
+
+from atlas_sync.reconcile.actual import ActualEntity, Key, fingerprint, to_actual
+from atlas_sync.reconcile.holdings import JobHoldings
+from atlas_sync.reconcile.plan import (
+    Plan,
+    PlanItem,
+    PlanOptions,
+    check_deletes,
+    foreign_process,
+    missing_to_skip,
+)
+from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool
+
+
+def refuse_foreign_processes(spool: Spool, process_types: set[str], owner: str) -> None:
+    """Raise :class:`~atlas_sync.reconcile.plan.PlanRefused` when a process the job wants is
+    another job's (``owner``: this job's owner mark)."""
+    foreign = spool.foreign_processes(process_types, owner)
+    if foreign:
+        raise foreign_process(*foreign, owner)
+
+
+def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: Plan) -> set[Key]:
+    """Under a native profile: record the shared datasets found outside the domain (``outside``: what
+    the lookup by name read) as others', referenced; of those missing from Atlas, what to leave out
+    (with what only writes them) under ``--missing-datasets skip`` (a warning on ``plan`` says so);
+    ``fail`` refuses the plan."""
+    shared = spool.shared_outside()
+    found = {k: outside[k] for k in shared if k in outside}  # the lookup read them
+    spool.add_foreign(found)
+    policy = options.missing_datasets
+    missing = {k for k in shared if k not in found}
+    outputs = spool.desired_outputs() if policy == "skip" and missing else {}
+    skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
+    if skipped:
+        plan.warnings.append(
+            f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
+            "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
+        )
+    return skipped
+
+
+def deletes(
+    client: Any,
+    spool: Spool,
+    holdings: JobHoldings,
+    plan: Plan,
+    options: PlanOptions,
+    *,
+    process_types: set[str],
+    by_guid: GuidKeys,
+    ref_attrs: set[str],
+    ref_names: Set[str],
+    scope_attribute: str | None,
+) -> list[PlanItem]:
+    """This job's entities the input no longer produces (datasets only when nothing else refers
+    to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
+    and a warning); decided before anything is written. ``ref_names``: the reference attributes the
+    profile renders; ``scope_attribute``: the server's, for counting the domain."""
+    job = holdings.owner
+    out = _stale(client, spool, job, process_types, by_guid, ref_attrs, ref_names)
+    if not out:
+        return []
+    plan.deletes_blocked = check_deletes(
+        len(out),
+        holdings.domain_size(spool, scope_attribute),
+        spool.desired_count() > 0,
+        holdings.domain,
+        job,
+        options,
+    )
+    if plan.deletes_blocked:
+        plan.warnings.append(plan.deletes_blocked)
+        return []
+    return out
+
+
+def _stale(
+    client: Any,
+    spool: Spool,
+    job: str,
+    process_types: set[str],
+    by_guid: GuidKeys,
+    ref_attrs: set[str],
+    ref_names: Set[str],
+) -> list[PlanItem]:
+    """The delete items of what ``job`` (its owner mark) holds and no longer wants: processes (tier 0),
+    and the datasets and columns nothing else still uses (tier 1)."""
+    stale = spool.stale(job)
+    if not stale:
+        return []
+    gone = {g for _, _, g in stale}
+    out: list[PlanItem] = []
+    for lo in range(0, len(stale), READ_CHUNK):
+        part = stale[lo : lo + READ_CHUNK]
+        ents = {e["guid"]: e for e in client.get_entities([g for _, _, g in part])}
+        for type_name, qn, guid in part:
+            raw = ents.get(guid)
+            if raw is None or raw.get("status", "ACTIVE") != "ACTIVE":
+                continue
+            a = to_actual(raw, by_guid, ref_attrs)
+            tier = 0 if type_name in process_types else 1
+            if tier == 1 and _still_used(a, gone, by_guid, spool, ref_names):
+                continue
+            out.append(PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a)))
+    return out
+
+
+def _still_used(
+    a: ActualEntity, gone: set[str], by_guid: GuidKeys, spool: Spool, ref_names: Set[str]
+) -> bool:
+    """A dataset stays while an entity outside this job's plan (not its container) refers to it.
+    Desired entities never refer to a stale one after the sync: their references are desired."""
+    # Only references the profile renders (a column's dataset) make a container; reverse ones
+    # such as a dataset's inputToProcesses are other entities that keep it alive.
+    containers = {
+        k
+        for name, v in a.refs.items()
+        if name in ref_names
+        for k in (v if isinstance(v, list) else ([v] if v else []))
+    }
+    for r in a.referrers:
+        if r in gone:
+            continue
+        key = by_guid.get(r)
+        if key is None:
+            return True  # outside the domain's listing: another domain or profile points here
+        if spool.is_desired(key):
+            continue
+        if key not in containers:
+            return True
+    return False
+
+
+def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
+    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
+    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
+    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d+@")
+    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
+    if not old or created is None:
+        return None
+    return (
+        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
+        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
+        "Atlas history starts anew; later syncs keep the new names"
+    )

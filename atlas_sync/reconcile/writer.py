@@ -1,0 +1,215 @@
+"""The write side of one sync (reconcile.stream): what the comparison hands over, written to Atlas.
+
+* entities to create or update go in batches of ``batch_size`` through apply's conflict-free
+  :class:`~atlas_sync.reconcile.apply.WriteScheduler` (up to ``parallel`` at once, a batch only after
+  every earlier one it touches has finished: batches span tiers, a column batch refers to datasets an
+  earlier batch creates); what Atlas assigns goes to the spool, which is used on the sync's thread only;
+* once the datasets and columns are written, before the first process is, copies another sync created
+  at the same moment are settled (reconcile.holdings), and looked at again after the writes;
+* then the metadata requests, and the digests and records written after them (reconcile.compare);
+* the deletes last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from atlas_sync.reconcile.actual import Key
+from atlas_sync.reconcile.apply import (
+    ApplyResult,
+    BatchOutcome,
+    WriteBatch,
+    WriteScheduler,
+    _Flight,
+    apply_plan,
+    write_batch,
+)
+from atlas_sync.reconcile.compare import MetadataWork
+from atlas_sync.reconcile.holdings import JobHoldings
+from atlas_sync.reconcile.metadata import apply_metadata
+from atlas_sync.reconcile.plan import Plan, PlanItem
+from atlas_sync.reconcile.spool import Spool
+from atlas_sync.render.renderer import DesiredEntity
+
+Progress = Callable[[int, int], None]
+
+
+class SyncWriter:
+    """Writes one sync's changes, in the order they are handed over (dependency order). ``plan``:
+    the sync's plan (the settle's warnings go there); ``upgrading``: what is created gets the job's
+    key only at the end (reconcile.holdings); ``progress(done, total)``: after each step, ``total``
+    entities in all. ``dry_run``: nothing is written."""
+
+    def __init__(
+        self,
+        client: Any,
+        spool: Spool,
+        holdings: JobHoldings,
+        plan: Plan,
+        *,
+        process_types: set[str],
+        batch_size: int,
+        parallel: int,
+        upgrading: bool,
+        dry_run: bool,
+        progress: Progress | None,
+        total: int,
+    ) -> None:
+        self.client = client
+        self.spool = spool
+        self.holdings = holdings
+        self.plan = plan
+        self.process_types = process_types
+        self.batch_size = batch_size
+        self.upgrading = upgrading
+        self.dry_run = dry_run
+        self.progress = progress
+        self.total = total
+        self.done = 0
+        self.applied = ApplyResult()
+        self.metadata: list[MetadataWork] = []
+        self._items: list[PlanItem] = []
+        self._desired: dict[Key, DesiredEntity] = {}
+        self._scheduler = WriteScheduler(parallel, self._prepare, self._finished)
+        self._closed = False
+        # (a hook write path queues writes: Atlas applies them later, one message at a time)
+        self.settled = dry_run or bool(getattr(client, "writes_are_queued", False))
+        self._looked = self._wrote_after_looking = False  # the settle's first look, and writes after it
+
+    # ------------------------------------------------------------------ the scheduler's callbacks
+    def _prepare(self, batch: WriteBatch, flight: Any) -> Callable[[], BatchOutcome]:
+        known = self.spool.guids_of(batch.refs())  # the batches it depends on have finished
+        return lambda: write_batch(self.client, batch, known, flight)
+
+    def _finished(self, batch: WriteBatch, outcome: BatchOutcome) -> None:
+        owner = self.holdings.owner
+        self.spool.add_actual(
+            (k[0], k[1], g, owner, None, not self.upgrading) for k, g in outcome.assigned.items()
+        )
+        self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
+        if outcome.gone:  # another sync's copy it referred to was deleted: read the kept one
+            for h in self.holdings.refreshed(outcome.gone):
+                self.spool.repoint(h.key, h.guid, h.owner)
+        self.applied.count_written(batch.items, outcome.requests)
+        self.advance(len(batch.items))
+
+    # ------------------------------------------------------------------ what the comparison hands over
+    def advance(self, n: int) -> None:
+        """``n`` more entities done (written, or nothing to write)."""
+        self.done += n
+        if self.progress and n:
+            self.progress(self.done, self.total)
+
+    def write(self, item: PlanItem, entity: DesiredEntity) -> None:
+        """Write ``entity`` (its plan item: a create or an update), in the next batch."""
+        self._items.append(item)
+        self._desired[entity.key] = entity
+        self._wrote_after_looking = self._wrote_after_looking or self._looked
+        if len(self._items) >= self.batch_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand the batch begun to the scheduler."""
+        if not self._items:
+            return
+        if not self.dry_run:
+            self._scheduler.submit(WriteBatch(list(self._items), dict(self._desired)))
+        self._items.clear()
+        self._desired.clear()
+
+    def before_process(self) -> None:
+        """Called before a process is handed over: the first time, datasets and columns are all
+        written, so settle copies another sync made at the same moment before processes refer to
+        them (a sync killed from here on still has processes to create, so its re-run settles too)."""
+        if self.settled:
+            return
+        self.flush()
+        self._settle()
+        self.settled = self._looked = True
+
+    def _settle(self, **kw: Any) -> None:
+        self._scheduler.wait()
+        self.holdings.settle_duplicates(
+            self.spool, self.process_types, self.batch_size, self.plan, self.applied, **kw
+        )
+
+    # ------------------------------------------------------------------ after the comparison
+    def finish(self, digest_attribute: str | None, metadata_attribute: str | None) -> None:
+        """Write what is left, settle, then send the metadata requests (and the digests and records
+        written after them: ``digest_attribute``, ``metadata_attribute``)."""
+        self.flush()
+        if not self.settled:
+            self._settle()
+        elif self._wrote_after_looking and self.holdings.finds_copies:
+            # a copy whose create had not committed at the first look: look again at what this sync
+            # created, now that its processes are written (they are repointed too if its copy lost)
+            self._settle(created_only=True)
+        self._scheduler.close()
+        self._closed = True
+        if self.metadata and not self.dry_run:
+            self._write_metadata(digest_attribute, metadata_attribute)
+
+    def abort(self, *exc: Any) -> None:
+        """Stopped by an error: let the writes in flight end first."""
+        if not self._closed:
+            self._scheduler.__exit__(*exc)
+
+    def _write_metadata(self, digest_attribute: str | None, metadata_attribute: str | None) -> None:
+        """Send the metadata requests of the entities just written, then their digests and final
+        records (a bulk write of those entities, ``batch_size`` at a time)."""
+        todo = self.metadata
+        applied = self.applied
+        guids = self.spool.guids_of(w.entity.key for w in todo)
+        # (another tool's entity is not in the spool's listing: its guid is the plan item's)
+        guids.update({w.entity.key: w.item.guid for w in todo if w.item.guid and w.entity.key not in guids})
+        work = [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids]
+        applied.requests += apply_metadata(self.client, work)
+        applied.metadata += len(work)
+        if not (digest_attribute or metadata_attribute):
+            return  # a native profile's record went with the requests
+        for start in range(0, len(todo), self.batch_size):
+            part = todo[start : start + self.batch_size]
+            items: list[PlanItem] = []
+            desired: dict[Key, DesiredEntity] = {}
+            for w in part:
+                e = w.entity
+                if e.key not in guids:
+                    continue
+                if metadata_attribute:
+                    if not digest_attribute and e.attributes.get(metadata_attribute) == w.record:
+                        continue  # nothing left to write
+                    e.attributes[metadata_attribute] = w.record
+                if digest_attribute:
+                    e.attributes[digest_attribute] = w.digest
+                items.append(
+                    PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
+                )
+                desired[e.key] = e
+            if items:
+                batch = WriteBatch(items, desired)
+                outcome = write_batch(self.client, batch, self.spool.guids_of(batch.refs()), _Flight(1))
+                applied.requests += outcome.requests
+
+    def delete(self, deletes: list[PlanItem], *, purge: bool) -> None:
+        """Delete ``deletes`` (processes before datasets; ``purge``: then purge them)."""
+        if not deletes or self.dry_run:
+            return
+        res = apply_plan(
+            self.client,
+            Plan(domain=self.plan.domain, job=self.plan.job, profile=self.plan.profile, items=deletes),
+            known_guids={},
+            batch_size=self.batch_size,
+            purge=purge,
+        )
+        _add(self.applied, res)
+        self.spool.forget_actual(i.guid for i in deletes if i.guid)
+        self.advance(len(deletes))
+
+
+def _add(total: ApplyResult, part: ApplyResult) -> None:
+    total.created += part.created
+    total.updated += part.updated
+    total.deleted += part.deleted
+    total.purged += part.purged
+    total.requests += part.requests
