@@ -89,20 +89,14 @@ PREFIX = "atlas_sync_openlineage_"
 
 
 # ------------------------------------------------------------------------------- the events
-def make_events(tag: str, count: int, shared: int) -> list[Any]:
+def make_events(tag: str, count: int, shared: int, *, distinct_columns: bool = False) -> list[Any]:
     """``count`` COMPLETE events of distinct jobs ``<tag>.job<i>``: inputs ``raw.s<i % shared>`` and
-    ``raw.ol_<tag>_in<i>``, output ``mart.ol_<tag>_out<i>``, 2 columns of column lineage."""
+    ``raw.ol_<tag>_in<i>``, output ``mart.ol_<tag>_out<i>``, 2 columns of column lineage, named
+    ``<tag>_id`` and ``<tag>_amount`` in every job (``distinct_columns``: ``..._id<i>`` per job)."""
     from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
     from openlineage.client.facet_v2 import column_lineage_dataset as cl
     from openlineage.client.facet_v2 import schema_dataset as sd
 
-    ident, amount = f"{tag}_id", f"{tag}_amount"
-    schema = sd.SchemaDatasetFacet(
-        fields=[
-            sd.SchemaDatasetFacetFields(name=ident, type="bigint"),
-            sd.SchemaDatasetFacetFields(name=amount, type="double"),
-        ]
-    )
     now = datetime.now(UTC).isoformat()
     events = []
 
@@ -111,6 +105,14 @@ def make_events(tag: str, count: int, shared: int) -> list[Any]:
         return cl.Fields(inputFields=[cl.InputField(NAMESPACE, name, column, transformations=[how])])
 
     for i in range(count):
+        own = str(i) if distinct_columns else ""
+        ident, amount = f"{tag}_id{own}", f"{tag}_amount{own}"
+        schema = sd.SchemaDatasetFacet(
+            fields=[
+                sd.SchemaDatasetFacetFields(name=ident, type="bigint"),
+                sd.SchemaDatasetFacetFields(name=amount, type="double"),
+            ]
+        )
         src, own_in = f"raw.s{i % shared}", f"raw.ol_{tag}_in{i}"
         lineage = cl.ColumnLineageDatasetFacet(
             fields={ident: field(src, "c0", "IDENTITY"), amount: field(own_in, amount, "TRANSFORMATION")}
@@ -286,7 +288,7 @@ def run_once(
     log: Path | None = None,
 ) -> dict[str, Any]:
     """One serve process, E events into ``domain``: the row of figures."""
-    events = make_events(tag, args.events, args.shared)
+    events = make_events(tag, args.events, args.shared, distinct_columns=args.distinct_columns)
     endpoint = Endpoint(domain, env, work / f"serve-{domain}-{tag}")
     try:
         offset = log.stat().st_size if log is not None and log.exists() else 0
@@ -350,6 +352,8 @@ def run_once(
         "server_p95_s": histogram_quantile(scrape, PREFIX + "event_visible_seconds", 0.95),
         "server_cpu_ms": round(1000 * (cpu1 - cpu0) / args.events, 2),
         "polls": len(samples),
+        # when each event (in the order answered) became visible, from the first post: the trend
+        "visible_s": [round(v - min(posted), 3) for v in visible],
     }
     if emulator is not None and log is not None:
         row["emulator_cpu_ms"] = round(1000 * (emu1 - emu0) / args.events, 2)
@@ -361,7 +365,7 @@ def run_once(
         sent = _reported(report)  # the whole process's -v report: bytes (probes' are a few dozen)
         row["bytes_sent"], row["bytes_received"] = sent["bytes_sent"], sent["bytes_received"]
     row |= _check(domain, tag, args, real=emulator is None, url=env["ATLAS_URL"])
-    print(json.dumps(row), file=sys.stderr, flush=True)
+    print(json.dumps({k: v for k, v in row.items() if k != "visible_s"}), file=sys.stderr, flush=True)
     return row
 
 
@@ -416,6 +420,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=200, help="E: events per run, each of its own job")
     ap.add_argument("--producers", type=int, default=8, help="P: producer threads posting them")
     ap.add_argument("--shared", type=int, default=8, help="the big domain's datasets the jobs read")
+    ap.add_argument(
+        "--distinct-columns",
+        action="store_true",
+        help="each job names its columns apart (default: all jobs of a round name them alike)",
+    )
     ap.add_argument("--repeat", type=int, default=2, help="rounds over both domains (order alternating)")
     ap.add_argument("--latency-ms", type=float, default=5.0)
     ap.add_argument("--per-kib-ms", type=float, default=2.0)
@@ -461,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     settings = {k: v for k, v in vars(args).items() if k != "out"} | {"cpus": os.cpu_count()}
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True)
+    settings["commit"] = head.stdout.strip() or None  # what was measured
     out.write_text(json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n", encoding="utf-8")
     print(f"results: {out}")
     return 0
