@@ -11,6 +11,18 @@ SEARCH = "/api/atlas/v2/search/basic"
 AUTH = {"Authorization": "Basic YWRtaW46YWRtaW4="}  # admin:admin
 
 
+def _counting(emu: Emulator) -> list[int]:
+    """From now on, ``[steps]``: SQLite virtual-machine steps of the emulator's database, in hundreds."""
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    emu.store.conn.set_progress_handler(tick, 100)
+    return steps
+
+
 def _page_through(n: int, limit: int = 20) -> tuple[int, int]:
     emu = Emulator()
     entities = [
@@ -18,14 +30,7 @@ def _page_through(n: int, limit: int = 20) -> tuple[int, int]:
     ]
     resp = emu.handle("POST", "/api/atlas/v2/entity/bulk", {}, AUTH, json.dumps({"entities": entities}))
     assert resp.status == 200
-    steps = 0
-
-    def tick() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
-    emu.store.conn.set_progress_handler(tick, 100)
+    steps = _counting(emu)
     seen = 0
     offset = 0
     while True:
@@ -49,7 +54,7 @@ def _page_through(n: int, limit: int = 20) -> tuple[int, int]:
             break
     emu.close()
     assert seen == n
-    return steps, seen
+    return steps[0], seen
 
 
 def test_paging_through_twice_the_entities_is_about_twice_the_work() -> None:
@@ -92,18 +97,11 @@ def _selective_search_steps(n: int) -> int:
     }
     first = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)  # makes the indexes
     assert first["approximateCount"] == 2
-    steps = 0
-
-    def tick() -> int:
-        nonlocal steps
-        steps += 1
-        return 0
-
-    emu.store.conn.set_progress_handler(tick, 100)
+    steps = _counting(emu)
     again = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)
     emu.close()
     assert {e["attributes"]["qualifiedName"] for e in again["entities"]} == {"t7@d", "t8@d"}
-    return steps
+    return steps[0]
 
 
 def test_a_search_and_ing_a_common_value_with_a_few_names_costs_what_the_names_find() -> None:
