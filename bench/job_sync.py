@@ -226,7 +226,7 @@ def _real(args: argparse.Namespace) -> int:
     return 0
 
 
-_UNITS = {"B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3}
+_UNITS = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3}  # the -v report divides by 1024 (atlas.stats)
 
 
 def _reported(text: str) -> dict[str, int]:
