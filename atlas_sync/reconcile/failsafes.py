@@ -30,14 +30,23 @@ from atlas_sync.reconcile.plan import (
     missing_to_skip,
 )
 from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool
+from atlas_sync.render.native import JOB_LABEL
 
 
-def refuse_foreign_processes(spool: Spool, process_types: set[str], owner: str) -> None:
+def refuse_foreign_processes(spool: Spool, process_types: set[str], owner: str, job: str) -> None:
     """Raise :class:`~atlas_sync.reconcile.plan.PlanRefused` when a process the job wants is
-    another job's (``owner``: this job's owner mark)."""
+    another job's (``owner``: this job's owner mark, its label under a native profile; ``job``: its
+    name, as the message gives it)."""
     foreign = spool.foreign_processes(process_types, owner)
     if foreign:
-        raise foreign_process(*foreign, owner)
+        type_name, qualified_name, theirs = foreign
+        raise foreign_process(type_name, qualified_name, _job_of(theirs), job)
+
+
+def _job_of(owner: str) -> str:
+    """A job's name from its owner mark: a native profile's ``atlas-sync-j_<job>`` label gives the
+    job (as the label spells it), the attribute's value is the name."""
+    return owner[len(JOB_LABEL) :] if owner.startswith(JOB_LABEL) else owner
 
 
 def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: Plan) -> set[Key]:
@@ -77,8 +86,7 @@ def deletes(
     to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
     and a warning); decided before anything is written. ``ref_names``: the reference attributes the
     profile renders; ``scope_attribute``: the server's, for counting the domain."""
-    job = holdings.owner
-    out = _stale(client, spool, job, process_types, by_guid, ref_attrs, ref_names)
+    out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names)
     if not out:
         return []
     plan.deletes_blocked = check_deletes(
@@ -86,7 +94,7 @@ def deletes(
         holdings.domain_size(spool, scope_attribute),
         spool.desired_count() > 0,
         holdings.domain,
-        job,
+        holdings.job,
         options,
     )
     if plan.deletes_blocked:

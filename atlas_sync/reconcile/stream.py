@@ -320,7 +320,7 @@ class StreamSync:
         upgrading = holdings.upgrading(self.spool, job_key_attribute)
         outside = holdings.look_up(self.spool, root_types, job_key_attribute)
         # 2. the fail-safes, on the whole plan before anything is written (reconcile.failsafes)
-        failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner)
+        failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner, job)
         skipped = failsafes.left_out(self.spool, outside, options, plan) if holdings.native else set()
         by_guid = GuidKeys(self.spool)
         ref_attrs = reference_attributes([self._ref_names])
