@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
 from atlas_sync.emulator.repo import Repo, Row
-from atlas_sync.emulator.store import STATS_MIN_CHANGES
 from atlas_sync.emulator.tags import all_classification_names, classification_text, label_text
 
 if TYPE_CHECKING:
@@ -490,8 +489,7 @@ def _index_attributes(repo: Repo, et: Any, spec: Any) -> None:
         ident = "entities_attr_" + "".join(ch if ch.isalnum() else "_" for ch in name)
         repo.conn.execute(f"CREATE INDEX IF NOT EXISTS {ident} ON entities ({col[0]})")
         done.add(name)
-        if (repo.conn.execute("SELECT max(rowid) FROM entities").fetchone()[0] or 0) >= STATS_MIN_CHANGES:
-            repo.state.store.analyze()  # the planner weighs the new index against the others
+        repo.state.store.analyze_if_big()  # the planner weighs the new index against the others
 
 
 def _sql_value(type_name: str, value: Any) -> Any:

@@ -69,9 +69,7 @@ class Store:
         self._depth = 0
         self._stats_at = 0  # total_changes at the last ANALYZE
         if not self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
-            rows = self.conn.execute("SELECT max(rowid) FROM entities").fetchone()[0] or 0
-            if rows >= STATS_MIN_CHANGES:  # a database written before statistics were kept
-                self.analyze()
+            self.analyze_if_big()  # a database written before statistics were kept
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -104,6 +102,11 @@ class Store:
         with self.lock:
             self.conn.execute("ANALYZE")
             self._stats_at = self.conn.total_changes
+
+    def analyze_if_big(self) -> None:
+        """:meth:`analyze` where the entities are many enough for the planner's choice to matter."""
+        if (self.conn.execute("SELECT max(rowid) FROM entities").fetchone()[0] or 0) >= STATS_MIN_CHANGES:
+            self.analyze()
 
     def _keep_statistics(self) -> None:
         # Atlas's index always knows how selective a term is; SQLite knows only from ANALYZE. Without

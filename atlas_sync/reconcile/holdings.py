@@ -137,22 +137,22 @@ class JobHoldings:
         if not root_types:  # the server has none of the profile's types: nothing of them exists
             return outside
         wanted = spool.unlisted_desired()
-        if len(wanted) >= EMPTY_CHECK_MIN and self._domain_empty():
-            # nothing of the domain existed when this sync started: nothing to look up
-            self.root_types, self.job_key_attribute = root_types, job_key_attribute
-            return outside
-        found = self._own_digests(
-            lookup_headers(
-                self.client,
-                wanted,
-                self.domain,
-                labels=self.native,
-                digest_attribute=self.digest_attribute,
-                job_key_attribute=job_key_attribute,
-                outside=outside,
+        # (nothing to look up where the domain held nothing when this sync started)
+        if len(wanted) < EMPTY_CHECK_MIN or not self._domain_empty():
+            found = self._own_digests(
+                lookup_headers(
+                    self.client,
+                    wanted,
+                    self.domain,
+                    labels=self.native,
+                    digest_attribute=self.digest_attribute,
+                    job_key_attribute=job_key_attribute,
+                    outside=outside,
+                )
             )
-        )
-        spool.add_actual((h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found)
+            spool.add_actual(
+                (h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found
+            )
         self.root_types, self.job_key_attribute = root_types, job_key_attribute
         return outside
 
