@@ -402,20 +402,31 @@ class Publisher:
             if not dry_run:
                 _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
-            # The listing runs while the input renders; it is of Atlas before this run writes anything.
             roots, attrs = self._scope_types(), self._server_attributes()
-            listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
-            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False))
-            # Render (and validate) before the first write: a template error leaves no typedefs behind.
-            s.render(job)
             if named:
                 term_guids = {**term_guids, **self._check_input_metadata(named)}
             # checked once per publisher: a long-running service does not read them for every sync
             ensure = options.get("ensure_typedefs", True) and not dry_run and not self._typedefs_ensured
+            receipt = None if dry_run else self._receipt(s, job, roots, attrs, options, term_guids)
+            if receipt is not None and receipt.holds():
+                # Atlas holds what the last sync of this very input left there: nothing to render
+                writes = self.ensure_typedefs() if ensure else 0
+                return SyncResult(
+                    plan=receipt.unchanged_plan(self.profile.name), applied=None, typedef_writes=writes
+                )
+            if receipt is not None:
+                receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
+            # The listing runs while the input renders; it is of Atlas before this run writes anything.
+            listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
+            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False))
+            # Render (and validate) before the first write: a template error leaves no typedefs behind.
+            s.render(job)
             writes = 0
             if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
                 writes = self.ensure_typedefs()
                 roots, attrs = self._scope_types(), self._server_attributes()
+                if receipt is None and not dry_run:  # (the keys were just added: a receipt from now on)
+                    receipt = self._receipt(s, job, roots, attrs, options, term_guids)
             try:
                 if (
                     rules is not None
@@ -436,11 +447,62 @@ class Publisher:
                 if record is not None:
                     writes += record[1]
                     extra["metadata_record"] = record[0]
+                if receipt is not None:
+                    receipt.stamp()
                 out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+                if receipt is not None:
+                    receipt.finish(s.spool)
+                    writes += receipt.typedef_writes
             except AtlasError:
                 self.forget_types()  # e.g. a type error: someone changed the types; check them next time
                 raise
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
+
+    def _receipt(
+        self,
+        s: Any,
+        job: str,
+        roots: list[str],
+        attrs: Mapping[str, Any],
+        options: Mapping[str, Any],
+        term_guids: Mapping[str, str],
+    ) -> Any:
+        """The job's receipt (reconcile.receipt), for a sync that may use one: a big, whole input
+        (not partial, no errors), no ``refresh``, the profile's keys and digest on the server's types,
+        writes applied when answered; ``None`` otherwise."""
+        from atlas_sync.reconcile.receipt import RECEIPT_MIN, JobReceipt, fingerprint
+
+        key_attr = attrs.get("job_key_attribute")
+        if (
+            options.get("refresh")
+            or s.partial
+            or any(p.severity == "error" for p in s.problems)
+            or self.native
+            or not roots
+            or key_attr is None
+            or attrs.get("digest_attribute") is None
+            or attrs.get("scope_attribute") is None
+            or getattr(self.client, "writes_queued", False)
+            or (self.metadata_rules is not None and self.metadata_rules.foreign)
+            or s.processes + s.spool.dataset_count() < RECEIPT_MIN
+        ):
+            return None
+        context = {
+            "profile": self.profile.fingerprint(),
+            "domain": self.domain,
+            "job": job,
+            "attributes": dict(attrs),
+            "terms": dict(term_guids),
+        }
+        return JobReceipt(
+            self.client,
+            self.domain,
+            job,
+            roots,
+            key_attr,
+            fingerprint(s.spool, context),
+            may_register=options.get("ensure_typedefs", True),
+        )
 
     def _apply_run(
         self,
@@ -598,6 +660,10 @@ class Publisher:
             plan = self.plan_teardown(purge=purge, batch_size=batch_size)
         out = run_teardown(self.client, plan, parallel=parallel or self.parallel, progress=progress)
         result.deleted, result.purged, result.requests = out.deleted, out.purged, out.requests
+        if not self.native:  # the jobs' receipts (reconcile.receipt) go with the domain
+            from atlas_sync.reconcile.receipt import delete_receipts
+
+            result.requests += delete_receipts(self.client, self.domain, purge=purge)
         if typedefs and self.profile.typedef_sources:
             from atlas_sync.typedefs import delete_typedefs, load_bundle
 

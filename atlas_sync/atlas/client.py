@@ -811,6 +811,33 @@ class AtlasClient:
         count = page.get("approximateCount")
         return count if isinstance(count, int) and count >= 0 else None
 
+    def search_newest(
+        self, type_name: str, *, entity_filters: dict[str, Any] | None = None, exclude_deleted: bool = False
+    ) -> tuple[int | None, int | None]:
+        """How many entities a basic search matches (deleted ones too, unless ``exclude_deleted``) and
+        the newest ``__modificationTimestamp`` among them (ms), from one request for one header sorted
+        by it; ``(None, ...)`` when the server gives no count, ``(..., None)`` when nothing matches."""
+        body: dict[str, Any] = {
+            "typeName": type_name,
+            "excludeDeletedEntities": exclude_deleted,
+            "includeSubTypes": True,
+            "limit": 1,
+            "offset": 0,
+            "attributes": ["__modificationTimestamp"],
+            "sortBy": "__modificationTimestamp",
+            "sortOrder": "DESCENDING",
+        }
+        if entity_filters:
+            body["entityFilters"] = entity_filters
+        page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
+        count = page.get("approximateCount")
+        newest = None
+        for e in page.get("entities") or []:
+            stamp = (e.get("attributes") or {}).get("__modificationTimestamp")
+            if isinstance(stamp, int):
+                newest = stamp
+        return (count if isinstance(count, int) and count >= 0 else None), newest
+
     # ------------------------------------------------------------------ lineage
 
     def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> dict[str, Any]:

@@ -475,6 +475,11 @@ def sync_cmd(
                 f"Applied: {a.created} created, {a.updated} updated, {a.deleted} deleted"
                 f"{f', {a.purged} purged' if a.purged else ''} in {a.requests} request(s)."
             )
+        elif getattr(result.plan, "by_receipt", False):
+            click.echo(
+                "Nothing to do: Atlas holds what the last sync of this input wrote, unchanged since "
+                "(the job's receipt; --refresh compares every entity)."
+            )
         else:
             click.echo("Nothing to do: Atlas already matches the input.")
     if left:

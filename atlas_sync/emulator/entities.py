@@ -34,6 +34,12 @@ _counter = itertools.count(1)
 
 
 # ====================================================================== rendering
+# system attributes a search's ``attributes`` may name, and the row field holding each
+SYSTEM_HEADER = {"__guid": "guid", "__typeName": "type_name", "__state": "status", "__createdBy": "created_by",
+                 "__modifiedBy": "updated_by", "__timestamp": "create_time",
+                 "__modificationTimestamp": "update_time"}  # fmt: skip
+
+
 def header(
     repo: Repo, row: Row, extra_attrs: list[str] | None = None, *, classifications: bool = True
 ) -> dict[str, Any]:
@@ -51,7 +57,9 @@ def header(
     attrs: dict[str, Any] = {}
     for n in names:
         value = row.attrs.get(n)
-        if et is not None and n in et.rels and n not in row.attrs:
+        if n in SYSTEM_HEADER:  # asked for by name, Atlas gives system attributes too (2.1.0: seen)
+            value = getattr(row, SYSTEM_HEADER[n])
+        elif et is not None and n in et.rels and n not in row.attrs:
             value = _rel_value(repo, row, et, n, header_only=True)
         if value is None and n not in (et.header if et else []):
             continue  # a requested extra attribute that is unset is left out (toAtlasEntityHeader)

@@ -167,6 +167,8 @@ class StreamedPlan(Plan):
     )
     omitted: int = 0
     limit: int | None = None
+    # found unchanged by the job's receipt (reconcile.receipt): nothing rendered, read or listed
+    by_receipt: bool = False
 
     @property
     def counts(self) -> dict[str, int]:

@@ -307,6 +307,29 @@ class Spool:
             return int(self.db.execute("SELECT count(*) FROM actual").fetchone()[0])
         return int(self.db.execute("SELECT count(*) FROM actual WHERE owner = ?", (owner,)).fetchone()[0])
 
+    def held_by_others(self, owner: str) -> int:
+        """Desired entities Atlas holds as another job's (or another tool's) rather than ``owner``'s."""
+        listed = self.db.execute(
+            "SELECT count(*) FROM desired d JOIN actual a ON a.type = d.type AND a.qn = d.qn "
+            "WHERE a.owner IS NOT ?",
+            (owner,),
+        ).fetchone()[0]
+        outside = self.db.execute(
+            "SELECT count(*) FROM desired d JOIN foreign_ f ON f.type = d.type AND f.qn = d.qn"
+        ).fetchone()[0]
+        return int(listed) + int(outside)
+
+    def input_parts(self) -> Iterator[str]:
+        """The input as read, in a fixed order (its spooled chunks, merged datasets and the columns
+        edges name): what a receipt's fingerprint is made of."""
+        for (doc,) in rows(self.db.execute("SELECT doc FROM chunk ORDER BY id")):
+            yield doc
+        for ds_id, doc in rows(self.db.execute("SELECT id, doc FROM dataset ORDER BY seq")):
+            yield ds_id
+            yield doc
+        for ds, col in rows(self.db.execute("SELECT ds, col FROM edge_column ORDER BY seq")):
+            yield f"{ds}\x00{col}"
+
     def unlisted_desired(self, *, shared: bool = True) -> list[Key]:
         """Desired entities the listing did not give (``shared``: shared ones too): to look up."""
         cond = "" if shared else " AND d.shared = 0"

@@ -56,6 +56,7 @@ class Profile:
     _schema: EntitySchema | None = None
     _mapping: Any = None
     _env: Any = None
+    _fingerprint: str | None = None
 
     def environment(self, build: Any) -> Any:
         """The profile's Jinja environment, built once (templates are compiled on first use and cached)."""
@@ -109,6 +110,32 @@ class Profile:
             for t in self.schema.own_attributes
             if t not in ("Referenceable", "Asset", "DataSet", "Process", "Infrastructure")
         ]
+
+    def fingerprint(self) -> str:
+        """A digest of everything of the profile that decides what it renders: its folder's files,
+        its typedef bundles, its rules and mapping files, and atlas-sync's render code (a receipt of
+        a sync made with other templates or another atlas-sync does not vouch for this one)."""
+        if self._fingerprint is None:
+            import hashlib
+
+            import atlas_sync
+
+            h = hashlib.blake2b(digest_size=16)
+            h.update(f"{self.name}\x00{atlas_sync.__version__}".encode())
+            code = Path(atlas_sync.__file__).parent
+            places: list[Path] = [self.template_dir, code / "render", code / "reconcile" / "digest.py"]
+            for s in self.typedef_sources:
+                p = Path(s)
+                places.append(p if p.exists() else builtin_dir("typedefs") / str(s))
+            places += [p for p in (self.metadata_rules, self.mapping_file) if p is not None]
+            for place in places:
+                files = sorted(place.rglob("*")) if place.is_dir() else [place]
+                for f in files:
+                    if f.is_file() and f.suffix != ".pyc":
+                        h.update(f"\x00{f.relative_to(place) if f != place else f.name}\x00".encode())
+                        h.update(f.read_bytes())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
 
     def root_types(self) -> list[str]:
         """Types whose supertypes are all outside the bundle: searching them (with subtypes) covers the scope."""
