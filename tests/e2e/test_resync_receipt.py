@@ -1,0 +1,181 @@
+"""A big job's unchanged re-sync is answered by its receipt (reconcile.receipt, docs/resync.md).
+
+The receipt vouches that Atlas holds what the job's last sync of this very input left there; any
+change to the job's entities in Atlas since (an edit, a delete, a purge), to the input, or another
+sync of the job running meanwhile makes the next sync compare in full. ``RECEIPT_MIN`` is lowered so
+the small document of resync_support counts as big. Over HTTP against the emulator and, when
+``ATLAS_URL`` names one, a real Atlas.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from resync_support import DOC, TOTAL, entity, graph, resync
+
+from atlas_sync.api import Publisher
+from atlas_sync.atlas import AtlasClient
+from atlas_sync.reconcile import receipt as receipts
+from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.receipt import RECEIPT_TYPE, JobReceipt
+
+JOB = "nightly"
+
+
+@pytest.fixture(autouse=True)
+def small_is_big(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
+
+
+@pytest.fixture
+def domain(client: AtlasClient) -> Iterator[str]:
+    name = "dr" + uuid.uuid4().hex[:10]
+    yield name
+    Publisher(client, domain=name).teardown(purge=True)
+
+
+def held(client: AtlasClient, domain: str) -> dict[str, Any] | None:
+    return client.get_entity_by_unique(RECEIPT_TYPE, job_key(domain, JOB))
+
+
+def changed_doc() -> dict[str, Any]:
+    doc = {**DOC, "datasets": [dict(d) for d in DOC["datasets"]]}
+    doc["datasets"][0]["kind"] = "view"
+    return doc
+
+
+def test_an_unchanged_resync_reads_the_receipt_and_one_search_per_root_type(
+    client: AtlasClient, domain: str
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    again = resync(client, domain)
+    assert again.plan.by_receipt
+    assert again.plan.counts == {"create": 0, "update": 0, "delete": 0, "unchanged": TOTAL}
+    assert again.applied is None
+    assert client.stats["entity_write"].requests == 0
+    assert client.stats["entity_read"].requests == 1  # the receipt
+    roots = Publisher(client, domain=domain).profile.root_types()
+    assert client.stats["search"].requests == len(roots)
+
+
+def test_a_changed_input_compares_in_full_and_leaves_a_new_receipt(client: AtlasClient, domain: str) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    changed = resync(client, domain, changed_doc())
+    assert not changed.plan.by_receipt
+    assert changed.plan.counts["update"] == 1
+    assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"]["kind"] == "view"
+    assert resync(client, domain, changed_doc()).plan.by_receipt
+    back = resync(client, domain)  # the first input again: its receipt was replaced
+    assert not back.plan.by_receipt and back.plan.counts["update"] == 1
+
+
+def test_an_edit_in_atlas_after_the_receipt_makes_the_next_sync_compare_in_full(
+    client: AtlasClient, domain: str
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    qn = f"raw.orders@{domain}"
+    attrs = {
+        k: v
+        for k, v in entity(client, "lineage_dataset", qn)["attributes"].items()
+        if v is not None and not isinstance(v, (dict, list))
+    }
+    client.upsert_entities([{"typeName": "lineage_dataset", "attributes": {**attrs, "kind": "edited"}}])
+    after = resync(client, domain)
+    assert not after.plan.by_receipt
+    assert after.plan.counts["unchanged"] == TOTAL  # the digest compare keeps the edit (docs/resync.md)
+    assert resync(client, domain).plan.by_receipt  # and that sync vouched for Atlas again
+
+
+def test_an_entity_deleted_in_atlas_is_created_again(client: AtlasClient, domain: str) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    guid = entity(client, "lineage_dataset", f"mart.revenue@{domain}")["guid"]
+    client.delete_entities([guid])
+    after = resync(client, domain)
+    assert not after.plan.by_receipt
+    assert after.plan.counts["create"] >= 1
+    assert entity(client, "lineage_dataset", f"mart.revenue@{domain}")["status"] == "ACTIVE"
+
+
+def test_an_entity_purged_in_atlas_is_created_again(client: AtlasClient, domain: str) -> None:
+    # a purge leaves no modification time behind: the count of the job's entities tells
+    Publisher(client, domain=domain).sync(graph())
+    Publisher(client, domain=domain).sync(graph(changed_doc()))  # (a receipt written after an update)
+    guid = entity(client, "lineage_column", f"raw.regions.name@{domain}")["guid"]
+    client.delete_entities([guid])
+    # the delete alone is seen by its modification time: vouch again, so only the purge is left
+    assert not resync(client, domain, changed_doc()).plan.by_receipt
+    assert resync(client, domain, changed_doc()).plan.by_receipt
+    gone = entity(client, "lineage_column", f"raw.regions.name@{domain}")["guid"]
+    client.delete_entities([gone])
+    client.purge_entities([gone])
+    assert client.get_entity(gone) is None
+    after = resync(client, domain, changed_doc())
+    assert not after.plan.by_receipt
+    assert after.plan.counts["create"] >= 1
+
+
+def test_another_sync_of_the_job_running_meanwhile_leaves_no_receipt(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    finish = JobReceipt.finish
+
+    def overlapped(self: JobReceipt, spool: Any) -> bool:
+        other = JobReceipt(client, domain, JOB, self.root_types, "atlasSyncJobKey", "another input")
+        other.held = other.read()
+        other.stamp(early=True)  # another sync of the job started before this one ended
+        return finish(self, spool)
+
+    monkeypatch.setattr(JobReceipt, "finish", overlapped)
+    assert resync(client, domain, changed_doc()).plan.counts["update"] == 1
+    monkeypatch.setattr(JobReceipt, "finish", finish)
+    receipt = held(client, domain)
+    assert receipt is not None and not receipt["attributes"]["atlasSyncInput"]
+    after = resync(client, domain, changed_doc())
+    assert not after.plan.by_receipt and after.plan.counts["unchanged"] == TOTAL
+    assert resync(client, domain, changed_doc()).plan.by_receipt
+
+
+def test_a_sync_stopped_after_its_writes_leaves_the_receipt_void(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+
+    def killed(self: JobReceipt, spool: Any) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(JobReceipt, "finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resync(client, domain, changed_doc())
+    monkeypatch.undo()
+    monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
+    # the first input again: Atlas no longer holds it, whatever the old receipt said
+    back = resync(client, domain)
+    assert not back.plan.by_receipt and back.plan.counts["update"] == 1
+
+
+def test_refresh_compares_in_full_whatever_the_receipt_says(client: AtlasClient, domain: str) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    again = resync(client, domain, refresh=True)
+    assert not again.plan.by_receipt and again.plan.counts["unchanged"] == TOTAL
+
+
+def test_a_small_input_keeps_no_receipt(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(receipts, "RECEIPT_MIN", 500)
+    Publisher(client, domain=domain).sync(graph())
+    again = resync(client, domain)
+    assert not again.plan.by_receipt
+    if client.get_typedef_by_name(RECEIPT_TYPE) is not None:
+        assert held(client, domain) is None
+
+
+def test_teardown_deletes_the_domains_receipts(client: AtlasClient, domain: str) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    assert held(client, domain) is not None
+    Publisher(client, domain=domain).teardown(purge=True)
+    assert held(client, domain) is None
