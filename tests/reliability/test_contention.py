@@ -24,6 +24,7 @@ from atlas_sync.emulator import Emulator
 from atlas_sync.emulator.http import serve
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile.receipt import RECEIPT_TYPE
 
 from .helpers import assert_exact_state, client_for, expected_keys, fast_retry, graph_a, issue_graph, rows
 
@@ -42,7 +43,10 @@ class WriteLog:
         inner = emu.handle
 
         def handle(method: str, path: str, *args: Any, **kw: Any) -> Any:
-            if not (method == "POST" and path.endswith("/v2/entity/bulk")):
+            body = kw.get("body", args[2] if len(args) > 2 else b"")  # (query, headers, body)
+            if not (method == "POST" and path.endswith("/v2/entity/bulk")) or RECEIPT_TYPE.encode() in (
+                body if isinstance(body, bytes) else b""
+            ):  # (the job's receipt, reconcile.receipt: not one of the sync's batches)
                 return inner(method, path, *args, **kw)
             with self.lock:
                 self.in_flight += 1
