@@ -87,6 +87,8 @@ class SyncResult:
             "plan": self.plan.counts,
             "applied": self.applied.to_json() if self.applied else None,
             "warnings": self.plan.warnings,
+            # answered by the job's receipt (reconcile.receipt): nothing rendered, listed or compared
+            "by_receipt": bool(getattr(self.plan, "by_receipt", False)),
         }
 
 

@@ -359,3 +359,26 @@ def test_SR_001_requested_attributes_are_added_only_when_set(api: Api, world: Se
     for h in r["entities"]:
         assert h["attributes"]["count"] == 0  # unset optional int reads 0 after create (EN-025)
         assert "note" not in h["attributes"]
+
+
+def test_SR_001_system_attributes_asked_for_come_back_and_sort_newest_first(
+    api: Api, world: SearchWorld
+) -> None:
+    """SR-001 headers plus requested system attributes (what a job's receipt reads, reconcile.receipt):
+    ``__modificationTimestamp`` and ``__timestamp`` come back as ms numbers; sorted by the first,
+    descending, the entity modified last comes first (the soft-deleted one: its delete is its last
+    change), and ``approximateCount`` counts deleted entities when they are not excluded."""
+    body = {
+        "typeName": world.type_,
+        "excludeDeletedEntities": False,
+        "limit": 1,
+        "attributes": ["__modificationTimestamp", "__timestamp"],
+        "sortBy": "__modificationTimestamp",
+        "sortOrder": "DESCENDING",
+    }
+    r = api.search(body, until=lambda r: _guids(r) == set(world.deleted.values()))
+    (h,) = r["entities"]
+    stamps = h["attributes"]
+    assert isinstance(stamps["__modificationTimestamp"], int) and isinstance(stamps["__timestamp"], int)
+    assert stamps["__modificationTimestamp"] > stamps["__timestamp"]
+    assert r["approximateCount"] == len(world.all_guids)

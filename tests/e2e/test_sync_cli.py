@@ -155,3 +155,27 @@ def test_bad_input_publishes_nothing(env, tmp_path, emulator_server):
 def test_missing_domain_is_a_usage_error(env, tmp_path, doc_file):
     p = run(["sync", "--from", "graph", str(doc_file)], env, tmp_path, check=False)
     assert p.returncode == 2 and "--domain" in p.stderr
+
+
+def test_a_big_jobs_unchanged_resync_is_answered_by_its_receipt(env, tmp_path):
+    # 250 processes over 500 datasets: past RECEIPT_MIN (500 datasets and processes)
+    doc = {
+        "datasets": [{"id": f"raw.t{i}", "namespace": "raw", "name": f"t{i}"} for i in range(500)],
+        "processes": [
+            {"id": f"p{i}", "name": f"p{i}", "inputs": [f"raw.t{2 * i}"], "outputs": [f"raw.t{2 * i + 1}"]}
+            for i in range(250)
+        ],
+    }
+    path = tmp_path / "big.lineage.json"
+    path.write_text(json.dumps(doc))
+    args = ["sync", "--domain", "rcpt", "--from", "graph", str(path)]
+    first = run([*args, "--json"], env, tmp_path)
+    assert json.loads(first.stdout)["by_receipt"] is False
+    again = run(args, env, tmp_path)
+    assert "Nothing to do: Atlas holds what the last sync of this input wrote" in again.stdout
+    as_json = json.loads(run([*args, "--json"], env, tmp_path).stdout)
+    assert as_json["by_receipt"] is True and as_json["plan"]["unchanged"] == 750
+    assert as_json["applied"] is None
+    # --refresh compares every entity (and finds nothing to write)
+    refreshed = json.loads(run([*args, "--json", "--refresh"], env, tmp_path).stdout)
+    assert refreshed["by_receipt"] is False and refreshed["plan"]["unchanged"] == 750
