@@ -238,23 +238,34 @@ class JobReceipt:
         other sync stamped it meanwhile; clear it otherwise. Returns whether it was written."""
         if not self.stamped:
             return False
-        held = self.read()
+        # the receipt, and the job's entities counted (active ones; all): read at once
+        with ThreadPoolExecutor(max_workers=1 + 2 * len(self.root_types)) as pool:
+            held_now = pool.submit(self.read)
+            active = [
+                pool.submit(self.client.search_count, t, entity_filters=self.by_key) for t in self.root_types
+            ]
+            every = [
+                pool.submit(self.client.search_newest, t, entity_filters=self.by_key) for t in self.root_types
+            ]
+            held = held_now.result()
+            counts = [f.result() for f in active]
+            found = [f.result() for f in every]
         if held is None or held.run != self.run:
             # another sync of this job ran meanwhile: neither may vouch for what Atlas holds
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
         desired = spool.desired_count()
-        exact = spool.held_by_others(self.job) == 0 and self._active() == desired
-        count, _ = self._newest() if exact else (None, None)
-        if count is None:
+        exact = (
+            spool.held_by_others(self.job) == 0
+            and all(c is not None for c in counts)
+            and sum(c or 0 for c in counts) == desired
+        )
+        total = sum(c or 0 for c, _ in found) if all(c is not None for c, _ in found) else None
+        if not exact or total is None:
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
-        self._write(run=self.run, input_fingerprint=self.input, count=count, entities=desired)
+        self._write(run=self.run, input_fingerprint=self.input, count=total, entities=desired)
         return True
-
-    def _active(self) -> int | None:
-        counts = self._per_type(lambda t: self.client.search_count(t, entity_filters=self.by_key))
-        return None if any(c is None for c in counts) else sum(c or 0 for c in counts)
 
 
 def delete_receipts(client: Any, domain: str, *, purge: bool = False) -> int:
