@@ -17,6 +17,8 @@ Phases: ``initial`` (empty domain), ``unchanged`` (the same input again), ``chan
 entities changed: column data types). Per phase and approach: wall, client CPU (user + system, from
 ``os.wait4``) and peak RSS; ratios atlas-sync / pyapacheatlas of the same round. ``--repeat R`` runs
 R rounds, each on fresh domains, alternating which approach goes first; medians are reported.
+``--more-changes K`` adds K more 1%-changed runs per round (the first and the changed input in
+turn: each is a 1% change from the state before), paired run by run.
 
     .venv/bin/pip install pyapacheatlas
     .venv/bin/python bench/whole_process.py --sizes 1000 --repeat 2
@@ -157,6 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase-limit", type=float, default=1800, help="seconds before a phase is abandoned")
     ap.add_argument("--atlas-url", help="an Atlas already running (no emulator, no injected latency)")
     ap.add_argument("--domain-prefix", default="wp", help="domains are <prefix><round>-<approach>-<N>")
+    ap.add_argument(
+        "--more-changes",
+        type=int,
+        default=0,
+        help="after each round's phases, this many more 1%%-changed runs (the first and the changed input "
+        "in turn), counted in the 1%% changed phase",
+    )
     ap.add_argument("--out", help="JSON results file [bench/results/whole_process-<time>.json]")
     args = ap.parse_args(argv)
     missing = sync_bench._pyapacheatlas_available()
@@ -177,19 +186,23 @@ def main(argv: list[str] | None = None) -> int:
                     order = APPROACHES if rnd % 2 == 0 else APPROACHES[::-1]
                     domains = {a: f"{args.domain_prefix}{rnd}-{a.replace('-', '')}-{n}" for a in APPROACHES}
                     inputs = {a: prepare_inputs(n, Path(tmp), domains[a]) for a in APPROACHES}
-                    for phase in PHASES:
+                    steps = [(p, p, 0) for p in PHASES] + [
+                        ("initial" if k % 2 == 0 else "changed", "changed", k + 1)
+                        for k in range(args.more_changes)
+                    ]
+                    for given, phase, step in steps:
                         for a in order:
                             row = run_phase(
                                 a,
                                 phase,
                                 url,
-                                inputs[a][phase],
+                                inputs[a][given],
                                 domains[a],
                                 args.batch_size,
                                 args.phase_limit,
                                 real,
                             )
-                            row.update(n=n, round=rnd, approach=a, phase=phase, entities=expected)
+                            row.update(n=n, round=rnd, step=step, approach=a, phase=phase, entities=expected)
                             row["domain_count"] = sync_bench._domain_count(url, real, domains[a])
                             rows.append(row)
                             print(json.dumps(row), file=sys.stderr, flush=True)
@@ -222,7 +235,7 @@ def report(rows: list[dict[str, Any]]) -> str:
                 m["wall_s"] / b["wall_s"]
                 for m in mine
                 for b in base
-                if m["round"] == b["round"] and b["wall_s"]
+                if (m["round"], m.get("step", 0)) == (b["round"], b.get("step", 0)) and b["wall_s"]
             ]
             wall = statistics.median(r["wall_s"] for r in mine)
             cpu = statistics.median(r["cpu_s"] for r in mine) * 1000 / max(mine[0]["entities"], 1)
