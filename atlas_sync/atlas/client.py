@@ -792,22 +792,28 @@ class AtlasClient:
                 return
             offset += len(entities)
 
-    def search_count(
-        self, type_name: str, *, entity_filters: dict[str, Any] | None = None, exclude_deleted: bool = True
-    ) -> int | None:
-        """How many entities a basic search matches (its ``approximateCount``, one request for one
-        header), or ``None`` when the server gives no count."""
+    def _first_header(
+        self, type_name: str, entity_filters: dict[str, Any] | None, exclude_deleted: bool, **extra: Any
+    ) -> dict[str, Any]:
+        """One page of one header of a basic search (its ``approximateCount`` is the point)."""
         body: dict[str, Any] = {
             "typeName": type_name,
             "excludeDeletedEntities": exclude_deleted,
             "includeSubTypes": True,
             "limit": 1,
             "offset": 0,
-            "attributes": ["qualifiedName"],
+            **extra,
         }
         if entity_filters:
             body["entityFilters"] = entity_filters
-        page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
+        return self._call("search", "POST", "/v2/search/basic", body=body) or {}
+
+    def search_count(
+        self, type_name: str, *, entity_filters: dict[str, Any] | None = None, exclude_deleted: bool = True
+    ) -> int | None:
+        """How many entities a basic search matches (its ``approximateCount``, one request for one
+        header), or ``None`` when the server gives no count."""
+        page = self._first_header(type_name, entity_filters, exclude_deleted, attributes=["qualifiedName"])
         count = page.get("approximateCount")
         return count if isinstance(count, int) and count >= 0 else None
 
@@ -817,25 +823,21 @@ class AtlasClient:
         """How many entities a basic search matches (deleted ones too, unless ``exclude_deleted``) and
         the newest ``__modificationTimestamp`` among them (ms), from one request for one header sorted
         by it; ``(None, ...)`` when the server gives no count, ``(..., None)`` when nothing matches."""
-        body: dict[str, Any] = {
-            "typeName": type_name,
-            "excludeDeletedEntities": exclude_deleted,
-            "includeSubTypes": True,
-            "limit": 1,
-            "offset": 0,
-            "attributes": ["__modificationTimestamp"],
-            "sortBy": "__modificationTimestamp",
-            "sortOrder": "DESCENDING",
-        }
-        if entity_filters:
-            body["entityFilters"] = entity_filters
-        page = self._call("search", "POST", "/v2/search/basic", body=body) or {}
+        stamp = "__modificationTimestamp"
+        page = self._first_header(
+            type_name,
+            entity_filters,
+            exclude_deleted,
+            attributes=[stamp],
+            sortBy=stamp,
+            sortOrder="DESCENDING",
+        )
         count = page.get("approximateCount")
         newest = None
         for e in page.get("entities") or []:
-            stamp = (e.get("attributes") or {}).get("__modificationTimestamp")
-            if isinstance(stamp, int):
-                newest = stamp
+            value = (e.get("attributes") or {}).get(stamp)
+            if isinstance(value, int):
+                newest = value
         return (count if isinstance(count, int) and count >= 0 else None), newest
 
     # ------------------------------------------------------------------ lineage

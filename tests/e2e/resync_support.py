@@ -54,6 +54,17 @@ def active_inputs(client: AtlasClient, qn: str) -> set[str]:
     }
 
 
+def edit_in_atlas(client: AtlasClient, type_name: str, qn: str, **changes: Any) -> None:
+    """What the Atlas UI does when a user edits attributes: the entity's plain attributes written back
+    with some changed (the digest attribute goes back unchanged with the rest)."""
+    attrs = {
+        k: v
+        for k, v in entity(client, type_name, qn)["attributes"].items()
+        if v is not None and not isinstance(v, (dict, list))
+    }
+    client.upsert_entities([{"typeName": type_name, "attributes": {**attrs, **changes}}])
+
+
 def resync(client: AtlasClient, domain: str, doc: dict[str, Any] = DOC, **options: Any) -> Any:
     client.stats.reset()
     return Publisher(client, domain=domain).sync(graph(doc), **options)

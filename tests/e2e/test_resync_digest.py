@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from resync_support import DOC, PROCESS, TOTAL, active_inputs, entity, graph, resync
+from resync_support import DOC, PROCESS, TOTAL, active_inputs, edit_in_atlas, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
@@ -69,12 +69,7 @@ def test_an_edit_made_in_atlas_is_kept_until_a_refresh(client: AtlasClient, doma
     # back with one changed (the digest attribute goes back unchanged with the rest)
     Publisher(client, domain=domain).sync(graph())
     qn = f"raw.orders@{domain}"
-    attrs = {
-        k: v
-        for k, v in entity(client, "lineage_dataset", qn)["attributes"].items()
-        if v is not None and not isinstance(v, (dict, list))
-    }
-    client.upsert_entities([{"typeName": "lineage_dataset", "attributes": {**attrs, "kind": "edited"}}])
+    edit_in_atlas(client, "lineage_dataset", qn, kind="edited")
     plain = resync(client, domain)
     assert plain.plan.counts["update"] == 0 and client.stats["entity_write"].requests == 0
     assert entity(client, "lineage_dataset", qn)["attributes"]["kind"] == "edited"

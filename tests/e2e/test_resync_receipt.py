@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from resync_support import DOC, TOTAL, entity, graph, resync
+from resync_support import DOC, TOTAL, edit_in_atlas, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
@@ -77,12 +77,7 @@ def test_an_edit_in_atlas_after_the_receipt_makes_the_next_sync_compare_in_full(
 ) -> None:
     Publisher(client, domain=domain).sync(graph())
     qn = f"raw.orders@{domain}"
-    attrs = {
-        k: v
-        for k, v in entity(client, "lineage_dataset", qn)["attributes"].items()
-        if v is not None and not isinstance(v, (dict, list))
-    }
-    client.upsert_entities([{"typeName": "lineage_dataset", "attributes": {**attrs, "kind": "edited"}}])
+    edit_in_atlas(client, "lineage_dataset", qn, kind="edited")
     after = resync(client, domain)
     assert not after.plan.by_receipt
     assert after.plan.counts["unchanged"] == TOTAL  # the digest compare keeps the edit (docs/resync.md)
