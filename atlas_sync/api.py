@@ -484,7 +484,7 @@ class Publisher:
             or key_attr is None
             or attrs.get("digest_attribute") is None
             or attrs.get("scope_attribute") is None
-            or getattr(self.client, "writes_queued", False)
+            or getattr(self.client, "writes_are_queued", False)
             or (self.metadata_rules is not None and self.metadata_rules.foreign)
             or s.processes + s.spool.dataset_count() < RECEIPT_MIN
         ):

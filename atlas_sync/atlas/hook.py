@@ -260,8 +260,6 @@ class AtlasHookClient:
 
     #: the relationship repair of reconcile/apply.py is a REST write: not done on this path
     create_relationship = None
-    # entity writes are applied by Atlas later: nothing may be concluded from reading them back at once
-    writes_queued = True
 
     def __init__(self, rest: Any, producer: HookProducer, *, user: str | None = None) -> None:
         self.rest = rest

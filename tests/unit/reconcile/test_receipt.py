@@ -1,0 +1,102 @@
+"""When a sync keeps a receipt, and what its fingerprint covers (reconcile.receipt).
+
+What a receipt answers, end to end on the emulator and a real Atlas: tests/e2e/test_resync_receipt.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atlas_sync.api import Publisher
+from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile.receipt import RECEIPT_MIN, JobReceipt, fingerprint
+from atlas_sync.reconcile.stream import StreamSync
+from atlas_sync.render.profile import load_profile
+from atlas_sync.resources import builtin_dir
+
+ATTRS = {
+    "digest_attribute": "atlasSyncDigest",
+    "scope_attribute": "atlasSyncScope",
+    "job_key_attribute": "atlasSyncJobKey",
+}
+
+
+def doc(n: int, kind: str = "table") -> dict[str, Any]:
+    return {
+        "datasets": [
+            {"id": f"raw.t{i}", "namespace": "raw", "name": f"t{i}", "kind": kind} for i in range(n)
+        ],
+        "processes": [{"id": "p", "name": "p", "inputs": ["raw.t0"], "outputs": [f"raw.t{n - 1}"]}],
+    }
+
+
+def spooled(document: dict[str, Any], *, partial: bool = False) -> StreamSync:
+    graph = LineageGraph.from_document(document)
+    graph.job, graph.partial = "nightly", partial
+    s = StreamSync(None, load_profile("lineage"), "demo", memory=True)
+    s.add_chunk(graph)
+    return s
+
+
+class Rest:
+    """A client the eligibility check never calls."""
+
+
+class Hook(Rest):
+    writes_are_queued = True
+
+
+def receipt_of(client: Any, s: StreamSync, **options: Any) -> Any:
+    pub = Publisher(client, domain="demo")
+    return pub._receipt(s, "nightly", pub.profile.root_types(), ATTRS, options, {})
+
+
+def test_a_big_whole_input_over_rest_keeps_a_receipt() -> None:
+    with spooled(doc(RECEIPT_MIN)) as s:
+        assert isinstance(receipt_of(Rest(), s), JobReceipt)
+
+
+@pytest.mark.parametrize(
+    ("client", "size", "partial", "options"),
+    [
+        (Rest(), RECEIPT_MIN - 2, False, {}),  # small: its own listing is as cheap
+        (Hook(), RECEIPT_MIN, False, {}),  # ATLAS_HOOK: writes applied later
+        (Rest(), RECEIPT_MIN, True, {}),  # part of the job's lineage
+        (Rest(), RECEIPT_MIN, False, {"refresh": True}),
+    ],
+    ids=["small", "hook", "partial", "refresh"],
+)
+def test_no_receipt(client: Any, size: int, partial: bool, options: dict[str, Any]) -> None:
+    with spooled(doc(size), partial=partial) as s:
+        assert receipt_of(client, s, **options) is None
+
+
+def test_no_receipt_where_the_server_lacks_the_job_key() -> None:
+    with spooled(doc(RECEIPT_MIN)) as s:
+        pub = Publisher(Rest(), domain="demo")
+        attrs = {**ATTRS, "job_key_attribute": None}
+        assert pub._receipt(s, "nightly", pub.profile.root_types(), attrs, {}, {}) is None
+
+
+def test_the_fingerprint_follows_the_input_and_the_context() -> None:
+    context = {"profile": "p", "domain": "demo", "job": "nightly"}
+    with spooled(doc(3)) as a, spooled(doc(3)) as same, spooled(doc(3, kind="view")) as other:
+        first = fingerprint(a.spool, context)
+        assert first == fingerprint(same.spool, context)
+        assert first != fingerprint(other.spool, context)
+        assert first != fingerprint(a.spool, {**context, "job": "hourly"})
+
+
+def test_the_profile_fingerprint_follows_its_templates(tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    shutil.copytree(builtin_dir("templates") / "lineage", folder)
+    (folder / "typedefs").symlink_to(builtin_dir("typedefs") / "lineage")
+    before = load_profile(folder).fingerprint()
+    assert before == load_profile(folder).fingerprint()
+    template = folder / "dataset.json.j2"
+    template.write_text(template.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert load_profile(folder).fingerprint() != before
