@@ -419,6 +419,7 @@ class StreamSync:
         unchanged = 0
         for e, guid in chunk:
             if e.key in skipped:
+                unchanged += 1  # (left out: nothing to write, but done for the progress count)
                 continue
             if e.type_name in process_types:
                 writer.before_process()  # (the first time: settle copies other syncs made)

@@ -421,7 +421,9 @@ def test_missing_datasets_fail_refuses_and_skip_leaves_them_out(
         publisher("fail").sync(graph)
     assert client.stats["entity_write"].requests == 0
 
-    skipped = publisher("skip").sync(graph)
+    seen: list[tuple[int, int]] = []
+    skipped = publisher("skip").sync(graph, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1]  # the progress reaches its total (left-out ones count)
     text = plan_text(skipped.plan)
     assert f"& hive_table default.tab4@{NS}  (exists, not ours: referenced)" in text
     assert not [i for i in skipped.plan.items if "tab5" in i.qualified_name]
