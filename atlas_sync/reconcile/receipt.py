@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from atlas_sync.atlas.errors import BadRequestError, ConflictError
+from atlas_sync.atlas.errors import AtlasError, BadRequestError, ConflictError
 from atlas_sync.reconcile.actual import UNKNOWN_TYPE, job_key, scope_key
 from atlas_sync.reconcile.plan import StreamedPlan
 from atlas_sync.reconcile.spool import Spool
@@ -50,6 +51,7 @@ SCOPE, JOB, RUN, INPUT, COUNT, ENTITIES = (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def receipt_typedef() -> dict[str, Any]:
@@ -137,6 +139,7 @@ class JobReceipt:
         self.type_known: bool | None = None
         self.held: Held | None = None
         self.stamped = False
+        self.disabled = False
         self.typedef_writes = 0
 
     # ------------------------------------------------------------------ reading
@@ -181,11 +184,22 @@ class JobReceipt:
 
     def holds(self) -> bool:
         """Whether Atlas holds what the last sync of this input left there, untouched since."""
-        held = self.held = self.read()
-        if held is None or held.input != self.input or held.updated is None or held.count is None:
+        try:
+            held = self.held = self.read()
+            if held is None or held.input != self.input or held.updated is None or held.count is None:
+                return False
+            count, newest = self._newest()
+        except AtlasError as exc:
+            self._give_up("read", exc)
             return False
-        count, newest = self._newest()
         return count == held.count and newest is not None and newest < held.updated
+
+    def _give_up(self, what: str, exc: AtlasError) -> None:
+        # A receipt only saves work: a server that refuses it (a user without the right to register
+        # types or write the receipt's type, ...) gets full syncs, never a failed one. Safe: a sync's
+        # own writes are newer than any receipt it could not void.
+        log.info("job receipt not %s (%s): this sync compares in full", what, exc.message)
+        self.disabled = True
 
     # ------------------------------------------------------------------ writing
     def _write(self, *, run: str, input_fingerprint: str, count: int | None, entities: int | None) -> None:
@@ -221,9 +235,13 @@ class JobReceipt:
         vouches for nothing (a sync killed from here on leaves it so). ``early``: before the job's
         entities are listed, and only where a receipt exists (nothing is created before the input
         has rendered); else once, before the first write."""
-        if self.stamped or (early and self.held is None):
+        if self.disabled or self.stamped or (early and self.held is None):
             return
-        self._write(run=self.run, input_fingerprint="", count=None, entities=None)
+        try:
+            self._write(run=self.run, input_fingerprint="", count=None, entities=None)
+        except AtlasError as exc:
+            self._give_up("written", exc)
+            return
         self.stamped = True
 
     def unchanged_plan(self, profile: str) -> StreamedPlan:
@@ -236,8 +254,15 @@ class JobReceipt:
         """After the sync's last write: write the receipt if Atlas now holds exactly the job's desired
         entities (each one the job's own, and as many with its key: nothing kept beside them) and no
         other sync stamped it meanwhile; clear it otherwise. Returns whether it was written."""
-        if not self.stamped:
+        if self.disabled or not self.stamped:
             return False
+        try:
+            return self._finish(spool)
+        except AtlasError as exc:
+            self._give_up("written", exc)
+            return False
+
+    def _finish(self, spool: Spool) -> bool:
         # the receipt, and the job's entities counted (active ones; all): read at once
         with ThreadPoolExecutor(max_workers=1 + 2 * len(self.root_types)) as pool:
             held_now = pool.submit(self.read)

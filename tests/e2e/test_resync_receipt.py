@@ -174,3 +174,24 @@ def test_teardown_deletes_the_domains_receipts(client: AtlasClient, domain: str)
     assert held(client, domain) is not None
     Publisher(client, domain=domain).teardown(purge=True)
     assert held(client, domain) is None
+
+
+def test_a_server_that_refuses_the_receipt_gets_full_syncs_not_failed_ones(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. a user allowed to write entities of the profile's types, not to register or write others
+    from atlas_sync.atlas.errors import AuthError
+
+    upsert = client.upsert_entities
+
+    def refuse_receipts(entities: Any, **kw: Any) -> Any:
+        if any(e.get("typeName") == RECEIPT_TYPE for e in entities):
+            raise AuthError("403 Forbidden: not allowed", status=403)
+        return upsert(entities, **kw)
+
+    monkeypatch.setattr(client, "upsert_entities", refuse_receipts)
+    first = Publisher(client, domain=domain).sync(graph())
+    assert first.plan.counts["create"] == TOTAL
+    again = resync(client, domain)
+    assert not again.plan.by_receipt and again.plan.counts["unchanged"] == TOTAL
+    assert held(client, domain) is None
