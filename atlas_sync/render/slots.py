@@ -76,13 +76,13 @@ def compile_slots(env: jinja2.Environment, source: str, encode: Callable[[Any], 
     ]
     program = env.from_string(nodes.Template(body, lineno=1))
     marks = {_MARK.format(i): f"atlas_sync_slot_{i}" for i in range(len(exprs))}
+    build = _builder(skeleton, marks, encode)
 
     def fill(context: dict[str, Any]) -> Any:
         ctx = program.new_context(context)
         for _ in program.root_render_func(ctx):
             pass
-        values = ctx.vars
-        return _build(skeleton, lambda mark: _json_value(values[marks[mark]], encode))
+        return build(ctx.vars)
 
     return fill
 
@@ -101,14 +101,21 @@ def _find(value: Any, found: list[int]) -> bool:
     return True
 
 
-def _build(value: Any, slot: Callable[[str], Any]) -> Any:
+def _builder(
+    value: Any, marks: dict[str, str], encode: Callable[[Any], str]
+) -> Callable[[dict[str, Any]], Any]:
+    """A function making a fresh copy of the skeleton ``value`` with each slot's JSON value taken from
+    the program's variables: the skeleton is walked once here, not once per entity."""
     if isinstance(value, dict):
-        return {k: _build(v, slot) for k, v in value.items()}
+        items = [(k, _builder(v, marks, encode)) for k, v in value.items()]
+        return lambda values: {k: build(values) for k, build in items}
     if isinstance(value, list):
-        return [_build(v, slot) for v in value]
+        parts = [_builder(v, marks, encode) for v in value]
+        return lambda values: [build(values) for build in parts]
     if isinstance(value, str) and value.startswith("\x00"):
-        return slot(value)
-    return value
+        name = marks[value]
+        return lambda values: _json_value(values[name], encode)
+    return lambda values: value  # a JSON scalar: immutable, shared
 
 
 def _json_value(value: Any, encode: Callable[[Any], str]) -> Any:
