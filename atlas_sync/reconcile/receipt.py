@@ -187,12 +187,18 @@ class JobReceipt:
         try:
             held = self.held = self.read()
             if held is None or held.input != self.input or held.updated is None or held.count is None:
+                why = "none yet" if held is None else "another input, or none vouched for"
+                log.info("job receipt of %s: %s; comparing in full", self.job, why)
                 return False
             count, newest = self._newest()
         except AtlasError as exc:
             self._give_up("read", exc)
             return False
-        return count == held.count and newest is not None and newest < held.updated
+        if count == held.count and newest is not None and newest < held.updated:
+            log.info("job receipt of %s: same input, Atlas unchanged since; nothing to compare", self.job)
+            return True
+        log.info("job receipt of %s: the job's entities changed in Atlas since; comparing in full", self.job)
+        return False
 
     def _give_up(self, what: str, exc: AtlasError) -> None:
         # A receipt only saves work: a server that refuses it (a user without the right to register
@@ -277,6 +283,7 @@ class JobReceipt:
             found = [f.result() for f in every]
         if held is None or held.run != self.run:
             # another sync of this job ran meanwhile: neither may vouch for what Atlas holds
+            log.info("job receipt of %s: another sync of the job ran meanwhile; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
         desired = spool.desired_count()
@@ -287,9 +294,11 @@ class JobReceipt:
         )
         total = sum(c or 0 for c, _ in found) if all(c is not None for c, _ in found) else None
         if not exact or total is None:
+            log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
         self._write(run=self.run, input_fingerprint=self.input, count=total, entities=desired)
+        log.info("job receipt of %s: written (%d entities)", self.job, desired)
         return True
 
 
