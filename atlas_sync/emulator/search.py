@@ -167,6 +167,7 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     sql_filter = None if tag else _sql_criteria(params.get("entityFilters"), attr_types)
     if sql_filter is not None and first is not None:
         _index_attributes(repo, first, params.get("entityFilters"))
+        sql_filter = _most_selective_first(repo, params.get("entityFilters"), attr_types) or sql_filter
     sort_by = params.get("sortBy")
     sortable = not sort_by or _column(str(sort_by), attr_types) is not None
     if sql_filter is not None and sortable and not (text and text != "*"):
@@ -490,6 +491,47 @@ def _index_attributes(repo: Repo, et: Any, spec: Any) -> None:
         repo.conn.execute(f"CREATE INDEX IF NOT EXISTS {ident} ON entities ({col[0]})")
         done.add(name)
         repo.state.store.analyze_if_big()  # the planner weighs the new index against the others
+
+
+PROBE_ROWS = 2000
+
+
+def _most_selective_first(repo: Repo, spec: Any, attr_types: dict[str, str]) -> tuple[str, list[Any]] | None:
+    """An AND of two or more equalities on indexed attributes, as SQL that walks the index of the one
+    matching fewest entities (each counted up to ``PROBE_ROWS`` on its index) and checks the others on
+    those rows; ``None`` for any other filter. Atlas's index intersects its terms, whatever their
+    spread; SQLite's planner knows only each index's average rows per value (no STAT4 in Python's
+    build), so under skew (a domain key every entity of a big domain holds, a job name only the bulk
+    job's entities hold) it could walk the whole domain for a job that owns nothing (0.35 s at 125,000)."""
+    if not isinstance(spec, dict) or str(spec.get("condition", "")).upper() != "AND":
+        return None
+    criteria = spec.get("criterion") or []
+    maybe = [_sql_criteria(c, attr_types) for c in criteria]
+    parts = [p for p in maybe if p is not None]
+    if len(parts) != len(maybe):
+        return None
+    indexed = repo.state.indexed_attributes
+    equal = [
+        i
+        for i, c in enumerate(criteria)
+        if isinstance(c, dict)
+        and OPERATORS.get(str(c.get("operator"))) == "EQ"
+        and c.get("attributeName") in indexed
+        and c.get("attributeValue") is not None
+    ]
+    if len(equal) < 2:
+        return None
+    found = {
+        i: repo.conn.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM entities WHERE {parts[i][0]} LIMIT {PROBE_ROWS})",
+            parts[i][1],
+        ).fetchone()[0]
+        for i in equal
+    }
+    best = min(equal, key=lambda i: found[i])
+    # a unary + keeps SQLite from using an index for a term (a no-op on the value)
+    sql = [p[0] if i not in equal or i == best else "+" + p[0] for i, p in enumerate(parts)]
+    return "(" + " AND ".join(sql) + ")", [a for p in parts for a in p[1]]
 
 
 def _sql_value(type_name: str, value: Any) -> Any:
