@@ -24,6 +24,7 @@ server's types and writes are answered when applied (not the ``ATLAS_HOOK`` tran
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -31,7 +32,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from atlas_sync.atlas.errors import AtlasError, BadRequestError, ConflictError
 from atlas_sync.reconcile.actual import UNKNOWN_TYPE, job_key, scope_key
@@ -50,7 +51,6 @@ SCOPE, JOB, RUN, INPUT, COUNT, ENTITIES = (
     "atlasSyncEntities",
 )
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
@@ -166,21 +166,17 @@ class JobReceipt:
             updated=_int(e.get("updateTime")),
         )
 
-    def _per_type(self, fn: Callable[[str], T]) -> list[T]:
-        # one small search per root type (Atlas before 2.2 takes one type name per search), at once
-        if len(self.root_types) <= 1:
-            return [fn(t) for t in self.root_types]
-        with ThreadPoolExecutor(max_workers=min(4, len(self.root_types))) as pool:
-            return list(pool.map(fn, self.root_types))
+    def _newest_calls(self) -> list[Callable[[], tuple[int | None, int | None]]]:
+        # one small search per root type (Atlas before 2.2 takes one type name per search)
+        return [
+            functools.partial(self.client.search_newest, t, entity_filters=self.by_key)
+            for t in self.root_types
+        ]
 
     def _newest(self) -> tuple[int | None, int | None]:
         """How many entities carry the job's key (deleted ones too) and when the newest of them was
         modified; ``(None, None)`` where the server does not say."""
-        found = self._per_type(lambda t: self.client.search_newest(t, entity_filters=self.by_key))
-        if any(count is None or (count and newest is None) for count, newest in found):
-            return None, None
-        stamps = [newest for _, newest in found if newest is not None]
-        return sum(count or 0 for count, _ in found), max(stamps, default=0)
+        return _summed(_at_once(self._newest_calls()))
 
     def holds(self) -> bool:
         """Whether Atlas holds what the last sync of this input left there, untouched since."""
@@ -270,17 +266,13 @@ class JobReceipt:
 
     def _finish(self, spool: Spool) -> bool:
         # the receipt, and the job's entities counted (active ones; all): read at once
-        with ThreadPoolExecutor(max_workers=1 + 2 * len(self.root_types)) as pool:
-            held_now = pool.submit(self.read)
-            active = [
-                pool.submit(self.client.search_count, t, entity_filters=self.by_key) for t in self.root_types
-            ]
-            every = [
-                pool.submit(self.client.search_newest, t, entity_filters=self.by_key) for t in self.root_types
-            ]
-            held = held_now.result()
-            counts = [f.result() for f in active]
-            found = [f.result() for f in every]
+        active = [
+            functools.partial(self.client.search_count, t, entity_filters=self.by_key)
+            for t in self.root_types
+        ]
+        answers = _at_once([self.read, *active, *self._newest_calls()])
+        held, counts = answers[0], answers[1 : 1 + len(active)]
+        total, _ = _summed(answers[1 + len(active) :])
         if held is None or held.run != self.run:
             # another sync of this job ran meanwhile: neither may vouch for what Atlas holds
             log.info("job receipt of %s: another sync of the job ran meanwhile; voided", self.job)
@@ -292,7 +284,6 @@ class JobReceipt:
             and all(c is not None for c in counts)
             and sum(c or 0 for c in counts) == desired
         )
-        total = sum(c or 0 for c, _ in found) if all(c is not None for c, _ in found) else None
         if not exact or total is None:
             log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
@@ -328,14 +319,23 @@ def delete_receipts(client: Any, domain: str, *, purge: bool = False) -> int:
     return requests
 
 
+def _at_once(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Each call's answer, the calls made at once (small searches and reads: they wait on the server)."""
+    if len(calls) <= 1:
+        return [c() for c in calls]
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="atlas-sync-receipt") as pool:
+        return list(pool.map(lambda c: c(), calls))
+
+
+def _summed(found: list[tuple[int | None, int | None]]) -> tuple[int | None, int | None]:
+    """Per root type (count, newest modification) summed up: all the counts and the newest of all;
+    ``(None, None)`` where the server gave no count, or entities without a time."""
+    if any(count is None or (count and newest is None) for count, newest in found):
+        return None, None
+    stamps = [newest for _, newest in found if newest is not None]
+    return sum(count or 0 for count, _ in found), max(stamps, default=0)
+
+
 def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float | str):
-        try:
-            return int(v)
-        except ValueError:
-            return None
-    return None
+    """A long attribute or timestamp as Atlas gives it (a JSON integer); ``None`` otherwise."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
