@@ -63,20 +63,39 @@ def test_paging_through_twice_the_entities_is_about_twice_the_work() -> None:
     assert big / small < 2.6, (small, big)
 
 
+def _write(emu: Emulator, entities: list[dict]) -> None:
+    """Write ``entities`` in bulk requests of 5,000."""
+    for lo in range(0, len(entities), 5000):
+        body = json.dumps({"entities": entities[lo : lo + 5000]})
+        assert emu.handle("POST", "/api/atlas/v2/entity/bulk", {}, AUTH, body).status == 200
+
+
+def _searched_twice(emu: Emulator, body: dict, *, analyze: bool = False) -> tuple[dict, dict, int]:
+    """The first answer (it makes the indexes), the second, and the VM steps of the second
+    (``analyze``: with statistics of the data as it is, between them)."""
+    first = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)
+    if analyze:
+        emu.store.analyze()
+    steps = _counting(emu)
+    again = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)
+    emu.close()
+    return first, again, steps[0]
+
+
 def _selective_search_steps(n: int) -> int:
     """VM steps of a search AND-ing a value every entity holds (a big domain's key) with a name
     two entities hold, after ``n`` entities were written."""
     emu = Emulator()
-    for lo in range(0, n, 5000):
-        entities = [
+    _write(
+        emu,
+        [
             {
                 "typeName": "DataSet",
                 "attributes": {"qualifiedName": f"t{i}@d", "name": f"t{i}", "owner": "team"},
             }
-            for i in range(lo, min(n, lo + 5000))
-        ]
-        resp = emu.handle("POST", "/api/atlas/v2/entity/bulk", {}, AUTH, json.dumps({"entities": entities}))
-        assert resp.status == 200
+            for i in range(n)
+        ],
+    )
     body = {
         "typeName": "DataSet",
         "excludeDeletedEntities": True,
@@ -95,13 +114,10 @@ def _selective_search_steps(n: int) -> int:
             ],
         },
     }
-    first = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)  # makes the indexes
+    first, again, steps = _searched_twice(emu, body)
     assert first["approximateCount"] == 2
-    steps = _counting(emu)
-    again = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)
-    emu.close()
     assert {e["attributes"]["qualifiedName"] for e in again["entities"]} == {"t7@d", "t8@d"}
-    return steps[0]
+    return steps
 
 
 def test_a_search_and_ing_a_common_value_with_a_few_names_costs_what_the_names_find() -> None:
@@ -130,16 +146,16 @@ def _skewed_search_steps(n: int) -> int:
     }
     assert emu.handle("POST", "/api/atlas/v2/types/typedefs", {}, AUTH, json.dumps(typedef)).status == 200
     spread = [("big", "bulk")] * n + [("small", "bulk")] * (n // 10) + [("empty", "other")]
-    for lo in range(0, len(spread), 5000):
-        entities = [
+    _write(
+        emu,
+        [
             {
                 "typeName": "skewed_ds",
                 "attributes": {"qualifiedName": f"t{i}@d", "name": f"t{i}", "scopeKey": s, "jobName": j},
             }
-            for i, (s, j) in enumerate(spread[lo : lo + 5000], start=lo)
-        ]
-        resp = emu.handle("POST", "/api/atlas/v2/entity/bulk", {}, AUTH, json.dumps({"entities": entities}))
-        assert resp.status == 200
+            for i, (s, j) in enumerate(spread)
+        ],
+    )
     body = {
         "typeName": "skewed_ds",
         "excludeDeletedEntities": True,
@@ -152,14 +168,10 @@ def _skewed_search_steps(n: int) -> int:
             ],
         },
     }
-    first = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)  # makes the indexes
+    first, again, steps = _searched_twice(emu, body, analyze=True)
     assert first["approximateCount"] == 0
-    emu.store.analyze()
-    steps = _counting(emu)
-    again = json.loads(emu.handle("POST", SEARCH, {}, AUTH, json.dumps(body)).body)
-    emu.close()
     assert again["approximateCount"] == 0
-    return steps[0]
+    return steps
 
 
 def test_an_and_of_equalities_walks_the_index_of_the_rarest_value_whatever_the_averages() -> None:
