@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError, InternalError
 from atlas_sync.emulator.glossary import meanings
-from atlas_sync.emulator.repo import ACTIVE, DELETED, Rel, Repo, Row, display_text, dump_json
+from atlas_sync.emulator.repo import ACTIVE, DELETED, SYSTEM_FIELDS, Rel, Repo, Row, display_text, dump_json
 from atlas_sync.emulator.tags import (
     all_classification_names,
     attach,
@@ -34,12 +34,6 @@ _counter = itertools.count(1)
 
 
 # ====================================================================== rendering
-# system attributes a search's ``attributes`` may name, and the row field holding each
-SYSTEM_HEADER = {"__guid": "guid", "__typeName": "type_name", "__state": "status", "__createdBy": "created_by",
-                 "__modifiedBy": "updated_by", "__timestamp": "create_time",
-                 "__modificationTimestamp": "update_time"}  # fmt: skip
-
-
 def header(
     repo: Repo, row: Row, extra_attrs: list[str] | None = None, *, classifications: bool = True
 ) -> dict[str, Any]:
@@ -57,8 +51,8 @@ def header(
     attrs: dict[str, Any] = {}
     for n in names:
         value = row.attrs.get(n)
-        if n in SYSTEM_HEADER:  # asked for by name, Atlas gives system attributes too (2.1.0: seen)
-            value = getattr(row, SYSTEM_HEADER[n])
+        if n in SYSTEM_FIELDS:  # asked for by name, Atlas gives system attributes too (2.1.0: seen)
+            value = getattr(row, SYSTEM_FIELDS[n])
         elif et is not None and n in et.rels and n not in row.attrs:
             value = _rel_value(repo, row, et, n, header_only=True)
         if value is None and n not in (et.header if et else []):

@@ -27,6 +27,12 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+# Atlas's system attributes, each with the Row field (and entities column) holding it
+SYSTEM_FIELDS = {"__guid": "guid", "__typeName": "type_name", "__state": "status", "__createdBy": "created_by",
+                 "__modifiedBy": "updated_by", "__timestamp": "create_time",
+                 "__modificationTimestamp": "update_time"}  # fmt: skip
+
+
 @dataclass
 class Row:
     """One entity as held during a request."""

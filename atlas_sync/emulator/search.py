@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas_sync.emulator.entities import header
 from atlas_sync.emulator.errors import AtlasApiError, BadJsonError
-from atlas_sync.emulator.repo import Repo, Row
+from atlas_sync.emulator.repo import SYSTEM_FIELDS, Repo, Row
 from atlas_sync.emulator.tags import all_classification_names, classification_text, label_text
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ SYMBOL = {
     "TIME_RANGE": "timerange",
     "NOT_EMPTY": "notEmpty",
 }
-SYSTEM_ATTRS = {"__guid", "__typeName", "__state", "__createdBy", "__modifiedBy", "__timestamp",
-                "__modificationTimestamp", "__labels", "__classificationNames"}  # fmt: skip
+SYSTEM_ATTRS = {*SYSTEM_FIELDS, "__labels", "__classificationNames"}
 
 Predicate = Callable[[Row], bool]
 
@@ -300,11 +299,8 @@ def _criteria(spec: Any, check_attr: Callable[[Any], None]) -> tuple[Predicate, 
 
 
 def _attr_value(r: Row, name: str) -> Any:
-    system = {"__guid": r.guid, "__typeName": r.type_name, "__state": r.status, "__createdBy": r.created_by,
-              "__modifiedBy": r.updated_by, "__timestamp": r.create_time,
-              "__modificationTimestamp": r.update_time}  # fmt: skip
-    if name in system:
-        return system[name]
+    if name in SYSTEM_FIELDS:
+        return getattr(r, SYSTEM_FIELDS[name])
     if name == "__labels":
         return label_text(r)
     if name == "__classificationNames":
@@ -448,9 +444,7 @@ def dsl_search(state: State, query: dict[str, list[str]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- SQL push-down
-COLUMNS = {"qualifiedName": "qualified_name", "__guid": "guid", "__typeName": "type_name", "__state": "status",
-           "__createdBy": "created_by", "__modifiedBy": "updated_by", "__timestamp": "create_time",
-           "__modificationTimestamp": "update_time"}  # fmt: skip
+COLUMNS = {"qualifiedName": "qualified_name", **SYSTEM_FIELDS}
 NUMERIC = {"byte", "short", "int", "long", "biginteger", "float", "double", "bigdecimal", "date"}
 
 
