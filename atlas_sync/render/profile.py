@@ -119,21 +119,23 @@ class Profile:
             import hashlib
 
             import atlas_sync
+            from atlas_sync.typedefs.bundle import resolve_source
 
             h = hashlib.blake2b(digest_size=16)
             h.update(f"{self.name}\x00{atlas_sync.__version__}".encode())
             code = Path(atlas_sync.__file__).parent
-            places: list[Path] = [self.template_dir, code / "render", code / "reconcile" / "digest.py"]
-            for s in self.typedef_sources:
-                p = Path(s)
-                places.append(p if p.exists() else builtin_dir("typedefs") / str(s))
+            places = [self.template_dir, code / "render", code / "reconcile" / "digest.py"]
             places += [p for p in (self.metadata_rules, self.mapping_file) if p is not None]
-            for place in places:
-                files = sorted(place.rglob("*")) if place.is_dir() else [place]
-                for f in files:
-                    if f.is_file() and f.suffix != ".pyc":
-                        h.update(f"\x00{f.relative_to(place) if f != place else f.name}\x00".encode())
-                        h.update(f.read_bytes())
+            files = [  # (name, file): names relative to their place, so that any checkout gives one digest
+                (str(f.relative_to(place)) if f != place else f.name, f)
+                for place in places
+                for f in (sorted(place.rglob("*")) if place.is_dir() else [place])
+                if f.is_file() and f.suffix != ".pyc"
+            ]
+            files += [(f.name, f) for source in self.typedef_sources for f in resolve_source(source)]
+            for name, f in files:
+                h.update(f"\x00{name}\x00".encode())
+                h.update(f.read_bytes())
             self._fingerprint = h.hexdigest()
         return self._fingerprint
 
