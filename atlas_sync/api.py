@@ -53,7 +53,7 @@ class PlanKwargs(TypedDict, total=False):
     force: bool  # delete more than max_delete_percent of the job's entities
     stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
     on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
-    refresh: bool  # compare every entity in full, not only those whose stored digest differs
+    refresh: bool  # compare every entity in full, not only those whose stored digest differs (no receipt)
 
 
 class SyncKwargs(PlanKwargs, total=False):

@@ -264,8 +264,8 @@ def _safety(func: Any) -> Any:
             "--refresh",
             is_flag=True,
             help="compare every entity with what Atlas holds, not only those whose stored digest "
-            "differs: finds and undoes edits made in Atlas (e.g. in its UI) since the last sync "
-            "(docs/resync.md)",
+            "differs (and never stop at the job's receipt): finds and undoes edits made in Atlas "
+            "(e.g. in its UI) since the last sync (docs/resync.md)",
         ),
     ]
     for o in reversed(opts):
