@@ -210,6 +210,25 @@ class WriteScheduler:
             self._start()
         self._raise_if_failed()
 
+    def room(self) -> int:
+        """How many more batches may start now (0 while the running ones fill the flight)."""
+        self._reap()
+        self._raise_if_failed()
+        return 0 if self.waiting else max(0, self.flight.limit - len(self.running))
+
+    def busy(self) -> set[Key]:
+        """What the batches in flight write or refer to: a batch started now must touch none of it."""
+        return set().union(*(b.touched for b in self.running.values()))
+
+    def running_count(self) -> int:
+        return len(self.running)
+
+    def wait_any(self) -> None:
+        """Wait until a batch in flight ends (fold it in, start what may start); raise the first error."""
+        self._wait_one()
+        self._start()
+        self._raise_if_failed()
+
     def wait(self) -> None:
         """Run every batch queued so far to its end (more may be submitted after); raise the first error."""
         self._drain()

@@ -3,7 +3,9 @@
 * entities to create or update go in batches of ``batch_size`` through apply's conflict-free
   :class:`~atlas_sync.reconcile.apply.WriteScheduler` (up to ``parallel`` at once, a batch only after
   every earlier one it touches has finished: batches span tiers, a column batch refers to datasets an
-  earlier batch creates); what Atlas assigns goes to the spool, which is used on the sync's thread only;
+  earlier batch creates), packed when they can start so that batches in flight together touch
+  disjoint entities (reconcile.packing); what Atlas assigns goes to the spool, which is used on the
+  sync's thread only;
 * once the datasets and columns are written, before the first process is, copies another sync created
   at the same moment are settled (reconcile.holdings), and looked at again after the writes;
 * then the metadata requests, and the digests and records written after them (reconcile.compare);
@@ -28,6 +30,7 @@ from atlas_sync.reconcile.apply import (
 from atlas_sync.reconcile.compare import MetadataWork
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.metadata import apply_metadata
+from atlas_sync.reconcile.packing import BatchPacker
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.renderer import DesiredEntity
@@ -69,9 +72,8 @@ class SyncWriter:
         self.done = 0
         self.applied = ApplyResult()
         self.metadata: list[MetadataWork] = []
-        self._items: list[PlanItem] = []
-        self._desired: dict[Key, DesiredEntity] = {}
         self._scheduler = WriteScheduler(parallel, self._prepare, self._finished)
+        self._packer = BatchPacker(self._scheduler, batch_size)
         self._closed = False
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
         self.settled = dry_run or bool(getattr(client, "writes_are_queued", False))
@@ -102,21 +104,14 @@ class SyncWriter:
             self.progress(self.done, self.total)
 
     def write(self, item: PlanItem, entity: DesiredEntity) -> None:
-        """Write ``entity`` (its plan item: a create or an update), in the next batch."""
-        self._items.append(item)
-        self._desired[entity.key] = entity
+        """Write ``entity`` (its plan item: a create or an update) in a coming batch."""
         self._wrote_after_looking = self._wrote_after_looking or self._looked
-        if len(self._items) >= self.batch_size:
-            self.flush()
+        if not self.dry_run:
+            self._packer.add(item, entity)
 
     def flush(self) -> None:
-        """Hand the batch begun to the scheduler."""
-        if not self._items:
-            return
-        if not self.dry_run:
-            self._scheduler.submit(WriteBatch(list(self._items), dict(self._desired)))
-        self._items.clear()
-        self._desired.clear()
+        """Hand every item given so far to the scheduler."""
+        self._packer.flush()
 
     def before_process(self) -> None:
         """Called before a process is handed over: the first time, datasets and columns are all

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from typing import Any
@@ -29,6 +30,7 @@ from atlas_sync.reconcile.receipt import RECEIPT_TYPE
 from .helpers import assert_exact_state, client_for, expected_keys, fast_retry, graph_a, issue_graph, rows
 
 BULK = "/api/atlas/v2/entity/bulk"
+COLUMN_LINEAGE = re.compile(rb'"typeName":\s*"lineage_column_lineage"')
 GENERIC_500 = "There was an error processing your request. It has been logged (ID 0123456789abcdef)."
 
 
@@ -38,6 +40,7 @@ class WriteLog:
     def __init__(self, emu: Emulator) -> None:
         self.lock = threading.Lock()
         self.calls: list[tuple[float, float, int]] = []
+        self.lineage_calls: list[tuple[float, float]] = []  # writes of column-lineage entities
         self.in_flight = 0
         self.most = 0
         inner = emu.handle
@@ -61,6 +64,8 @@ class WriteLog:
                 with self.lock:
                     self.in_flight -= 1
                     self.calls.append((start, time.monotonic(), status))
+                    if COLUMN_LINEAGE.search(body if isinstance(body, bytes) else b""):
+                        self.lineage_calls.append(self.calls[-1][:2])
 
         emu.handle = handle  # type: ignore[method-assign]
 
@@ -213,6 +218,13 @@ def test_a_sync_at_parallel_2_over_http_writes_exactly_what_parallel_1_writes_wi
         assert (c1.collisions, c2.collisions) == (0, 0)
         assert all(status == 200 for _, _, status in log1.calls + log2.calls), "no failed write request"
         assert log1.most == 1 and log2.most == 2, "parallel 2 must have run two batches at once"
+        # column lineages of many processes read the same source columns: batches are packed so two
+        # run at once all the same (reconcile.packing), where runs of 100 in order would go one by one
+        cl = sorted(log2.lineage_calls)
+        assert len(cl) >= 6
+        assert any(b[0] < a[1] for a, b in zip(cl, cl[1:], strict=False)), (
+            "column lineages went one at a time"
+        )
         assert one.applied is not None and two.applied is not None
         assert (two.applied.created, two.applied.requests) == (one.applied.created, one.applied.requests)
         assert len(log2.calls) == len(log1.calls) == math.ceil(one.applied.created / 100)

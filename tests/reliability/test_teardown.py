@@ -130,8 +130,8 @@ def test_a_teardown_beside_a_writer_backs_off_and_completes(server, tmp_path, wr
     assert contention is not None
     j0 = graph_a(300, job=0)
     Publisher(client, domain=DOMAIN).sync(j0)
-    # the writer: a new job of 400 entities in batches of 20, each write holding its entities 150 ms
-    j1 = graph_a(400, job=1)
+    # the writer: a new job of 800 entities in batches of 20, each write holding its entities 150 ms
+    j1 = graph_a(800, job=1)
     if writer != "another domain":
         shared = j0.datasets
         for d in shared:  # every process of job1 also reads 3 of job0's tables: both touch them
