@@ -187,6 +187,7 @@ class WriteScheduler:
         self.waiting: list[WriteBatch] = []
         self.running: dict[Future[BatchOutcome], WriteBatch] = {}
         self.error: BaseException | None = None
+        self.generation = 0  # changes whenever a batch starts or ends (what is in flight changed)
 
     def __enter__(self) -> WriteScheduler:
         return self
@@ -278,6 +279,7 @@ class WriteScheduler:
                     continue
                 self.flight.begin()
                 self.running[self.pool.submit(self._job, work)] = batch
+                self.generation += 1
             # an earlier batch not yet finished keeps what it touches from later ones
             busy |= batch.touched
 
@@ -299,6 +301,7 @@ class WriteScheduler:
             if not fut.done():
                 continue
             batch = self.running.pop(fut)
+            self.generation += 1
             exc = fut.exception()
             if exc is not None:
                 self.error = self.error or exc

@@ -13,7 +13,7 @@ Batches stay full: a smaller one is sent only when nothing else is in flight or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.apply import WriteBatch, WriteScheduler, _touched
@@ -28,6 +28,16 @@ class _Pending:
     touched: set[Key]
 
 
+@dataclass
+class _Scan:
+    """How far :meth:`BatchPacker._take` got while the scheduler's ``generation`` stayed the same."""
+
+    generation: int
+    next: int = 0
+    taken: list[int] = field(default_factory=list)
+    held: set[Key] = field(default_factory=set)
+
+
 class BatchPacker:
     """Hands ``scheduler`` batches of ``batch_size`` items formed from the items given to :meth:`add`.
 
@@ -40,6 +50,7 @@ class BatchPacker:
         self.batch_size = max(1, batch_size)
         self.hold = max(self.batch_size, hold or 2 * self.batch_size)
         self._pool: list[_Pending] = []
+        self._scan: _Scan | None = None
 
     def __len__(self) -> int:
         return len(self._pool)
@@ -71,19 +82,25 @@ class BatchPacker:
             s.wait_any()
 
     def _take(self, busy: set[Key]) -> list[int]:
-        """Indexes of the items, in order, that may go in a batch started now."""
-        held: set[Key] = set()  # written by an item passed over: what refers to it waits too
-        out: list[int] = []
-        for i, p in enumerate(self._pool):
+        """Indexes of the items, in order, that may go in a batch started now. A scan that fell short
+        goes on from where it stopped while nothing started or ended (only items were added)."""
+        gen = self.scheduler.generation
+        scan = self._scan if self._scan is not None and self._scan.generation == gen else _Scan(gen)
+        self._scan = scan
+        pool, out, held = self._pool, scan.taken, scan.held
+        for i in range(scan.next, len(pool)):
             if len(out) >= self.batch_size:
                 break
+            scan.next = i + 1
+            p = pool[i]
             if (busy and not p.touched.isdisjoint(busy)) or (held and not p.touched.isdisjoint(held)):
-                held.add(p.item.key)
+                held.add(p.item.key)  # written by an item passed over: what refers to it waits too
                 continue
             out.append(i)
-        return out
+        return list(out)
 
     def _start(self, taken: list[int]) -> None:
+        self._scan = None
         chosen = set(taken)
         picked = [self._pool[i] for i in taken]
         self._pool = [p for i, p in enumerate(self._pool) if i not in chosen]
