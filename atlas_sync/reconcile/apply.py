@@ -188,6 +188,7 @@ class WriteScheduler:
         self.running: dict[Future[BatchOutcome], WriteBatch] = {}
         self.error: BaseException | None = None
         self.generation = 0  # changes whenever a batch starts or ends (what is in flight changed)
+        self._busy: tuple[int, set[Key]] = (0, set())
 
     def __enter__(self) -> WriteScheduler:
         return self
@@ -219,7 +220,9 @@ class WriteScheduler:
 
     def busy(self) -> set[Key]:
         """What the batches in flight write or refer to: a batch started now must touch none of it."""
-        return set().union(*(b.touched for b in self.running.values()))
+        if self._busy[0] != self.generation:
+            self._busy = (self.generation, set().union(*(b.touched for b in self.running.values())))
+        return self._busy[1]
 
     def running_count(self) -> int:
         return len(self.running)
