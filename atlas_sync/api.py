@@ -416,11 +416,13 @@ class Publisher:
                 return SyncResult(
                     plan=receipt.unchanged_plan(self.profile.name), applied=None, typedef_writes=writes
                 )
+            known = None
             if receipt is not None:
                 receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
+                known = receipt.listed()  # (another input: the job's entities as the receipt lists them)
             # The listing runs while the input renders; it is of Atlas before this run writes anything.
             listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
-            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False))
+            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False), known=known)
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             writes = 0

@@ -42,7 +42,8 @@ from atlas_sync.reconcile.actual import (
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.digest import for_job
 from atlas_sync.reconcile.plan import Plan, PlanItem
-from atlas_sync.reconcile.spool import Spool
+from atlas_sync.reconcile.receipt import listing_hash
+from atlas_sync.reconcile.spool import UNREAD, Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity
@@ -77,9 +78,12 @@ class JobHoldings:
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
         refresh: bool = False,
+        known: dict[Key, str] | None = None,
     ) -> None:
         self.client = client
         self.profile = profile
+        # the job's entities as its receipt lists them (key -> digest hash; reconcile.receipt)
+        self.known = known
         self.domain = domain
         self.job = job
         self.native = profile.mapping_file is not None
@@ -96,6 +100,9 @@ class JobHoldings:
 
     def listing(self) -> Iterator[ActualHeader]:
         """The job's own entities (run on the listing's thread while the input renders)."""
+        if self.known is not None:  # (taken in look_up, once the input has rendered)
+            self.owns_nothing = not self.known
+            return
         found = False
         for h in self._own_digests(
             iter_job(
@@ -136,7 +143,8 @@ class JobHoldings:
         outside: dict[Key, str] = {}
         if not root_types:  # the server has none of the profile's types: nothing of them exists
             return outside
-        wanted = spool.unlisted_desired()
+        gone = self._take_known(spool)
+        wanted = spool.unlisted_desired() + gone
         # (nothing to look up where the domain held nothing when this sync started)
         if len(wanted) < EMPTY_CHECK_MIN or not self._domain_empty():
             found = self._own_digests(
@@ -155,6 +163,22 @@ class JobHoldings:
             )
         self.root_types, self.job_key_attribute = root_types, job_key_attribute
         return outside
+
+    def _take_known(self, spool: Spool) -> list[Key]:
+        """The job's entities its receipt lists (``known``): those the input renders as the receipt's
+        sync rendered them go to ``spool`` as the job's, unchanged and not read (guid ``UNREAD``);
+        the others the input renders are left to the lookup, as the new ones are. Returns those it no
+        longer renders: to look up too (the deletes need their guids)."""
+        if self.known is None:
+            return []
+        left = dict(self.known)
+        same = []
+        for t, qn, digest in spool.desired_digests():
+            held = left.pop((t, qn), None)
+            if held is not None and digest is not None and listing_hash(digest) == held:
+                same.append((t, qn, UNREAD, self.owner, digest, True))
+        spool.add_actual(same)
+        return sorted(left)
 
     def _domain_empty(self) -> bool:
         """Whether the domain holds nothing at all, where the job owns nothing (a first sync into a

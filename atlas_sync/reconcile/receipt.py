@@ -13,6 +13,12 @@ whole input first. The receipt lets it read one entity and one small search per 
   after the receipt was written (``__modificationTimestamp``, Atlas's clock: creates, updates,
   deletes and classification changes all set it) and as many carry the key (a purge leaves no
   timestamp). Then a sync of the same input has nothing to write, and says so without rendering.
+* **A changed input.** The receipt also keeps the job's entities as that sync left them (type,
+  qualifiedName and a hash of the digest it rendered: about 11 characters an entity, compressed, up
+  to ``LISTING_MAX``). A sync of another input that finds Atlas unchanged since takes them as the
+  job's listing instead of searching Atlas for them (a real Atlas 2.1.0 lists 12,500 entities in
+  1.4-3 s): an entity it renders alike is unchanged; those it renders otherwise, and those it no
+  longer has, are read by unique attribute and compared, written or deleted as usual.
 * **Overlapping syncs.** A sync that compares in full first stamps the receipt with its run (which
   voids it); at its end it writes the receipt only if the stamp is still its own, and clears it
   otherwise. So two syncs of one job that overlapped leave no receipt, and the next compares in full.
@@ -24,12 +30,15 @@ server's types and writes are answered when applied (not the ``ATLAS_HOOK`` tran
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -42,14 +51,20 @@ from atlas_sync.reconcile.spool import Spool
 RECEIPT_TYPE = "atlas_sync_receipt"
 RECEIPT_MIN = 500
 FORMAT = 1
-SCOPE, JOB, RUN, INPUT, COUNT, ENTITIES = (
+SCOPE, JOB, RUN, INPUT, COUNT, ENTITIES, LISTING = (
     "atlasSyncScope",
     "atlasSyncJob",
     "atlasSyncRun",
     "atlasSyncInput",
     "atlasSyncCount",
     "atlasSyncEntities",
+    "atlasSyncListing",
 )
+# The encoded listing a receipt keeps, at most (about 50,000 entities): a bigger job lists in full.
+LISTING_MAX = 2_000_000
+LISTING_FORMAT = "1"
+# (what it keeps of each: the type, the name and 48 bits of its digest: another input whose entity
+# rendered differently but hashes alike, 1 in 2.8e14, would leave that entity as it was)
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +90,7 @@ def receipt_typedef() -> dict[str, Any]:
                 "category": "ENTITY",
                 "name": RECEIPT_TYPE,
                 "description": "atlas-sync: what a job's last sync left in Atlas (reconcile.receipt)",
-                "typeVersion": "1.0",
+                "typeVersion": "1.1",
                 "superTypes": ["Referenceable"],
                 "attributeDefs": [
                     attr(SCOPE, indexed=True),
@@ -84,6 +99,7 @@ def receipt_typedef() -> dict[str, Any]:
                     attr(INPUT),
                     attr(COUNT, "long"),
                     attr(ENTITIES, "long"),
+                    attr(LISTING),
                 ],
             }
         ]
@@ -101,6 +117,46 @@ def fingerprint(spool: Spool, context: Mapping[str, Any]) -> str:
     return f"{FORMAT}:{h.hexdigest()}"
 
 
+def listing_hash(digest: str) -> str:
+    """What a receipt's listing keeps of an entity's digest: 48 bits of its hash (8 characters)."""
+    return base64.urlsafe_b64encode(hashlib.blake2b(digest.encode(), digest_size=6).digest()).decode("ascii")
+
+
+def encode_listing(entities: Iterable[tuple[str, str, str | None]]) -> str | None:
+    """The job's entities (type, qualifiedName, digest) as a receipt keeps them: compressed lines of
+    the type's number, the name and :func:`listing_hash` of the digest; ``None`` when one has no
+    digest, or the text would pass ``LISTING_MAX``."""
+    types: dict[str, int] = {}
+    lines = []
+    for t, qn, digest in entities:
+        if not digest or "\t" in qn or "\n" in qn or "\n" in t:
+            return None
+        lines.append(f"{types.setdefault(t, len(types))}\t{qn}\t{listing_hash(digest)}")
+    raw = "\n".join(["\t".join(types), *lines]).encode()
+    text = f"{LISTING_FORMAT}:{base64.b64encode(zlib.compress(raw, 9)).decode('ascii')}"
+    return text if len(text) <= LISTING_MAX else None
+
+
+def decode_listing(text: str) -> dict[tuple[str, str], str] | None:
+    """(type, qualifiedName) -> digest hash, as :func:`encode_listing` kept them; ``None`` for what
+    it cannot read."""
+    fmt, _, packed = text.partition(":")
+    if fmt != LISTING_FORMAT:
+        return None
+    try:
+        head, *lines = zlib.decompress(base64.b64decode(packed, validate=True)).decode().split("\n")
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    types = head.split("\t")
+    out: dict[tuple[str, str], str] = {}
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) != 3 or not parts[0].isdigit() or int(parts[0]) >= len(types):
+            return None
+        out[(types[int(parts[0])], parts[1])] = parts[2]
+    return out
+
+
 @dataclass
 class Held:
     """A receipt as Atlas holds it."""
@@ -110,6 +166,7 @@ class Held:
     count: int | None
     entities: int | None
     updated: int | None  # Atlas's updateTime of the receipt, ms
+    listing: str | None = None  # the job's entities as the sync that wrote it left them
 
 
 class JobReceipt:
@@ -141,6 +198,8 @@ class JobReceipt:
         self.stamped = False
         self.disabled = False
         self.typedef_writes = 0
+        self.listing_attr: bool | None = None  # whether the server's receipt type has LISTING
+        self._vouched: tuple[int, int] | None = None  # (count, newest) when another input may use the listing
 
     # ------------------------------------------------------------------ reading
     def read(self) -> Held | None:
@@ -158,12 +217,15 @@ class JobReceipt:
         if not e:
             return None
         a = e.get("attributes") or {}
+        self.listing_attr = LISTING in a  # (Atlas answers every attribute of the type, null ones too)
+        listing = a.get(LISTING)
         return Held(
             run=str(a.get(RUN) or ""),
             input=str(a.get(INPUT) or ""),
             count=_int(a.get(COUNT)),
             entities=_int(a.get(ENTITIES)),
             updated=_int(e.get("updateTime")),
+            listing=listing if isinstance(listing, str) and listing else None,
         )
 
     def _newest_calls(self) -> list[Callable[[], tuple[int | None, int | None]]]:
@@ -179,22 +241,70 @@ class JobReceipt:
         return _summed(_at_once(self._newest_calls()))
 
     def holds(self) -> bool:
-        """Whether Atlas holds what the last sync of this input left there, untouched since."""
+        """Whether Atlas holds what the last sync of this input left there, untouched since. For
+        another input, whether the receipt's listing may serve (:meth:`listed`)."""
         try:
             held = self.held = self.read()
-            if held is None or held.input != self.input or held.updated is None or held.count is None:
-                why = "none yet" if held is None else "another input, or none vouched for"
+            if held is None or held.updated is None or held.count is None:
+                why = "none yet" if held is None else "none vouched for"
                 log.info("job receipt of %s: %s; comparing in full", self.job, why)
+                return False
+            same = held.input == self.input
+            if not same and held.listing is None:
+                log.info("job receipt of %s: another input; comparing in full", self.job)
                 return False
             count, newest = self._newest()
         except AtlasError as exc:
             self._give_up("read", exc)
             return False
-        if count == held.count and newest is not None and newest < held.updated:
+        if not self._unchanged(count, newest):
+            log.info(
+                "job receipt of %s: the job's entities changed in Atlas since; comparing in full", self.job
+            )
+            return False
+        if same:
             log.info("job receipt of %s: same input, Atlas unchanged since; nothing to compare", self.job)
             return True
-        log.info("job receipt of %s: the job's entities changed in Atlas since; comparing in full", self.job)
+        self._vouched = (count or 0, newest or 0)
         return False
+
+    def _unchanged(self, count: int | None, newest: int | None) -> bool:
+        held = self.held
+        return (
+            held is not None
+            and held.updated is not None
+            and count == held.count
+            and newest is not None
+            and newest < held.updated
+        )
+
+    def listed(self) -> dict[tuple[str, str], str] | None:
+        """For another input than the receipt's, once this sync has stamped it: the job's entities
+        as the receipt lists them (key -> :func:`listing_hash` of the digest that sync rendered),
+        where Atlas still holds them unchanged (checked again after the stamp, so a sync of the job
+        that wrote before it is seen); ``None``: list them in Atlas."""
+        if self._vouched is None or not self.stamped or self.held is None or self.held.listing is None:
+            return None
+        try:
+            count, newest = self._newest()
+        except AtlasError as exc:
+            log.info("job receipt of %s: not checked again (%s); listing in full", self.job, exc.message)
+            return None
+        if not self._unchanged(count, newest):
+            log.info(
+                "job receipt of %s: the job's entities changed in Atlas meanwhile; listing in full", self.job
+            )
+            return None
+        found = decode_listing(self.held.listing)
+        if found is None or len(found) != self.held.entities:
+            log.info("job receipt of %s: its listing is unreadable; listing in full", self.job)
+            return None
+        log.info(
+            "job receipt of %s: another input, Atlas unchanged since: the receipt lists the job's %d entities",
+            self.job,
+            len(found),
+        )
+        return found
 
     def _give_up(self, what: str, exc: AtlasError) -> None:
         # A receipt only saves work: a server that refuses it (a user without the right to register
@@ -204,7 +314,15 @@ class JobReceipt:
         self.disabled = True
 
     # ------------------------------------------------------------------ writing
-    def _write(self, *, run: str, input_fingerprint: str, count: int | None, entities: int | None) -> None:
+    def _write(
+        self,
+        *,
+        run: str,
+        input_fingerprint: str,
+        count: int | None,
+        entities: int | None,
+        listing: str | None = None,
+    ) -> None:
         if self.type_known is None:
             self.held = self.read()
         if not self.type_known:
@@ -216,6 +334,7 @@ class JobReceipt:
             except ConflictError:
                 pass  # registered meanwhile by another sync
             self.type_known = True
+            self.listing_attr = None
         entity = {
             "typeName": RECEIPT_TYPE,
             "guid": "-1",
@@ -230,7 +349,25 @@ class JobReceipt:
                 ENTITIES: entities,
             },
         }
+        if listing is not None or self.listing_attr:  # (cleared where the type has it)
+            entity["attributes"][LISTING] = listing  # type: ignore[index]
         self.client.upsert_entities([entity])
+
+    def _listing_attribute(self) -> bool:
+        """Whether the server's receipt type has LISTING: an older one (atlas-sync 0.1's) gets it
+        added (an optional attribute: a compatible update), where this sync may register types."""
+        if not self.listing_attr:  # (None: not known yet; False: the receipt read lacked it)
+            held = self.client.get_typedef_by_name(RECEIPT_TYPE) or {}
+            self.listing_attr = any(a.get("name") == LISTING for a in held.get("attributeDefs") or [])
+            if held and not self.listing_attr and self.may_register:
+                try:
+                    self.client.update_typedefs(receipt_typedef())
+                except AtlasError as exc:  # (the receipt is written without it)
+                    log.info("job receipt type not updated (%s): no listing kept", exc.message)
+                    return False
+                self.typedef_writes += 1
+                self.listing_attr = True
+        return bool(self.listing_attr)
 
     def stamp(self, *, early: bool = False) -> None:
         """Before a sync that compares in full writes anything: the receipt names this run and
@@ -288,8 +425,16 @@ class JobReceipt:
             log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
-        self._write(run=self.run, input_fingerprint=self.input, count=total, entities=desired)
-        log.info("job receipt of %s: written (%d entities)", self.job, desired)
+        listing = encode_listing(spool.desired_digests()) if self._listing_attribute() else None
+        self._write(
+            run=self.run, input_fingerprint=self.input, count=total, entities=desired, listing=listing
+        )
+        log.info(
+            "job receipt of %s: written (%d entities%s)",
+            self.job,
+            desired,
+            f"; listing {len(listing)} characters" if listing else "",
+        )
         return True
 
 

@@ -27,6 +27,9 @@ from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys
 # entities.
 READ_CHUNK = 1000
 READ_BYTES = 2_000_000
+# The guid of a listed entity known from the job's receipt, not from Atlas (reconcile.receipt): one
+# rendered as the receipt's sync rendered it, which is not read, written or referred to by guid.
+UNREAD = ""
 
 
 class Spool:
@@ -257,7 +260,7 @@ class Spool:
     def same_digest(self) -> Iterator[tuple[str, str, int, str, str]]:
         """(type, qualifiedName, tier, guid, digest) of the desired entities found unchanged by digest."""
         cur = self.db.execute(
-            "SELECT d.type, d.qn, d.tier, a.guid, a.digest FROM desired d "
+            "SELECT d.type, d.qn, d.tier, NULLIF(a.guid, ''), a.digest FROM desired d "
             f"JOIN actual a ON a.type = d.type AND a.qn = d.qn WHERE {self._SAME} ORDER BY d.tier, d.type, d.qn"
         )
         yield from rows(cur)
@@ -271,7 +274,7 @@ class Spool:
         attribute to leave out (one the server's types lack)."""
         where = f"WHERE NOT (a.guid IS NOT NULL AND {self._SAME}) " if skip_same else ""
         cur = self.db.execute(
-            "SELECT d.body, d.tier, a.guid, d.digest FROM desired d "
+            "SELECT d.body, d.tier, NULLIF(a.guid, ''), d.digest FROM desired d "
             f"LEFT JOIN actual a ON a.type = d.type AND a.qn = d.qn {where}ORDER BY d.tier, d.type, d.qn"
         )
         out: list[tuple[DesiredEntity, str | None]] = []
@@ -319,6 +322,10 @@ class Spool:
         ).fetchone()[0]
         return int(listed) + int(outside)
 
+    def desired_digests(self) -> Iterator[tuple[str, str, str | None]]:
+        """(type, qualifiedName, digest) of every desired entity, in key order."""
+        yield from rows(self.db.execute("SELECT type, qn, digest FROM desired ORDER BY type, qn"))
+
     def input_parts(self) -> Iterator[str]:
         """The input as read, in a fixed order (its spooled chunks, merged datasets and the columns
         edges name): what a receipt's fingerprint is made of."""
@@ -358,7 +365,7 @@ class Spool:
         for k in set(keys):
             row = self.db.execute("SELECT guid FROM actual WHERE type = ? AND qn = ?", k).fetchone()
             row = row or self.db.execute("SELECT guid FROM foreign_ WHERE type = ? AND qn = ?", k).fetchone()
-            if row:
+            if row and row[0] != UNREAD:  # (one known from the receipt is referred to by name)
                 out[k] = row[0]
         return out
 
@@ -415,7 +422,8 @@ class Spool:
         of ``types``, in chunks of ``READ_CHUNK``."""
         cond, names = _not_of("type", types)
         cur = self.db.execute(
-            f"SELECT type, qn, guid FROM actual WHERE owner = ?{cond} ORDER BY type, qn", [owner, *names]
+            f"SELECT type, qn, guid FROM actual WHERE owner = ? AND guid != ''{cond} ORDER BY type, qn",
+            [owner, *names],
         )
         while True:
             part = cur.fetchmany(READ_CHUNK)

@@ -119,11 +119,13 @@ class StreamSync:
         scope_attribute: str | None = None,
         job_key_attribute: str | None = None,
         refresh: bool = False,
+        known: dict[Key, str] | None = None,
     ) -> None:
         """List what ``job`` owns on a thread from now on (reconcile.holdings, reconcile.listing), so
         that rendering overlaps it; ``run`` takes this listing. Call it before anything is written:
         the listing is of Atlas as it is now. The attributes: those the server's types have now;
-        ``refresh``: without digests, and by owner as well as by key."""
+        ``refresh``: without digests, and by owner as well as by key; ``known``: the job's entities
+        as its receipt lists them (reconcile.receipt), taken instead of searching Atlas."""
         self._holdings = JobHoldings(
             self.client,
             self.profile,
@@ -134,6 +136,7 @@ class StreamSync:
             scope_attribute=scope_attribute,
             job_key_attribute=job_key_attribute,
             refresh=refresh,
+            known=known,
         )
         self._listing = BackgroundListing(self._holdings.listing)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from resync_support import DOC, TOTAL, edit_in_atlas, entity, graph, resync
+from resync_support import DOC, PROCESS, TOTAL, edit_in_atlas, entity, graph, resync
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
@@ -195,3 +195,90 @@ def test_a_server_that_refuses_the_receipt_gets_full_syncs_not_failed_ones(
     again = resync(client, domain)
     assert not again.plan.by_receipt and again.plan.counts["unchanged"] == TOTAL
     assert held(client, domain) is None
+
+
+# ---------------------------------------------------------------- a changed input: the receipt's listing
+
+
+@pytest.fixture
+def searched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The jobs whose entities a sync searched Atlas for (reconcile.holdings' listing by job key)."""
+    from atlas_sync.reconcile import holdings
+
+    calls: list[str] = []
+    inner = holdings.iter_job
+
+    def iter_job(client: Any, root_types: list[str], domain: str, job: str, **kw: Any) -> Any:
+        calls.append(job)
+        return inner(client, root_types, domain, job, **kw)
+
+    monkeypatch.setattr(holdings, "iter_job", iter_job)
+    return calls
+
+
+def without_process(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` without its process and column edges: its datasets stay."""
+    return {**doc, "processes": [], "edges": []}
+
+
+def test_a_changed_input_takes_the_jobs_entities_from_the_receipt_and_reads_only_what_changed(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    searched.clear()
+    changed = resync(client, domain, changed_doc())
+    assert searched == [], "the job's entities were searched for, not taken from the receipt"
+    assert changed.plan.counts == {"create": 0, "update": 1, "delete": 0, "unchanged": TOTAL - 1}
+    # read: the receipt, the changed entity by name and in full, the receipt again at the end
+    assert client.stats["entity_read"].requests == 4
+    assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"]["kind"] == "view"
+    # and Atlas holds exactly the changed input: a full compare finds nothing to do
+    full = resync(client, domain, changed_doc(), refresh=True)
+    assert full.plan.counts["unchanged"] == TOTAL and full.applied is None
+
+
+def test_a_changed_input_that_drops_a_process_deletes_it_through_the_receipts_listing(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    searched.clear()
+    process = entity(client, "lineage_process", f"{PROCESS}@{domain}")["guid"]
+    fewer = resync(client, domain, without_process(DOC))
+    assert searched == []
+    assert fewer.plan.counts["delete"] == 3  # the process and its two column lineages
+    assert (client.get_entity(process) or {}).get("status", "DELETED") == "DELETED"
+    back = resync(client, domain)  # the process again, from the receipt of the smaller input
+    assert searched == [] and back.plan.counts["create"] == 3
+    full = resync(client, domain, refresh=True)
+    assert full.plan.counts["unchanged"] == TOTAL and full.applied is None
+
+
+def test_an_edit_in_atlas_after_the_receipt_makes_a_changed_input_list_the_job_in_atlas(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    edit_in_atlas(client, "lineage_dataset", f"raw.regions@{domain}", kind="edited")
+    searched.clear()
+    changed = resync(client, domain, changed_doc())
+    assert searched == [JOB]
+    assert changed.plan.counts["update"] == 1
+
+
+def test_a_write_to_the_job_between_the_receipt_check_and_the_stamp_makes_it_list_the_job_in_atlas(
+    client: AtlasClient, domain: str, searched: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another sync of the job (or a user) wrote after this sync checked the receipt, before it stamped
+    # it: the receipt's listing may be stale, so the job is listed in Atlas as it is after the stamp
+    Publisher(client, domain=domain).sync(graph())
+    stamp = JobReceipt.stamp
+
+    def late(self: JobReceipt, *, early: bool = False) -> None:
+        if early:
+            edit_in_atlas(client, "lineage_dataset", f"mart.revenue@{domain}", kind="edited")
+        stamp(self, early=early)
+
+    monkeypatch.setattr(JobReceipt, "stamp", late)
+    searched.clear()
+    changed = resync(client, domain, changed_doc())
+    assert searched == [JOB]
+    assert changed.plan.counts["update"] == 1

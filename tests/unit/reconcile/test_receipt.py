@@ -13,7 +13,19 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.lineage.model import LineageGraph
-from atlas_sync.reconcile.receipt import RECEIPT_MIN, JobReceipt, fingerprint
+from atlas_sync.reconcile import receipt as receipts
+from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.receipt import (
+    LISTING,
+    RECEIPT_MIN,
+    RECEIPT_TYPE,
+    JobReceipt,
+    decode_listing,
+    encode_listing,
+    fingerprint,
+    listing_hash,
+    receipt_typedef,
+)
 from atlas_sync.reconcile.stream import StreamSync
 from atlas_sync.render.profile import load_profile
 from atlas_sync.resources import builtin_dir
@@ -100,3 +112,59 @@ def test_the_profile_fingerprint_follows_its_templates(tmp_path: Path) -> None:
     template = folder / "dataset.json.j2"
     template.write_text(template.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert load_profile(folder).fingerprint() != before
+
+
+# ---------------------------------------------------------------- the receipt's listing of the job
+
+
+def test_the_listing_keeps_each_entitys_name_and_a_hash_of_its_digest() -> None:
+    entities = [
+        ("lineage_column", "raw.t0.c0@demo", "1:aaa"),
+        ("lineage_dataset", "raw.t0@demo", "1:bbb j0123=x"),
+        ("lineage_column", "raw.t0.c1@demo", "1:ccc"),
+    ]
+    text = encode_listing(entities)
+    assert text is not None and text.startswith("1:")
+    assert decode_listing(text) == {(t, qn): listing_hash(d) for t, qn, d in entities}
+    assert listing_hash("1:aaa") != listing_hash("1:aab") and len(listing_hash("1:aaa")) == 8
+
+
+def test_no_listing_for_an_entity_without_a_digest_or_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert encode_listing([("lineage_dataset", "raw.t0@demo", None)]) is None
+    assert encode_listing([("lineage_dataset", "raw\tt0@demo", "1:a")]) is None
+    monkeypatch.setattr(receipts, "LISTING_MAX", 40)
+    assert encode_listing([("lineage_dataset", f"raw.t{i}@demo", f"1:{i}") for i in range(50)]) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["", "2:eJwDAAAAAAE=", "1:not base64!", "1:" + "eJwrSS0u0U1KzMnMSy0qSsxLTwUAPbMGxA=="]
+)
+def test_a_listing_it_cannot_read_is_none(text: str) -> None:
+    assert decode_listing(text) is None
+
+
+def test_a_receipt_type_without_the_listing_gets_it_added_by_the_next_sync_that_writes_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from atlas_sync.emulator import Emulator
+    from atlas_sync.factory import embedded_client
+
+    monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
+    emu = Emulator()
+    try:
+        client = embedded_client(emulator=emu)
+        older = receipt_typedef()
+        older["entityDefs"][0]["attributeDefs"] = [
+            a for a in older["entityDefs"][0]["attributeDefs"] if a["name"] != LISTING
+        ]
+        older["entityDefs"][0]["typeVersion"] = "1.0"
+        client.create_typedefs(older)  # as atlas-sync 0.1 registered it
+        graph = LineageGraph.from_document(doc(3))
+        graph.job = "nightly"
+        Publisher(client, domain="demo").sync(graph)
+        names = {a["name"] for a in client.get_typedef_by_name(RECEIPT_TYPE)["attributeDefs"]}
+        assert LISTING in names
+        held = client.get_entity_by_unique(RECEIPT_TYPE, job_key("demo", "nightly"))
+        assert held is not None and decode_listing(held["attributes"][LISTING]) is not None
+    finally:
+        emu.close()
