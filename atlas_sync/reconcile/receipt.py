@@ -63,6 +63,12 @@ SCOPE, JOB, RUN, INPUT, COUNT, ENTITIES, LISTING = (
 # The encoded listing a receipt keeps, at most (about 50,000 entities): a bigger job lists in full.
 LISTING_MAX = 2_000_000
 LISTING_FORMAT = "1"
+# The listing itself is a second entity of the receipt's type (qualifiedName: the job key and this),
+# written when it is new or the changes since pass an eighth of it; the receipt keeps those changes
+# (its LISTING: "<listing_ref of the listing>:<changes>", a removed entity's hash REMOVED).
+BASE_SUFFIX = "#listing"
+REMOVED = "-"
+DELTA_MIN = 1000
 # (what it keeps of each: the type, the name and 48 bits of its digest: another input whose entity
 # rendered differently but hashes alike, 1 in 2.8e14, would leave that entity as it was)
 
@@ -122,24 +128,29 @@ def listing_hash(digest: str) -> str:
     return base64.urlsafe_b64encode(hashlib.blake2b(digest.encode(), digest_size=6).digest()).decode("ascii")
 
 
-def encode_listing(entities: Iterable[tuple[str, str, str | None]]) -> str | None:
-    """The job's entities (type, qualifiedName, digest) as a receipt keeps them: compressed lines of
-    the type's number, the name and :func:`listing_hash` of the digest; ``None`` when one has no
-    digest, or the text would pass ``LISTING_MAX``."""
+def listing_ref(text: str) -> str:
+    """How a receipt names the listing its changes are relative to (a hash of its text)."""
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def encode_listing(entries: Iterable[tuple[str, str, str]]) -> str | None:
+    """Entries (type, qualifiedName, :func:`listing_hash` of the digest, or ``REMOVED``) as a receipt
+    keeps them: compressed lines of the type's number, the name and the hash; ``None`` for a name
+    with a tab or newline, or past ``LISTING_MAX``."""
     types: dict[str, int] = {}
     lines = []
-    for t, qn, digest in entities:
-        if not digest or "\t" in qn or "\n" in qn or "\n" in t:
+    for t, qn, h in entries:
+        if "\t" in qn or "\n" in qn or "\t" in t or "\n" in t:
             return None
-        lines.append(f"{types.setdefault(t, len(types))}\t{qn}\t{listing_hash(digest)}")
+        lines.append(f"{types.setdefault(t, len(types))}\t{qn}\t{h}")
     raw = "\n".join(["\t".join(types), *lines]).encode()
-    text = f"{LISTING_FORMAT}:{base64.b64encode(zlib.compress(raw, 9)).decode('ascii')}"
+    text = f"{LISTING_FORMAT}:{base64.b64encode(zlib.compress(raw, 6)).decode('ascii')}"
     return text if len(text) <= LISTING_MAX else None
 
 
 def decode_listing(text: str) -> dict[tuple[str, str], str] | None:
-    """(type, qualifiedName) -> digest hash, as :func:`encode_listing` kept them; ``None`` for what
-    it cannot read."""
+    """(type, qualifiedName) -> hash (or ``REMOVED``), as :func:`encode_listing` kept them; ``None``
+    for what it cannot read."""
     fmt, _, packed = text.partition(":")
     if fmt != LISTING_FORMAT:
         return None
@@ -200,6 +211,7 @@ class JobReceipt:
         self.typedef_writes = 0
         self.listing_attr: bool | None = None  # whether the server's receipt type has LISTING
         self._vouched: tuple[int, int] | None = None  # (count, newest) when another input may use the listing
+        self._base: tuple[str, dict[tuple[str, str], str]] | None = None  # the listing read: (ref, entries)
 
     # ------------------------------------------------------------------ reading
     def read(self) -> Held | None:
@@ -295,15 +307,40 @@ class JobReceipt:
                 "job receipt of %s: the job's entities changed in Atlas meanwhile; listing in full", self.job
             )
             return None
-        found = decode_listing(self.held.listing)
+        found = self._held_listing()
         if found is None or len(found) != self.held.entities:
-            log.info("job receipt of %s: its listing is unreadable; listing in full", self.job)
+            log.info("job receipt of %s: its listing is missing or unreadable; listing in full", self.job)
             return None
         log.info(
             "job receipt of %s: another input, Atlas unchanged since: the receipt lists the job's %d entities",
             self.job,
             len(found),
         )
+        return found
+
+    def _held_listing(self) -> dict[tuple[str, str], str] | None:
+        """The listing the receipt refers to (read: one request), with the receipt's changes."""
+        assert self.held is not None and self.held.listing is not None
+        ref, _, changes = self.held.listing.partition(":")
+        try:
+            e = self.client.get_entity_by_unique(
+                RECEIPT_TYPE, self.key + BASE_SUFFIX, min_ext_info=True, ignore_relationships=True
+            )
+        except AtlasError:
+            return None
+        text = ((e or {}).get("attributes") or {}).get(LISTING)
+        if not isinstance(text, str) or listing_ref(text) != ref:
+            return None
+        base, delta = decode_listing(text), decode_listing(changes)
+        if base is None or delta is None:
+            return None
+        self._base = (ref, base)
+        found = dict(base)
+        for k, h in delta.items():
+            if h == REMOVED:
+                found.pop(k, None)
+            else:
+                found[k] = h
         return found
 
     def _give_up(self, what: str, exc: AtlasError) -> None:
@@ -352,6 +389,39 @@ class JobReceipt:
         if listing is not None or self.listing_attr:  # (cleared where the type has it)
             entity["attributes"][LISTING] = listing  # type: ignore[index]
         self.client.upsert_entities([entity])
+
+    def _listing(self, spool: Spool) -> str | None:
+        """The receipt's LISTING for what ``spool`` desires: the changes since the listing this sync
+        read, or (new, or too many changes) a listing written now and no changes."""
+        now: dict[tuple[str, str], str] = {}
+        for t, qn, digest in spool.desired_digests():
+            if not digest:
+                return None
+            now[(t, qn)] = listing_hash(digest)
+        if self._base is not None:
+            ref, old = self._base
+            delta = [(k, h) for k, h in now.items() if old.get(k) != h]
+            delta += [(k, REMOVED) for k in old if k not in now]
+            if len(delta) <= max(DELTA_MIN, len(now) // 8):
+                text = encode_listing((t, qn, h) for (t, qn), h in sorted(delta))
+                return None if text is None else f"{ref}:{text}"
+        full = encode_listing((t, qn, h) for (t, qn), h in sorted(now.items()))
+        none = encode_listing([])
+        if full is None or none is None:
+            return None
+        entity = {
+            "typeName": RECEIPT_TYPE,
+            "guid": "-1",
+            "attributes": {
+                "qualifiedName": self.key + BASE_SUFFIX,
+                "name": f"{self.job} ({self.domain}): listing",
+                SCOPE: scope_key(self.domain),
+                JOB: self.job,
+                LISTING: full,
+            },
+        }
+        self.client.upsert_entities([entity])
+        return f"{listing_ref(full)}:{none}"
 
     def _listing_attribute(self) -> bool:
         """Whether the server's receipt type has LISTING: an older one (atlas-sync 0.1's) gets it
@@ -425,7 +495,7 @@ class JobReceipt:
             log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
-        listing = encode_listing(spool.desired_digests()) if self._listing_attribute() else None
+        listing = self._listing(spool) if self._listing_attribute() else None
         self._write(
             run=self.run, input_fingerprint=self.input, count=total, entities=desired, listing=listing
         )

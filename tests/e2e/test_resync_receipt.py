@@ -229,8 +229,8 @@ def test_a_changed_input_takes_the_jobs_entities_from_the_receipt_and_reads_only
     changed = resync(client, domain, changed_doc())
     assert searched == [], "the job's entities were searched for, not taken from the receipt"
     assert changed.plan.counts == {"create": 0, "update": 1, "delete": 0, "unchanged": TOTAL - 1}
-    # read: the receipt, the changed entity by name and in full, the receipt again at the end
-    assert client.stats["entity_read"].requests == 4
+    # read: the receipt and its listing, the changed entity by name and in full, the receipt at the end
+    assert client.stats["entity_read"].requests == 5
     assert entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"]["kind"] == "view"
     # and Atlas holds exactly the changed input: a full compare finds nothing to do
     full = resync(client, domain, changed_doc(), refresh=True)
@@ -282,3 +282,55 @@ def test_a_write_to_the_job_between_the_receipt_check_and_the_stamp_makes_it_lis
     changed = resync(client, domain, changed_doc())
     assert searched == [JOB]
     assert changed.plan.counts["update"] == 1
+
+
+def listing_of(client: AtlasClient, domain: str) -> str:
+    base = client.get_entity_by_unique(RECEIPT_TYPE, job_key(domain, JOB) + receipts.BASE_SUFFIX)
+    assert base is not None
+    return str(base["attributes"][receipts.LISTING])
+
+
+def test_a_changed_input_writes_only_its_changes_to_the_receipt(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    first = listing_of(client, domain)
+    assert len(receipts.decode_listing(first) or {}) == TOTAL
+    resync(client, domain, changed_doc())
+    assert listing_of(client, domain) == first, "the listing was written again"
+    receipt = held(client, domain)
+    assert receipt is not None
+    ref, _, changes = receipt["attributes"][receipts.LISTING].partition(":")
+    assert ref == receipts.listing_ref(first)
+    assert list(receipts.decode_listing(changes) or {}) == [("lineage_dataset", f"raw.orders@{domain}")]
+    searched.clear()
+    back = resync(client, domain)  # the first input again: from the listing and its changes
+    assert searched == [] and back.plan.counts["update"] == 1
+    assert (
+        receipts.decode_listing(held(client, domain)["attributes"][receipts.LISTING].partition(":")[2]) == {}
+    )
+
+
+def test_a_listing_that_is_not_the_one_the_receipt_names_makes_the_sync_list_in_atlas(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    other = receipts.encode_listing([])
+    client.upsert_entities(
+        [
+            {
+                "typeName": RECEIPT_TYPE,
+                "attributes": {
+                    "qualifiedName": job_key(domain, JOB) + receipts.BASE_SUFFIX,
+                    "name": "tampered",
+                    receipts.LISTING: other,
+                },
+            }
+        ]
+    )
+    searched.clear()
+    changed = resync(client, domain, changed_doc())
+    assert searched == [JOB]
+    assert changed.plan.counts["update"] == 1
+    full = resync(client, domain, changed_doc(), refresh=True)
+    assert full.plan.counts["unchanged"] == TOTAL and full.applied is None

@@ -16,9 +16,11 @@ from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
 from atlas_sync.reconcile.actual import job_key
 from atlas_sync.reconcile.receipt import (
+    BASE_SUFFIX,
     LISTING,
     RECEIPT_MIN,
     RECEIPT_TYPE,
+    REMOVED,
     JobReceipt,
     decode_listing,
     encode_listing,
@@ -119,21 +121,24 @@ def test_the_profile_fingerprint_follows_its_templates(tmp_path: Path) -> None:
 
 def test_the_listing_keeps_each_entitys_name_and_a_hash_of_its_digest() -> None:
     entities = [
-        ("lineage_column", "raw.t0.c0@demo", "1:aaa"),
-        ("lineage_dataset", "raw.t0@demo", "1:bbb j0123=x"),
-        ("lineage_column", "raw.t0.c1@demo", "1:ccc"),
+        ("lineage_column", "raw.t0.c0@demo", listing_hash("1:aaa")),
+        ("lineage_dataset", "raw.t0@demo", listing_hash("1:bbb j0123=x")),
+        ("lineage_column", "raw.t0.c1@demo", REMOVED),
     ]
     text = encode_listing(entities)
     assert text is not None and text.startswith("1:")
-    assert decode_listing(text) == {(t, qn): listing_hash(d) for t, qn, d in entities}
+    assert decode_listing(text) == {(t, qn): h for t, qn, h in entities}
+    assert decode_listing(encode_listing([]) or "") == {}
     assert listing_hash("1:aaa") != listing_hash("1:aab") and len(listing_hash("1:aaa")) == 8
 
 
-def test_no_listing_for_an_entity_without_a_digest_or_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert encode_listing([("lineage_dataset", "raw.t0@demo", None)]) is None
-    assert encode_listing([("lineage_dataset", "raw\tt0@demo", "1:a")]) is None
+def test_no_listing_for_a_name_with_a_tab_or_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert encode_listing([("lineage_dataset", "raw\tt0@demo", "h")]) is None
     monkeypatch.setattr(receipts, "LISTING_MAX", 40)
-    assert encode_listing([("lineage_dataset", f"raw.t{i}@demo", f"1:{i}") for i in range(50)]) is None
+    assert (
+        encode_listing([("lineage_dataset", f"raw.t{i}@demo", listing_hash(str(i))) for i in range(50)])
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -164,7 +169,7 @@ def test_a_receipt_type_without_the_listing_gets_it_added_by_the_next_sync_that_
         Publisher(client, domain="demo").sync(graph)
         names = {a["name"] for a in client.get_typedef_by_name(RECEIPT_TYPE)["attributeDefs"]}
         assert LISTING in names
-        held = client.get_entity_by_unique(RECEIPT_TYPE, job_key("demo", "nightly"))
-        assert held is not None and decode_listing(held["attributes"][LISTING]) is not None
+        held = client.get_entity_by_unique(RECEIPT_TYPE, job_key("demo", "nightly") + BASE_SUFFIX)
+        assert held is not None and len(decode_listing(held["attributes"][LISTING]) or {}) == 4
     finally:
         emu.close()
