@@ -14,8 +14,9 @@ whole input first. The receipt lets it read one entity and one small search per 
   deletes and classification changes all set it) and as many carry the key (a purge leaves no
   timestamp). Then a sync of the same input has nothing to write, and says so without rendering.
 * **A changed input.** The receipt also keeps the job's entities as that sync left them (type,
-  qualifiedName and a hash of the digest it rendered: about 11 characters an entity, compressed, up
-  to ``LISTING_MAX``). A sync of another input that finds Atlas unchanged since takes them as the
+  qualifiedName and a hash of the digest it rendered: about 13 characters an entity, compressed, up
+  to ``LISTING_MAX``; in an entity of its own, ``BASE_SUFFIX``, the receipt holding the changes
+  since it). A sync of another input that finds Atlas unchanged since takes them as the
   job's listing instead of searching Atlas for them (a real Atlas 2.1.0 lists 12,500 entities in
   1.4-3 s): an entity it renders alike is unchanged; those it renders otherwise, and those it no
   longer has, are read by unique attribute and compared, written or deleted as usual.
