@@ -211,7 +211,7 @@ class JobReceipt:
         self.disabled = False
         self.typedef_writes = 0
         self.listing_attr: bool | None = None  # whether the server's receipt type has LISTING
-        self._vouched: tuple[int, int] | None = None  # (count, newest) when another input may use the listing
+        self._may_list = False  # another input, and the receipt has a listing (reconcile: listed())
         self._base: tuple[str, dict[tuple[str, str], str]] | None = None  # the listing read: (ref, entries)
 
     # ------------------------------------------------------------------ reading
@@ -262,9 +262,11 @@ class JobReceipt:
                 why = "none yet" if held is None else "none vouched for"
                 log.info("job receipt of %s: %s; comparing in full", self.job, why)
                 return False
-            same = held.input == self.input
-            if not same and held.listing is None:
-                log.info("job receipt of %s: another input; comparing in full", self.job)
+            if held.input != self.input:
+                # another input: whether Atlas is unchanged since is checked once, after the stamp
+                self._may_list = held.listing is not None
+                why = "its listing is checked after the stamp" if self._may_list else "comparing in full"
+                log.info("job receipt of %s: another input; %s", self.job, why)
                 return False
             count, newest = self._newest()
         except AtlasError as exc:
@@ -275,11 +277,8 @@ class JobReceipt:
                 "job receipt of %s: the job's entities changed in Atlas since; comparing in full", self.job
             )
             return False
-        if same:
-            log.info("job receipt of %s: same input, Atlas unchanged since; nothing to compare", self.job)
-            return True
-        self._vouched = (count or 0, newest or 0)
-        return False
+        log.info("job receipt of %s: same input, Atlas unchanged since; nothing to compare", self.job)
+        return True
 
     def _unchanged(self, count: int | None, newest: int | None) -> bool:
         held = self.held
@@ -294,18 +293,18 @@ class JobReceipt:
     def listed(self) -> dict[tuple[str, str], str] | None:
         """For another input than the receipt's, once this sync has stamped it: the job's entities
         as the receipt lists them (key -> :func:`listing_hash` of the digest that sync rendered),
-        where Atlas still holds them unchanged (checked again after the stamp, so a sync of the job
-        that wrote before it is seen); ``None``: list them in Atlas."""
-        if self._vouched is None or not self.stamped or self.held is None or self.held.listing is None:
+        where Atlas still holds them unchanged (checked after the stamp, so a sync of the job that
+        wrote before it is seen, and one after it voids the stamp); ``None``: list them in Atlas."""
+        if not self._may_list or not self.stamped or self.held is None or self.held.listing is None:
             return None
         try:
             count, newest = self._newest()
         except AtlasError as exc:
-            log.info("job receipt of %s: not checked again (%s); listing in full", self.job, exc.message)
+            log.info("job receipt of %s: not checked (%s); listing in full", self.job, exc.message)
             return None
         if not self._unchanged(count, newest):
             log.info(
-                "job receipt of %s: the job's entities changed in Atlas meanwhile; listing in full", self.job
+                "job receipt of %s: the job's entities changed in Atlas since; listing in full", self.job
             )
             return None
         found = self._held_listing()
