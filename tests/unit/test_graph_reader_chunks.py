@@ -33,6 +33,20 @@ from issue_workload import issue_graph  # noqa: E402
 from workload import job_graph, shape_for_entities  # noqa: E402
 
 
+@pytest.fixture(autouse=True, params=["whole", "stream"])
+def parse(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every behaviour holds both for documents parsed whole (at most ``WHOLE_PARSE_BYTES``, as
+    these test documents are) and for documents parsed as a stream (bigger ones)."""
+    if request.param == "stream":
+        monkeypatch.setattr(graph_reader, "WHOLE_PARSE_BYTES", -1)
+    return str(request.param)
+
+
+def streamed_only(parse: str) -> None:
+    if parse == "whole":
+        pytest.skip("a document parsed whole is held whole (at most WHOLE_PARSE_BYTES): streamed only")
+
+
 def write(path: Path, doc: Any) -> str:
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
     return str(path)
@@ -375,7 +389,8 @@ class Live:
         self.now -= 1
 
 
-def test_the_reader_never_holds_more_than_a_chunk_of_processes(tmp_path, monkeypatch):
+def test_the_reader_never_holds_more_than_a_chunk_of_processes(tmp_path, monkeypatch, parse):
+    streamed_only(parse)
     path = write(tmp_path / "big.lineage.json", big_document())
     live = Live()
     for cls in (Process, Dataset):
@@ -403,7 +418,8 @@ def test_the_reader_never_holds_more_than_a_chunk_of_processes(tmp_path, monkeyp
     assert live.most < BIG
 
 
-def test_reading_in_chunks_peaks_at_a_fraction_of_the_whole_read(tmp_path):
+def test_reading_in_chunks_peaks_at_a_fraction_of_the_whole_read(tmp_path, parse):
+    streamed_only(parse)
     path = write(tmp_path / "big.lineage.json", big_document())
 
     def peak(fn: Any) -> int:
@@ -421,3 +437,62 @@ def test_reading_in_chunks_peaks_at_a_fraction_of_the_whole_read(tmp_path):
 
     whole, chunked = peak(lambda: READER.read([path])), peak(consume)
     assert chunked * 4 < whole, (chunked, whole)
+
+
+# --------------------------------------------------------------------------- parsed whole
+def test_a_small_document_is_parsed_whole_and_never_streamed(tmp_path, monkeypatch, parse):
+    def no_stream(*_a: Any, **_kw: Any) -> Any:
+        raise AssertionError("the document was streamed")
+
+    monkeypatch.setattr(graph_reader, "_events", no_stream)
+    path = write(tmp_path / "odd.lineage.json", odd_document())
+    if parse == "stream":
+        with pytest.raises(AssertionError, match="streamed"):
+            list(READER.read_chunks([path]))
+        return
+    assert list(READER.read_chunks([path])) == [READER.read([path])]
+    # more processes than a chunk: its items are spooled from the whole parse, still not streamed
+    assert_contract(list(READER.read_chunks([path], chunk_processes=3)), READER.read([path]), 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"),
+    [
+        ("nan", b'{"datasets": [{"id": "a", "name": "a", "facets": {"x": NaN}}]}'),
+        ("bom", b'\xef\xbb\xbf{"datasets": []}'),
+        ("latin-1", b'{"datasets": [{"id": "caf\xe9", "name": "a"}]}'),
+        ("truncated", b'{"datasets": [{"id": "a", "name": "a"}'),
+        ("not an object", b"[1, 2]"),
+    ],
+)
+def test_what_the_whole_parse_refuses_gets_the_streams_error(tmp_path, parse, name, raw):
+    path = tmp_path / "bad.lineage.json"
+    path.write_bytes(raw)
+    errors = []
+    for limit in (graph_reader.WHOLE_PARSE_BYTES, -1):  # this run's way, then the stream's
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(graph_reader, "WHOLE_PARSE_BYTES", limit)
+            with pytest.raises(InputError) as exc:
+                list(READER.read_chunks([str(path)]))
+        errors.append(str(exc.value))
+    assert errors[0] == errors[1]
+    assert str(path) in errors[0]
+
+
+def test_documents_over_the_limit_together_are_each_parsed_whole_into_the_spool(tmp_path, monkeypatch, parse):
+    a = issue_graph(30, seed=1, job="first")
+    b = issue_graph(20, seed=2, job="second")
+    for p in b.processes:
+        p.id = "b-" + p.id
+    b.edges = [e.model_copy(update={"process": "b-" + (e.process or "")}) for e in b.edges]
+    first = write(tmp_path / "a.lineage.json", a.to_document())
+    second = write(tmp_path / "b.lineage.json", b.to_document())
+    size = Path(first).stat().st_size
+    if parse == "whole":  # each one fits, the two together do not
+        monkeypatch.setattr(graph_reader, "WHOLE_PARSE_BYTES", size + 10)
+    events = []
+    real = graph_reader._events
+    monkeypatch.setattr(graph_reader, "_events", lambda src: events.append(src.path) or real(src))
+    whole = READER.read([first, second])
+    assert_contract(list(READER.read_chunks([first, second], chunk_processes=100)), whole, 100)
+    assert events == ([] if parse == "whole" else [first, second])

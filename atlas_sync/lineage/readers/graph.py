@@ -4,8 +4,11 @@
 stream of JSON events (ijson), spools the items of its lists to a temporary SQLite file (so the order
 of the document's keys does not matter), checks them as ``read`` would, and then gives the lineage as
 graphs of at most ``chunk_processes`` processes (default 5000) with their column edges and the
-datasets they refer to: a document of 100,000 processes is never held in memory whole. The contract
-is :func:`atlas_sync.lineage.registry.read_chunks`'s; in particular:
+datasets they refer to: a document of 100,000 processes is never held in memory whole. Documents of
+at most ``WHOLE_PARSE_BYTES`` (4 MiB) in all are parsed whole instead (json's C parser, far cheaper
+than the stream's events): with at most ``chunk_processes`` processes they are ``read()``'s graph,
+else their items are spooled as the stream's are. The contract is
+:func:`atlas_sync.lineage.registry.read_chunks`'s; in particular:
 
 * an edge without a process is in the chunk of the first process writing its target (the process
   the renderer gives it); one whose target no process writes is in an extra last chunk without
@@ -29,6 +32,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -58,6 +62,10 @@ DEFAULT_CHUNK_PROCESSES = 5000
 # The document's lists that are spooled; other top-level keys are skipped (``tables``) or kept
 # (``job``) as ``from_document`` reads them.
 _LISTS = ("datasets", "processes", "edges", "columns", "problems", "statements")
+#: Documents of at most this many bytes are parsed whole (``json``, in C: a tenth of the stream's
+#: cost) and their items spooled and checked as the stream's are; one the whole parse refuses is
+#: parsed again as a stream, for the stream's error. Memory: about 7 times the document's size.
+WHOLE_PARSE_BYTES = 4 << 20
 _BUF = 1 << 16
 _BOM = b"\xef\xbb\xbf"
 
@@ -327,12 +335,23 @@ class _File:
 def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
     if not paths:
         return
+    docs = _whole_documents(paths)
+    if docs is not None and sum(_count(doc.get("processes")) for doc in docs) <= n:
+        # one graph, exactly as read() gives it (its checks, its first error)
+        graph: LineageGraph | None = None
+        for path, doc in zip(paths, docs, strict=True):
+            g = LineageGraph.from_document(doc, file=path)
+            graph = g if graph is None else _merge(graph, g, path)
+        assert graph is not None
+        graph.job = next((doc["job"] for doc in docs if doc.get("job") is not None), None) or _stem(paths[0])
+        yield graph
+        return
     spool = _Spool()
     try:
         files = []
         for no, path in enumerate(paths):
             f = _File(no, path)
-            _spool_file(spool, f)
+            _spool_file(spool, f, docs[no] if docs is not None else _whole(path))
             _check_file(spool, f)
             files.append(f)
         job = next((f.job for f in files if f.job is not None), None)
@@ -340,7 +359,7 @@ def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
             job = _stem(paths[0])
         total = sum(f.counts.get("processes", 0) for f in files)
         if total <= n:  # one graph, as read() gives it
-            graph: LineageGraph | None = None
+            graph = None
             for f in files:
                 for g in _file_chunks(spool, f, n, job, whole=True):
                     graph = g if graph is None else _merge(graph, g, f.path)
@@ -354,8 +373,41 @@ def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
         spool.close()
 
 
-def _spool_file(spool: _Spool, f: _File) -> None:
-    """First pass: parse the document once, spooling its lists' items and validating them."""
+def _whole_documents(paths: list[str]) -> list[dict[str, Any]] | None:
+    """Every document parsed whole (:func:`_whole`) when together they hold at most
+    ``WHOLE_PARSE_BYTES``, else None."""
+    size = 0
+    for path in paths:
+        try:
+            size += os.stat(path).st_size if path != "-" else WHOLE_PARSE_BYTES + 1
+        except OSError:
+            return None
+    if size > WHOLE_PARSE_BYTES:
+        return None
+    docs = []
+    for path in paths:
+        doc = _whole(path)
+        if doc is None:
+            return None
+        docs.append(doc)
+    return docs
+
+
+def _count(value: Any) -> int:
+    return len(value) if isinstance(value, list) else 0
+
+
+def _spool_file(spool: _Spool, f: _File, doc: dict[str, Any] | None) -> None:
+    """First pass: parse the document once (or take ``doc``, the document parsed whole), spooling its
+    lists' items and validating them."""
+    if doc is not None:
+        for name, whole in doc.items():
+            if name in _LISTS:
+                _spool_list(spool, f, name, whole)
+            elif name == "job":
+                f.job = whole
+        spool.db.commit()
+        return
     source = _Source(f.path)
     try:
         events = _events(source)
@@ -373,7 +425,8 @@ def _spool_file(spool: _Spool, f: _File) -> None:
                 break
             assert key is not None
             if key in _LISTS:
-                _spool_list(spool, f, key, events, event, value)
+                items = _list_items(events) if event == "start_array" else _value(events, event, value)
+                _spool_list(spool, f, key, items)
             elif key == "job":
                 f.job = _value(events, event, value)
             else:
@@ -387,22 +440,49 @@ def _spool_file(spool: _Spool, f: _File) -> None:
         source.close()
 
 
-def _spool_list(
-    spool: _Spool, f: _File, key: str, events: Iterator[tuple[str, Any]], event: str, value: Any
-) -> None:
+def _whole(path: str) -> dict[str, Any] | None:
+    """The document parsed whole when it is a regular file of at most ``WHOLE_PARSE_BYTES`` that is
+    a JSON object as the stream would take it (UTF-8 without BOM, no NaN or Infinity), else None."""
+    if path == "-":
+        return None
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > WHOLE_PARSE_BYTES:
+            return None
+        with open(path, "rb") as fh:
+            raw = fh.read(WHOLE_PARSE_BYTES + 1)
+        if raw.startswith(_BOM):
+            return None
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
+    except (OSError, ValueError, RecursionError):  # (UnicodeDecodeError and JSONDecodeError too)
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _list_items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
+    """The items of the array whose ``start_array`` was just read, each built from its events."""
+    for ev, val in events:
+        if ev == "end_array":
+            return
+        yield _value(events, ev, val)
+
+
+def _spool_list(spool: _Spool, f: _File, key: str, value: Any) -> None:
+    """Spool one of the document's lists: ``value`` is the list (or an iterator of its items, from the
+    stream), or whatever other value the key has."""
     db = spool.db
     if key in f.kinds:  # a key given twice: the last one counts, as with json.loads
         _forget(spool, f, key)
-    if event != "start_array":
-        whole = _value(events, event, value)
-        f.kinds[key] = "null" if whole is None else "other" if whole else "empty"
+    if not isinstance(value, (list, Iterator)):
+        f.kinds[key] = "null" if value is None else "other" if value else "empty"
         return
     f.kinds[key] = "list"
     i = 0
-    for ev, val in events:
-        if ev == "end_array":
-            break
-        item = _value(events, ev, val)
+    for item in value:
         if key == "datasets":
             _dataset(db, f, i, item)
         elif key == "processes":
