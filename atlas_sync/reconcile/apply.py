@@ -189,6 +189,10 @@ class WriteScheduler:
         self.error: BaseException | None = None
         self.generation = 0  # changes whenever a batch starts or ends (what is in flight changed)
         self._busy: tuple[int, set[Key]] = (0, set())
+        # batches ended on a worker, and how many of those :meth:`_reap` had seen when it last looked:
+        # room() is asked once per item handed over, and looks at the futures only after an end
+        self._ends: list[None] = []  # (list.append is atomic: two workers may end at once)
+        self._ends_seen = 0
 
     def __enter__(self) -> WriteScheduler:
         return self
@@ -281,7 +285,9 @@ class WriteScheduler:
                     self.finished(batch, outcome)
                     continue
                 self.flight.begin()
-                self.running[self.pool.submit(self._job, work)] = batch
+                fut = self.pool.submit(self._job, work)
+                self.running[fut] = batch
+                fut.add_done_callback(self._ended)
                 self.generation += 1
             # an earlier batch not yet finished keeps what it touches from later ones
             busy |= batch.touched
@@ -298,8 +304,15 @@ class WriteScheduler:
         done_now, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
         self._reap(done_now)
 
+    def _ended(self, _fut: Future[BatchOutcome]) -> None:
+        self._ends.append(None)  # (on a worker thread)
+
     def _reap(self, done_now: Iterable[Future[BatchOutcome]] | None = None) -> None:
         """Fold in the batches that have ended (``done_now``, or any found done)."""
+        if done_now is None:
+            if len(self._ends) == self._ends_seen:
+                return  # nothing ended since the last look
+            self._ends_seen = len(self._ends)  # (an end from now on is seen by the next look)
         for fut in list(self.running) if done_now is None else done_now:
             if not fut.done():
                 continue
