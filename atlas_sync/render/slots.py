@@ -75,6 +75,9 @@ def compile_slots(env: jinja2.Environment, source: str, encode: Callable[[Any], 
         for i, e in enumerate(exprs)
     ]
     program = env.from_string(nodes.Template(body, lineno=1))
+    # Its globals as one plain dict: a context is made per entity, and Jinja copies the globals into
+    # each (a ChainMap of the template's and the environment's, walked twice per context otherwise).
+    program.globals = dict(program.globals)
     marks = {_MARK.format(i): f"atlas_sync_slot_{i}" for i in range(len(exprs))}
     build = _builder(skeleton, marks, encode)
 
