@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,23 @@ def run_guarded(cli: click.Group, argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 0
     return result if isinstance(result, int) else 0
+
+
+def one_shot_process() -> None:
+    """A command is one short process: turn CPython's cyclic garbage collector off for it.
+
+    A sync allocates millions of objects that live until it ends (the input's graph, rendered
+    entities, plan items) and makes almost no cyclic garbage (2,357 objects in an initial sync of
+    12,500 entities), yet the collector walked what it had allocated ~1,150 times: 11% of the
+    process's CPU. Memory is freed by reference counting as before; only cycles wait for the end.
+    """
+    gc.disable()
+
+
+def long_running_process() -> None:
+    """A server (``openlineage serve`` / ``consume``, ``emulator serve``) lives long: its cycles are
+    collected, with the collector's usual thresholds."""
+    gc.enable()
 
 
 def echo_json(data: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.cli.common import is_loopback, stderr
+from atlas_sync.cli.common import is_loopback, long_running_process, stderr
 from atlas_sync.errors import AtlasSyncError, ConfigError
 
 DEFAULT_DATA_DIR = ".atlas-sync"
@@ -105,6 +105,7 @@ def serve_cmd(
     contention_hold_ms: float | None,
 ) -> None:
     """Serve /api/atlas/... over HTTP, like an Apache Atlas 2.4 server."""
+    long_running_process()
     from atlas_sync.emulator import Emulator, parse_fault_spec
     from atlas_sync.emulator.http import serve
 

@@ -15,6 +15,7 @@ from atlas_sync.cli.common import (
     client_from_options,
     connection_options,
     is_loopback,
+    long_running_process,
     settings_from_options,
     stderr,
 )
@@ -251,6 +252,7 @@ def serve_cmd(
     Point a producer at it, e.g. for openlineage-python:
       OPENLINEAGE_URL=http://127.0.0.1:5000  (and OPENLINEAGE_API_KEY=... with --api-key-file)
     """
+    long_running_process()
     from atlas_sync.api import Publisher
     from atlas_sync.openlineage_server import (
         EndpointConfig,
@@ -435,6 +437,7 @@ def consume_cmd(
     Point a producer at the topic, e.g. openlineage-python's openlineage.yml:
       transport: {type: kafka, topic: openlineage, config: {bootstrap.servers: HOST:9092}}
     """
+    long_running_process()
     from atlas_sync.api import Publisher
     from atlas_sync.openlineage_server.consumer import (
         ConsumerConfig,

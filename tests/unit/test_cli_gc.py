@@ -1,0 +1,83 @@
+"""The CLI turns CPython's cyclic garbage collector off for one-shot commands (a sync allocates
+millions of objects that live until it ends and makes almost no cyclic garbage) and back on for
+the servers, which live long."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from atlas_sync.cli import main as cli_main
+
+
+@pytest.fixture(autouse=True)
+def collector_back_on() -> Iterator[None]:
+    try:
+        yield
+    finally:
+        gc.enable()  # whatever a test did: the test process keeps collecting
+
+
+def test_a_command_runs_with_the_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(cli_main, "run_guarded", lambda _cli, _argv: seen.append(gc.isenabled()) or 0)
+    with pytest.raises(SystemExit) as exc:
+        cli_main.main(["status"])
+    assert exc.value.code == 0
+    assert seen == [False]
+
+
+class _Started(Exception):
+    pass
+
+
+def _recorder(seen: list[bool]) -> Any:
+    def record(*_a: Any, **_kw: Any) -> Any:
+        seen.append(gc.isenabled())
+        raise _Started
+
+    return record
+
+
+@pytest.mark.parametrize(
+    ("argv", "module", "name"),
+    [
+        (["emulator", "serve", "--memory", "--port", "0"], "atlas_sync.emulator.http", "serve"),
+        (
+            ["openlineage", "serve", "--port", "0", "--domain", "demo"],
+            "atlas_sync.openlineage_server",
+            "serve",
+        ),
+        (
+            [
+                "openlineage",
+                "consume",
+                "--domain",
+                "demo",
+                "--bootstrap-servers",
+                "127.0.0.1:9",
+                "--topic",
+                "ol",
+            ],
+            "atlas_sync.openlineage_server.consumer",
+            "KafkaLineageConsumer",
+        ),
+    ],
+    ids=["emulator serve", "openlineage serve", "openlineage consume"],
+)
+def test_a_server_turns_the_collector_back_on(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, argv: list[str], module: str, name: str
+) -> None:
+    import importlib
+
+    monkeypatch.chdir(tmp_path)
+    seen: list[bool] = []
+    monkeypatch.setattr(importlib.import_module(module), name, _recorder(seen))
+    gc.disable()  # as main() leaves it
+    result = CliRunner().invoke(cli_main.cli, argv)
+    assert isinstance(result.exception, _Started), result.output
+    assert seen == [True]
