@@ -49,6 +49,13 @@ def one_shot_process() -> None:
     gc.disable()
 
 
+def process_ends() -> None:
+    """The command is done and the process exits: leave what it allocated to the OS. (The
+    interpreter's last collection would walk all of it first: 0.27 s after an initial sync of
+    12,500 entities.) Files, atexit handlers and finalizers of what is still referenced run as usual."""
+    gc.freeze()
+
+
 def long_running_process() -> None:
     """A server (``openlineage serve`` / ``consume``, ``emulator serve``) lives long: its cycles are
     collected, with the collector's usual thresholds."""

@@ -9,7 +9,7 @@ import sys
 import click
 
 from atlas_sync import __version__
-from atlas_sync.cli.common import one_shot_process, run_guarded
+from atlas_sync.cli.common import one_shot_process, process_ends, run_guarded
 
 # Modules of atlas_sync.cli that define ``COMMANDS`` (a list of click commands or groups).
 COMMAND_MODULES = (
@@ -47,7 +47,9 @@ for _name in COMMAND_MODULES:
 
 def main(argv: list[str] | None = None) -> None:
     one_shot_process()  # (the servers turn the collector back on: long_running_process)
-    sys.exit(run_guarded(cli, argv))
+    code = run_guarded(cli, argv)
+    process_ends()
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -501,28 +501,32 @@ def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:
     """tier = 1 + the highest tier of anything referenced (datasets 0, columns 1, processes ...);
     ``known``: tiers of entities rendered earlier that ``state`` refers to."""
     memo: dict[Key, int] = dict(known)
-
-    def tier(key: Key, stack: frozenset[Key]) -> int:
-        if key in memo:
-            return memo[key]
-        ent = state.entities.get(key)
-        if ent is None:
-            return -1
-        best = 0
-        for v in ent.refs.values():
-            for k in v if isinstance(v, list) else ([v] if v else []):
-                if k in stack:
-                    raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
-                if k not in state.entities and k not in known:
-                    raise RenderError(
-                        f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
-                    )
-                best = max(best, tier(k, stack | {key}) + 1)
-        memo[key] = best
-        return best
-
     for key, ent in state.entities.items():
-        ent.tier = tier(key, frozenset())
+        ent.tier = _tier(key, frozenset(), state, known, memo)
+
+
+def _tier(
+    key: Key, stack: frozenset[Key], state: DesiredState, known: Mapping[Key, int], memo: dict[Key, int]
+) -> int:
+    # (a function of its own, not a closure calling itself: that closure is a reference cycle, which
+    # kept every rendered state alive until the cyclic collector ran)
+    if key in memo:
+        return memo[key]
+    ent = state.entities.get(key)
+    if ent is None:
+        return -1
+    best = 0
+    for v in ent.refs.values():
+        for k in v if isinstance(v, list) else ([v] if v else []):
+            if k in stack:
+                raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
+            if k not in state.entities and k not in known:
+                raise RenderError(
+                    f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
+                )
+            best = max(best, _tier(k, stack | {key}, state, known, memo) + 1)
+    memo[key] = best
+    return best
 
 
 __all__ = [

@@ -302,3 +302,21 @@ def test_value_slots_keep_the_sandbox_and_strict_undefined(tmp_path):
     )
     with pytest.raises(RenderError, match=r"process.json.j2 \(process 'daily'\)"):
         render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_a_rendered_state_is_freed_by_reference_counting_alone():
+    """One-shot commands run without the cyclic collector: a state held in a reference cycle (a
+    recursive closure over it) would stay in memory for the whole sync."""
+    import gc
+    import weakref
+
+    graph = LineageGraph.from_document(DOC)
+    gc.disable()
+    try:
+        state = render(graph, load_profile("lineage"), domain="d", job="j")
+        assert {e.tier for e in state.entities.values()} >= {0, 1, 2}
+        freed = weakref.ref(state)
+        del state
+        assert freed() is None
+    finally:
+        gc.enable()
