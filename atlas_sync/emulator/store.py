@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,6 +66,9 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(SCHEMA)
+        # Closed when the process exits normally even if still referenced (the CLI leaves what a command
+        # allocated to the OS, cycles included): the WAL is then checkpointed into the file and removed.
+        weakref.finalize(self, self.conn.close)
         self.lock = threading.RLock()
         self._depth = 0
         self._stats_at = 0  # total_changes at the last ANALYZE

@@ -96,3 +96,37 @@ def test_a_server_turns_the_collector_back_on(
     result = CliRunner().invoke(cli_main.cli, argv)
     assert isinstance(result.exception, _Started), result.output
     assert seen == [True]
+
+
+def test_the_embedded_atlas_is_closed_when_the_command_exits(tmp_path: Any) -> None:
+    """What a command allocated is left to the OS, but the embedded Atlas's database is still closed:
+    its write-ahead log is folded into ``atlas.db`` (a copy of that file alone holds everything)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "job.sql").write_text("INSERT INTO mart.daily SELECT id, amount FROM raw.orders;\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATLAS_", "ATLAS_SYNC_"))}
+    cmd = [
+        sys.executable,
+        "-m",
+        "atlas_sync.cli.main",
+        "sync",
+        "--domain",
+        "demo",
+        "--from",
+        "sql",
+        "job.sql",
+    ]
+    first = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    state = tmp_path / ".atlas-sync"
+    assert sorted(p.name for p in state.iterdir()) == ["atlas.db"]
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / ".atlas-sync").mkdir()
+    (moved / ".atlas-sync" / "atlas.db").write_bytes((state / "atlas.db").read_bytes())
+    (moved / "job.sql").write_text((tmp_path / "job.sql").read_text())
+    again = subprocess.run(cmd, cwd=moved, env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "Nothing to do" in again.stdout
