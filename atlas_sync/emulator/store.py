@@ -7,6 +7,8 @@ request back). JSON documents live in TEXT columns; the columns that are queried
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import sqlite3
 import threading
 import weakref
@@ -40,6 +42,21 @@ CREATE INDEX IF NOT EXISTS relationships_type ON relationships (type_name);
 STATS_MIN_CHANGES = 10_000
 
 
+# Stores still open when the process exits are closed then, even those only a reference cycle holds
+# (the CLI leaves what a command allocated to the OS): their write-ahead log is checkpointed into the
+# file and removed, as when a store is closed.
+_OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _close_open_stores() -> None:
+    for store in list(_OPEN):
+        with contextlib.suppress(sqlite3.Error):
+            store.conn.close()
+
+
+atexit.register(_close_open_stores)
+
+
 class Store:
     """The emulator's database. ``path=None`` keeps everything in memory (lost on close)."""
 
@@ -66,9 +83,7 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(SCHEMA)
-        # Closed when the process exits normally even if still referenced (the CLI leaves what a command
-        # allocated to the OS, cycles included): the WAL is then checkpointed into the file and removed.
-        weakref.finalize(self, self.conn.close)
+        _OPEN.add(self)  # (closed at exit: _close_open_stores)
         self.lock = threading.RLock()
         self._depth = 0
         self._stats_at = 0  # total_changes at the last ANALYZE
