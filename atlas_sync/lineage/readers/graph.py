@@ -35,7 +35,7 @@ import sqlite3
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -82,14 +82,7 @@ class GraphReader:
         return path.endswith(".lineage.json")
 
     def read(self, paths: Sequence[str], **options: Any) -> LineageGraph:
-        graph: LineageGraph | None = None
-        for p in paths:
-            g = LineageGraph.from_document(load_json(p), file=p)
-            graph = g if graph is None else _merge(graph, g, p)
-        graph = graph or LineageGraph()
-        if graph.job is None and paths and paths[0] != "-":
-            graph.job = _stem(paths[0])
-        return graph
+        return _whole_graph(((p, load_json(p)) for p in paths), paths[0] if paths else None)
 
     def read_chunks(
         self, paths: Sequence[str], *, chunk_processes: Any = None, **options: Any
@@ -98,6 +91,18 @@ class GraphReader:
         docstring); every file is parsed and checked before the first graph is given."""
         n = positive_int(chunk_processes, DEFAULT_CHUNK_PROCESSES, "chunk_processes")
         return _chunks(list(paths), n)
+
+
+def _whole_graph(documents: Iterable[tuple[str, Any]], first: str | None) -> LineageGraph:
+    """The documents (path, parsed JSON; taken one by one) as one graph: ``read()``'s."""
+    graph: LineageGraph | None = None
+    for p, doc in documents:
+        g = LineageGraph.from_document(doc, file=p)
+        graph = g if graph is None else _merge(graph, g, p)
+    graph = graph or LineageGraph()
+    if graph.job is None and first is not None and first != "-":
+        graph.job = _stem(first)
+    return graph
 
 
 def _stem(path: str) -> str:
@@ -337,14 +342,7 @@ def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
         return
     docs = _whole_documents(paths)
     if docs is not None and sum(_count(doc.get("processes")) for doc in docs) <= n:
-        # one graph, exactly as read() gives it (its checks, its first error)
-        graph: LineageGraph | None = None
-        for path, doc in zip(paths, docs, strict=True):
-            g = LineageGraph.from_document(doc, file=path)
-            graph = g if graph is None else _merge(graph, g, path)
-        assert graph is not None
-        graph.job = next((doc["job"] for doc in docs if doc.get("job") is not None), None) or _stem(paths[0])
-        yield graph
+        yield _whole_graph(zip(paths, docs, strict=True), paths[0])  # read()'s graph, checks and errors
         return
     spool = _Spool()
     try:
@@ -359,7 +357,7 @@ def _chunks(paths: list[str], n: int) -> Iterator[LineageGraph]:
             job = _stem(paths[0])
         total = sum(f.counts.get("processes", 0) for f in files)
         if total <= n:  # one graph, as read() gives it
-            graph = None
+            graph: LineageGraph | None = None
             for f in files:
                 for g in _file_chunks(spool, f, n, job, whole=True):
                     graph = g if graph is None else _merge(graph, g, f.path)
