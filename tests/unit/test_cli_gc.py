@@ -106,7 +106,7 @@ def test_the_embedded_atlas_is_closed_when_the_command_exits(tmp_path: Any) -> N
     import sys
 
     (tmp_path / "job.sql").write_text("INSERT INTO mart.daily SELECT id, amount FROM raw.orders;\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATLAS_", "ATLAS_SYNC_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")}
     cmd = [
         sys.executable,
         "-m",
