@@ -372,23 +372,23 @@ class JobReceipt:
                 pass  # registered meanwhile by another sync
             self.type_known = True
             self.listing_attr = None
-        entity = {
-            "typeName": RECEIPT_TYPE,
-            "guid": "-1",
-            "attributes": {
-                "qualifiedName": self.key,
-                "name": f"{self.job} ({self.domain})",
-                SCOPE: scope_key(self.domain),
-                JOB: self.job,
-                RUN: run,
-                INPUT: input_fingerprint,
-                COUNT: count,
-                ENTITIES: entities,
-            },
-        }
+        attributes: dict[str, Any] = {RUN: run, INPUT: input_fingerprint, COUNT: count, ENTITIES: entities}
         if listing is not None or self.listing_attr:  # (cleared where the type has it)
-            entity["attributes"][LISTING] = listing  # type: ignore[index]
-        self.client.upsert_entities([entity])
+            attributes[LISTING] = listing
+        self._upsert("", "", attributes)
+
+    def _upsert(self, suffix: str, what: str, attributes: dict[str, Any]) -> None:
+        """Write the receipt's entity (``suffix`` ``BASE_SUFFIX``: its listing's) with ``attributes``."""
+        name = f"{self.job} ({self.domain})" + (f": {what}" if what else "")
+        common = {
+            "qualifiedName": self.key + suffix,
+            "name": name,
+            SCOPE: scope_key(self.domain),
+            JOB: self.job,
+        }
+        self.client.upsert_entities(
+            [{"typeName": RECEIPT_TYPE, "guid": "-1", "attributes": common | attributes}]
+        )
 
     def _listing(self, spool: Spool) -> str | None:
         """The receipt's LISTING for what ``spool`` desires: the changes since the listing this sync
@@ -409,18 +409,7 @@ class JobReceipt:
         none = encode_listing([])
         if full is None or none is None:
             return None
-        entity = {
-            "typeName": RECEIPT_TYPE,
-            "guid": "-1",
-            "attributes": {
-                "qualifiedName": self.key + BASE_SUFFIX,
-                "name": f"{self.job} ({self.domain}): listing",
-                SCOPE: scope_key(self.domain),
-                JOB: self.job,
-                LISTING: full,
-            },
-        }
-        self.client.upsert_entities([entity])
+        self._upsert(BASE_SUFFIX, "listing", {LISTING: full})
         return f"{listing_ref(full)}:{none}"
 
     def _listing_attribute(self) -> bool:
