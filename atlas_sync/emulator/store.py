@@ -42,16 +42,21 @@ CREATE INDEX IF NOT EXISTS relationships_type ON relationships (type_name);
 STATS_MIN_CHANGES = 10_000
 
 
-# Stores still open when the process exits are closed then, even those only a reference cycle holds
-# (the CLI leaves what a command allocated to the OS): their write-ahead log is checkpointed into the
-# file and removed, as when a store is closed.
-_OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
+# Connections still open when the process exits are closed then, even those only a reference cycle
+# holds (the CLI leaves what a command allocated to the OS): their write-ahead log is checkpointed into
+# the file and removed, as when a store is closed. (Connections, not stores: the emulator's repository
+# keeps a store's connection after the store object itself is gone.)
+class _Connection(sqlite3.Connection):
+    """A connection that can be weakly referenced (``sqlite3.Connection`` cannot)."""
+
+
+_OPEN: weakref.WeakSet[_Connection] = weakref.WeakSet()
 
 
 def _close_open_stores() -> None:
-    for store in list(_OPEN):
+    for conn in list(_OPEN):
         with contextlib.suppress(sqlite3.Error):
-            store.conn.close()
+            conn.close()
 
 
 atexit.register(_close_open_stores)
@@ -73,7 +78,10 @@ class Store:
             target = str(p)
         self.path = target
         # isolation_level=None: we issue BEGIN/COMMIT ourselves so a whole request is one transaction.
-        self.conn = sqlite3.connect(target, check_same_thread=False, isolation_level=None)
+        self.conn = sqlite3.connect(
+            target, check_same_thread=False, isolation_level=None, factory=_Connection
+        )
+        _OPEN.add(self.conn)  # (closed at exit: _close_open_stores)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys=OFF")
         # another process (e.g. `emulator serve` and an embedded client on the same file) may hold the lock
@@ -83,7 +91,6 @@ class Store:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.executescript(SCHEMA)
-        _OPEN.add(self)  # (closed at exit: _close_open_stores)
         self.lock = threading.RLock()
         self._depth = 0
         self._stats_at = 0  # total_changes at the last ANALYZE

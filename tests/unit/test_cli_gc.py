@@ -122,6 +122,11 @@ def test_the_embedded_atlas_is_closed_when_the_command_exits(tmp_path: Any) -> N
     assert first.returncode == 0, first.stderr
     state = tmp_path / ".atlas-sync"
     assert sorted(p.name for p in state.iterdir()) == ["atlas.db"]
+    show = [sys.executable, "-m", "atlas_sync.cli.main", "show", "--domain", "demo"]
+    shown = subprocess.run(show, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "mart.daily" in shown.stdout
+    assert sorted(p.name for p in state.iterdir()) == ["atlas.db"]  # (show holds the store's connection)
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     (moved / ".atlas-sync").mkdir()
