@@ -9,6 +9,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas_sync import fastjson
+
 log = logging.getLogger("atlas_sync.atlas")
 
 
@@ -200,7 +202,7 @@ def order_for_batching(entities: Sequence[dict[str, Any]]) -> list[dict[str, Any
 
 def encode_entity(entity: dict[str, Any]) -> bytes:
     """The entity as it goes into a request body (compact JSON, UTF-8)."""
-    return json.dumps(entity, ensure_ascii=False, separators=(",", ":")).encode()
+    return fastjson.dumps(entity)
 
 
 def entity_size(entity: dict[str, Any]) -> int:

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from atlas_sync import fastjson
 from atlas_sync.lineage.model import Dataset
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.digest import entity_digest
@@ -221,7 +222,7 @@ class Spool:
                     e.qualified_name,
                     e.tier,
                     e.origin,
-                    json.dumps(_desired_json(e)),
+                    fastjson.dumps_text(_desired_json(e)),
                     int(e.shared),
                     digest,
                 )
@@ -283,7 +284,7 @@ class Spool:
             if out and (len(out) >= READ_CHUNK or size + len(body) > READ_BYTES):
                 yield out
                 out, size = [], 0
-            e = _desired_from_json(json.loads(body))
+            e = _desired_from_json(fastjson.loads(body))
             e.tier = tier
             if digest_attribute is not None and digest is not None:
                 e.attributes[digest_attribute] = digest
@@ -478,7 +479,7 @@ class Spool:
                 "d.qn = r.qn JOIN actual a ON a.type = d.type AND a.qn = d.qn WHERE r.rtype = ? AND r.rqn = ?",
                 k,
             ):
-                e = _desired_from_json(json.loads(body))
+                e = _desired_from_json(fastjson.loads(body))
                 e.tier = tier
                 out[e.key] = (e, guid)
         return list(out.values())

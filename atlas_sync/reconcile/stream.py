@@ -26,11 +26,11 @@ and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from atlas_sync import fastjson
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import (
@@ -178,7 +178,7 @@ class StreamSync:
                     "edges": [e.model_dump(mode="json") for e in edges],
                 }
                 first = False
-                self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+                self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (fastjson.dumps_text(doc),))
 
     @property
     def is_empty(self) -> bool:
@@ -189,7 +189,7 @@ class StreamSync:
         """Render every spooled chunk for ``job``; returns the number of distinct entities."""
         cur = self.spool.db.execute("SELECT doc FROM chunk ORDER BY id")
         for (raw,) in rows(cur):
-            doc = json.loads(raw)
+            doc = fastjson.loads(raw)
             processes = [Process.model_validate(p) for p in doc["processes"]]
             edges = [ColumnEdge.model_validate(e) for e in doc["edges"]]
             ids: dict[str, None] = dict.fromkeys(doc["datasets"])

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from atlas_sync import fastjson
 from atlas_sync.errors import InputError
 from atlas_sync.inputs import load_json, open_binary, read_text
 from atlas_sync.lineage.model import (
@@ -451,14 +452,10 @@ def _whole(path: str) -> dict[str, Any] | None:
             raw = fh.read(WHOLE_PARSE_BYTES + 1)
         if raw.startswith(_BOM):
             return None
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_not_json)
-    except (OSError, ValueError, RecursionError):  # (UnicodeDecodeError and JSONDecodeError too)
+        doc = fastjson.loads_strict(raw)
+    except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
-
-
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _list_items(events: Iterator[tuple[str, Any]]) -> Iterator[Any]:
@@ -490,9 +487,9 @@ def _spool_list(spool: _Spool, f: _File, key: str, value: Any) -> None:
         elif key == "statements":
             if not isinstance(item, dict) and key not in f.errors:
                 f.errors[key] = InputError(_statement_error(i, item), file=f.path)
-            db.execute("INSERT INTO item VALUES (?, ?, ?, ?)", (f.no, key, i, json.dumps(item)))
+            db.execute("INSERT INTO item VALUES (?, ?, ?, ?)", (f.no, key, i, fastjson.dumps_text(item)))
         else:  # edges / columns: resolved once every dataset id is known
-            db.execute("INSERT INTO raw_edge VALUES (?, ?, ?, ?)", (f.no, key, i, json.dumps(item)))
+            db.execute("INSERT INTO raw_edge VALUES (?, ?, ?, ?)", (f.no, key, i, fastjson.dumps_text(item)))
         i += 1
     f.counts[key] = i
 
@@ -598,7 +595,7 @@ def _check_file(spool: _Spool, f: _File) -> None:
     while batch := rows.fetchmany(2000):
         out = []
         for idx, doc in batch:
-            e = edge_from_document(json.loads(doc), f.ids, file=f.path, where=f"$.{key}[{idx}]")
+            e = edge_from_document(fastjson.loads(doc), f.ids, file=f.path, where=f"$.{key}[{idx}]")
             if dangling_edge is None and (bad := edge_dangling(e, f.ids, f.pids)):
                 dangling_edge = bad[0]
             producer = None
