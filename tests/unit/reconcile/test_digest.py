@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from atlas_sync.reconcile.actual import ActualEntity
 from atlas_sync.reconcile.digest import entity_digest
@@ -85,3 +92,68 @@ def test_metadata_has_its_own_part_of_the_digest() -> None:
     e.metadata = {"labels": ["gdpr"]}
     tagged = entity_digest(e, ATTR)
     assert tagged.startswith(plain + "+") and len(tagged) == len(plain) + 12
+
+
+# The digest's text, as every digest already stored in Atlas was computed: it must never change.
+def stored_formula(e: DesiredEntity) -> str:
+    def norm(v: object) -> object:
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    def sixty_four_bits(doc: object) -> str:
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        raw = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    attrs = {k: norm(v) for k, v in e.attributes.items() if k != ATTR}
+    refs = {k: sorted(set(v)) if isinstance(v, list) else v for k, v in e.refs.items()}
+    base = "1:" + sixty_four_bits([e.type_name, e.qualified_name, attrs, refs])
+    return f"{base}+{sixty_four_bits(norm(e.metadata))}" if e.metadata else base
+
+
+JSONISH = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(st.characters(codec=None, exclude_categories=())),  # control characters, surrogates
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(st.characters(exclude_categories=()), max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(attrs=st.dictionaries(st.text(max_size=8), JSONISH, max_size=6), metadata=JSONISH)
+def test_the_digest_is_the_stored_formula_for_any_attribute_values(attrs: dict, metadata: object) -> None:
+    e = dataclasses.replace(process(**attrs), metadata=metadata if isinstance(metadata, dict) else {})
+    assert outcome(entity_digest, e) == outcome(stored_formula, e)
+
+
+def test_the_digest_of_unusual_values_is_the_stored_formula() -> None:
+    for value in (
+        1e-07,
+        0.00001,
+        [1.5, "\ud800"],
+        {"b": 1, "a": {"d": 2.0, "c": None}},
+        {1: "x"},
+        "\x00\x7f\u2028",
+    ):
+        e = process(value=value)
+        assert outcome(entity_digest, e) == outcome(stored_formula, e)
+
+
+def outcome(digest: Callable[..., str], e: DesiredEntity) -> str:
+    """The digest, or the error's type (a lone surrogate cannot be written as UTF-8)."""
+    try:
+        return digest(e, ATTR) if digest is entity_digest else digest(e)
+    except UnicodeEncodeError:
+        return "UnicodeEncodeError"
