@@ -78,6 +78,8 @@ def merged(stored: str | None, job_key: str, wanted: str | None, *, drop: Collec
     those in ``drop``: jobs whose next sync must read the entity in full)."""
     if wanted is None:
         return None
+    if "+" not in wanted and (not isinstance(stored, str) or " " not in stored):
+        return wanted  # no job's part on either side (most entities: one per sync's write)
     _, jobs = _parts(stored)
     jobs = {k: v for k, v in jobs.items() if k != job_key and k not in drop}
     head, _, mine = wanted.partition("+")

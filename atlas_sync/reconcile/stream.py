@@ -26,11 +26,13 @@ and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from atlas_sync import fastjson
+from pydantic import BaseModel
+
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import (
@@ -67,6 +69,14 @@ RENDER_EDGES = 20_000
 class StreamResult:
     plan: StreamedPlan
     applied: ApplyResult | None
+
+
+class _Part(BaseModel):
+    """A part of a chunk as :meth:`StreamSync.add_chunk` spools it."""
+
+    datasets: list[str]
+    processes: list[Process]
+    edges: list[ColumnEdge]
 
 
 class StreamSync:
@@ -178,7 +188,8 @@ class StreamSync:
                     "edges": [e.model_dump(mode="json") for e in edges],
                 }
                 first = False
-                self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (fastjson.dumps_text(doc),))
+                # (json's spelling: receipts in Atlas hold fingerprints of this text)
+                self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
 
     @property
     def is_empty(self) -> bool:
@@ -189,10 +200,9 @@ class StreamSync:
         """Render every spooled chunk for ``job``; returns the number of distinct entities."""
         cur = self.spool.db.execute("SELECT doc FROM chunk ORDER BY id")
         for (raw,) in rows(cur):
-            doc = fastjson.loads(raw)
-            processes = [Process.model_validate(p) for p in doc["processes"]]
-            edges = [ColumnEdge.model_validate(e) for e in doc["edges"]]
-            ids: dict[str, None] = dict.fromkeys(doc["datasets"])
+            part = _Part.model_validate_json(raw)
+            processes, edges = part.processes, part.edges
+            ids: dict[str, None] = dict.fromkeys(part.datasets)
             for p in processes:
                 ids.update(dict.fromkeys((*p.inputs, *p.outputs)))
             for e in edges:

@@ -84,6 +84,12 @@ def test_each_job_compares_the_entitys_digest_and_its_own_part_only() -> None:
     assert without_metadata("1:BASEBASEBAS+CCCCCCCCCCC") == "1:BASEBASEBAS"
     # a digest from before parts (one value for all) is the entity's digest
     assert for_job("1:OLDOLDOLDOL", "jA") == "1:OLDOLDOLDOL"
+    # no job's part anywhere: the wanted digest as it is; a part on either side is kept or added
+    for before in (None, "", "1:OLDOLDOLDOL", 7):
+        assert merged(before, "jA", "1:NEWNEWNEWNE") == "1:NEWNEWNEWNE"
+        assert merged(before, "jA", "1:NEWNEWNEWNE+CCCCCCCCCCC") == "1:NEWNEWNEWNE jA=CCCCCCCCCCC"
+    assert merged("1:OLDOLDOLDOL jB=BBBBBBBBBBB", "jA", "1:NEW") == "1:NEW jB=BBBBBBBBBBB"
+    assert merged("1:OLDOLDOLDOL jA=AAAAAAAAAAA", "jA", "1:NEW") == "1:NEW"
 
 
 def test_metadata_has_its_own_part_of_the_digest() -> None:
