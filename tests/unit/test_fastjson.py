@@ -12,7 +12,7 @@ from atlas_sync import fastjson
 
 VALUES: list[Any] = [
     {"typeName": "hive_table", "attributes": {"qualifiedName": "db.t@c", "name": "t", "n": 3, "ok": True}},
-    {"é": "naïve ünïcode ✓ 😀", "ctl": "\x00\x01\n\t\"\\/", "sep": "\u2028\u2029\x7f"},
+    {"é": "naïve ünïcode ✓ 😀", "ctl": '\x00\x01\n\t"\\/', "sep": "\u2028\u2029\x7f"},
     [1e-07, 1e16, 0.1, -0.0, 5e-324, 10**30, -(2**63), None, [], {}],
     {"nested": [[[{"a": [1, 2, {"b": None}]}]]]},
     "plain",
