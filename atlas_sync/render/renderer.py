@@ -518,13 +518,17 @@ def _tier(
     best = 0
     for v in ent.refs.values():
         for k in v if isinstance(v, list) else ([v] if v else []):
-            if k in stack:
-                raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
-            if k not in state.entities and k not in known:
-                raise RenderError(
-                    f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
-                )
-            best = max(best, _tier(k, stack | {key}, state, known, memo) + 1)
+            tier = memo.get(k)  # (a tier known is of an entity rendered, off every path to here)
+            if tier is None:
+                if k in stack:
+                    raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
+                if k not in state.entities and k not in known:
+                    raise RenderError(
+                        f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
+                    )
+                tier = _tier(k, stack | {key}, state, known, memo)
+            if tier >= best:
+                best = tier + 1
     memo[key] = best
     return best
 

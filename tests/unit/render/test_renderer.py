@@ -7,7 +7,7 @@ import pytest
 from atlas_sync.errors import ConfigError
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.render import load_profile, render
-from atlas_sync.render.renderer import RenderError
+from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, _assign_tiers
 
 DOC = {
     "datasets": [
@@ -320,3 +320,46 @@ def test_a_rendered_state_is_freed_by_reference_counting_alone():
         assert freed() is None
     finally:
         gc.enable()
+
+
+def _entity(name: str, *refs: str) -> DesiredEntity:
+    return DesiredEntity(
+        type_name="t",
+        qualified_name=name,
+        attributes={"qualifiedName": name},
+        refs={"r": [("t", r) for r in refs]},
+        origin=f"node {name}",
+    )
+
+
+def test_tiers_put_each_entity_after_everything_it_refers_to() -> None:
+    entities = [
+        _entity("d"),
+        _entity("c1", "d"),
+        _entity("c2", "d"),
+        _entity("p", "c1", "c2", "d"),
+        _entity("l", "p"),
+    ]
+    state = DesiredState("demo", "daily", {e.key: e for e in reversed(entities)})
+    _assign_tiers(state, {("t", "elsewhere"): 5})
+    assert [state.entities[("t", n)].tier for n in ("d", "c1", "c2", "p", "l")] == [0, 1, 1, 2, 3]
+    later = DesiredState(
+        "demo", "daily", {("t", "x"): _entity("x", "elsewhere", "d2"), ("t", "d2"): _entity("d2")}
+    )
+    _assign_tiers(later, {("t", "elsewhere"): 5})
+    assert later.entities[("t", "x")].tier == 6  # after an entity of an earlier part
+
+
+def test_a_reference_cycle_or_an_unrendered_reference_is_an_error() -> None:
+    cycle = DesiredState(
+        "demo", "daily", {("t", n): _entity(n, r) for n, r in (("a", "b"), ("b", "c"), ("c", "a"))}
+    )
+    with pytest.raises(RenderError, match="reference cycle through t"):
+        _assign_tiers(cycle, {})
+    dangling = DesiredState(
+        "demo", "daily", {("t", "a"): _entity("a", "b"), ("t", "b"): _entity("b", "nowhere")}
+    )
+    with pytest.raises(
+        RenderError, match="node b: references t 'nowhere', which the profile does not render"
+    ):
+        _assign_tiers(dangling, {})
