@@ -507,3 +507,16 @@ def test_an_empty_job_name_is_kept_as_the_whole_read_keeps_it(tmp_path, parse):
     path = write(tmp_path / "named.lineage.json", issue_graph(3, seed=4).to_document() | {"job": ""})
     assert READER.read([path]).job == ""
     assert list(READER.read_chunks([path])) == [READER.read([path])]
+
+
+def test_a_lone_surrogate_escape_reads_as_the_stream_reads_it(tmp_path, parse):
+    # (UTF-8 cannot carry one: parsed whole it reached the request body and failed there)
+    path = tmp_path / "odd.lineage.json"
+    path.write_bytes(b'{"datasets": [{"id": "a", "namespace": "n", "name": "t\\ud800x"}], "processes": []}')
+    read = []
+    for limit in (WHOLE_PARSE_BYTES, -1):  # parsed whole (refused, so streamed), then streamed
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(graph_reader, "WHOLE_PARSE_BYTES", limit)
+            read.append([d.name for c in READER.read_chunks([str(path)]) for d in c.datasets])
+    assert read[0] == read[1]
+    assert read[0][0].encode()  # something UTF-8 carries
