@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import itertools
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,15 @@ def _read_maybe_chunks(
     if second is None and not stream:
         _report(first.problems, bool(first.datasets or first.processes), allow_partial)
         return first, None
-    return None, itertools.chain([first] if second is None else [first, second], chunks)
+    return None, _resumed([first] if second is None else [first, second], chunks)
+
+
+def _resumed(read: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    """The chunks already read, then the rest; none held here once handed over (a chunk of 5,000
+    processes is ~85 MB of models: the list would hold two until the end)."""
+    while read:
+        yield read.pop(0)
+    yield from rest
 
 
 def _note_partial(target: Target, partial: bool) -> None:
