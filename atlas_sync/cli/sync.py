@@ -92,6 +92,8 @@ def _read_maybe_chunks(
     if first is None:
         raise InputError("the reader gave no lineage", file=target.files[0] if target.files else None)
     _note_partial(target, first.partial)
+    if getattr(chunks, "more", None):  # the reader says another follows: stream, holding one chunk
+        return None, _resumed([first], chunks)
     second = next(chunks, None)
     if second is None and not stream:
         _report(first.problems, bool(first.datasets or first.processes), allow_partial)

@@ -150,7 +150,10 @@ def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[Lin
       must not publish anything before the iterator is exhausted;
     * option ``chunk_statements`` (int, default 5000): distinct statements per chunk for the
       ``query-log`` reader; option ``chunk_processes`` (int, default 5000): processes per chunk for
-      the ``graph`` reader; other readers ignore them.
+      the ``graph`` reader; other readers ignore them;
+    * the iterator may have an attribute ``more`` (the ``graph`` reader's has): once a chunk was
+      given, whether another follows, so a consumer deciding whether to stream need not build the
+      next chunk while it holds this one.
 
     The reader is looked up at once (an unknown name raises here); reading starts on the first ``next``.
     """

@@ -8,6 +8,7 @@ the reader's part of a big sync's peak memory.
 from __future__ import annotations
 
 import gc
+import json
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,3 +88,27 @@ def test_chunks_peeked_at_are_not_held_once_handed_over() -> None:
     for c in _resumed([next(chunks), next(chunks)], chunks):  # (the CLI reads two, to decide to stream)
         del c
     assert alive == [0, 1, 0, 0]  # (the first is held while the second is read: both were asked for)
+
+
+def test_the_cli_streams_without_reading_ahead_when_the_reader_says_more_follow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from atlas_sync.cli.sync import Target, _read_maybe_chunks
+    from atlas_sync.lineage.readers import graph as graph_reader
+
+    doc = {
+        "datasets": [{"id": f"t{i}", "namespace": "raw", "name": f"t{i}"} for i in range(10)],
+        "processes": [
+            {"id": f"p{i}", "name": f"p{i}", "inputs": [f"t{i}"], "outputs": [f"t{i + 1}"]} for i in range(9)
+        ],
+    }
+    path = tmp_path / "nine.lineage.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(graph_reader, "DEFAULT_CHUNK_PROCESSES", 3)
+    built: list[int] = []
+    real_next = graph_reader.Chunks.__next__
+    monkeypatch.setattr(graph_reader.Chunks, "__next__", lambda self: built.append(1) or real_next(self))
+    pub = Publisher(embedded_client(emulator=Emulator(None)), profile="lineage", domain="demo")
+    graph, chunks = _read_maybe_chunks(pub, Target(files=(str(path),), reader="graph"), None)
+    assert graph is None and len(built) == 1  # streaming, decided without building the second chunk
+    assert [len(c.processes) for c in chunks] == [3, 3, 3]

@@ -520,3 +520,34 @@ def test_a_lone_surrogate_escape_reads_as_the_stream_reads_it(tmp_path, parse):
             read.append([d.name for c in READER.read_chunks([str(path)]) for d in c.datasets])
     assert read[0] == read[1]
     assert read[0][0].encode()  # something UTF-8 carries
+
+
+def mores(paths: list[str], n: int) -> tuple[list[bool | None], int]:
+    """``more`` after each chunk given, and how many chunks there were."""
+    chunks = READER.read_chunks(paths, chunk_processes=n)
+    seen = []
+    count = 0
+    for _ in chunks:
+        seen.append(chunks.more)
+        count += 1
+    return seen, count
+
+
+@pytest.mark.parametrize(
+    ("case", "n"),
+    [("odd", 1), ("odd", 3), ("odd", 100), ("issue", 7), ("issue", 40), ("two files", 7), ("two files", 30)],
+)
+def test_more_says_whether_another_chunk_follows(tmp_path, case, n):
+    if case == "odd":  # (its last chunk holds only the edge no process owns)
+        paths = [write(tmp_path / "odd.lineage.json", odd_document())]
+    elif case == "issue":
+        paths = [write(tmp_path / "issue.lineage.json", issue_graph(40, seed=40).to_document())]
+    else:
+        paths = list(two_jobs(tmp_path))
+    seen, count = mores(paths, n)
+    assert seen == [True] * (count - 1) + [False]
+
+
+def test_more_is_unknown_before_the_first_chunk(tmp_path):
+    path = write(tmp_path / "issue.lineage.json", issue_graph(3, seed=3).to_document())
+    assert READER.read_chunks([path]).more is None
