@@ -53,13 +53,13 @@ class _Connection(sqlite3.Connection):
 _OPEN: weakref.WeakSet[_Connection] = weakref.WeakSet()
 
 
-def _close_open_stores() -> None:
+def _close_open_connections() -> None:
     for conn in list(_OPEN):
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
 
-atexit.register(_close_open_stores)
+atexit.register(_close_open_connections)
 
 
 class Store:
@@ -81,7 +81,7 @@ class Store:
         self.conn = sqlite3.connect(
             target, check_same_thread=False, isolation_level=None, factory=_Connection
         )
-        _OPEN.add(self.conn)  # (closed at exit: _close_open_stores)
+        _OPEN.add(self.conn)  # (closed at exit: _close_open_connections)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys=OFF")
         # another process (e.g. `emulator serve` and an embedded client on the same file) may hold the lock

@@ -502,19 +502,16 @@ def _assign_tiers(state: DesiredState, known: Mapping[Key, int]) -> None:
     ``known``: tiers of entities rendered earlier that ``state`` refers to."""
     memo: dict[Key, int] = dict(known)
     for key, ent in state.entities.items():
-        ent.tier = _tier(key, frozenset(), state, known, memo)
+        ent.tier = _tier(key, frozenset(), state, memo)
 
 
-def _tier(
-    key: Key, stack: frozenset[Key], state: DesiredState, known: Mapping[Key, int], memo: dict[Key, int]
-) -> int:
-    # (a function of its own, not a closure calling itself: that closure is a reference cycle, which
-    # kept every rendered state alive until the cyclic collector ran)
+def _tier(key: Key, stack: frozenset[Key], state: DesiredState, memo: dict[Key, int]) -> int:
+    """``key``'s tier (an entity of ``state``); ``memo``: the tiers known (those rendered earlier too).
+    (A function of its own, not a closure calling itself: that closure is a reference cycle, which
+    kept every rendered state alive until the cyclic collector ran.)"""
     if key in memo:
         return memo[key]
-    ent = state.entities.get(key)
-    if ent is None:
-        return -1
+    ent = state.entities[key]
     best = 0
     for v in ent.refs.values():
         for k in v if isinstance(v, list) else ([v] if v else []):
@@ -522,11 +519,11 @@ def _tier(
             if tier is None:
                 if k in stack:
                     raise RenderError(f"reference cycle through {key[0]} {key[1]!r}")
-                if k not in state.entities and k not in known:
+                if k not in state.entities:
                     raise RenderError(
                         f"{ent.origin}: references {k[0]} {k[1]!r}, which the profile does not render"
                     )
-                tier = _tier(k, stack | {key}, state, known, memo)
+                tier = _tier(k, stack | {key}, state, memo)
             if tier >= best:
                 best = tier + 1
     memo[key] = best

@@ -466,9 +466,7 @@ def _whole(path: str) -> dict[str, Any] | None:
             return None
         with open(path, "rb") as fh:
             raw = fh.read(WHOLE_PARSE_BYTES + 1)
-        if raw.startswith(_BOM):
-            return None
-        doc = fastjson.loads_strict(raw)
+        doc = fastjson.loads_strict(raw)  # (refuses a BOM too)
     except (OSError, ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
@@ -735,10 +733,5 @@ def _file_chunks(
 
 READER = GraphReader()
 
-__all__ = [
-    "READER",
-    "Chunks",
-    "GraphReader",
-    "load_json",
-    "read_text",
-]  # read_text/load_json: for plugins, as before
+# read_text/load_json: for plugins, as before
+__all__ = ["READER", "Chunks", "GraphReader", "load_json", "read_text"]
