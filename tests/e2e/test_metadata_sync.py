@@ -246,7 +246,7 @@ def _propagated(ent: dict[str, Any], name: str) -> bool:
 
 
 def test_a_propagated_tag_reaches_downstream_columns_and_goes_with_the_rule(
-    client: AtlasClient, names: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
 ) -> None:
     """The issue's walk-through: PII on raw.customers.email with propagation; Atlas propagates it along
     the column lineage; re-syncs never touch the propagated copies; removing the rule removes ours,
@@ -255,9 +255,6 @@ def test_a_propagated_tag_reaches_downstream_columns_and_goes_with_the_rule(
     _sync(client, names, sql, rules)
     d = names["domain"]
     downstream = [f"stage.customers.email@{d}", f"mart.contacts.email@{d}"]
-    on_emulator = request.node.callspec.params.get("client") == "emulator"
-    if on_emulator and not _propagated(_entity(client, "lineage_column", downstream[0]), names["pii"]):
-        pytest.skip("the emulator does not propagate classifications along lineage yet (docs/emulator.md)")
     for qn in downstream:
         assert _propagated(_entity(client, "lineage_column", qn), names["pii"]), qn
     # a person's classification on a downstream column, and two re-syncs
