@@ -186,6 +186,34 @@ def clean_message(message: str) -> str:
     )
 
 
+_MYSQL_FAMILY = {"mysql", "doris", "starrocks", "singlestore"}
+_DELIMITER = re.compile(r"[ \t]*delimiter[ \t]+(\S+)[ \t]*", re.IGNORECASE)
+
+
+def client_delimiters(sql: str, dialect: str) -> str:
+    """The MySQL client's ``DELIMITER //`` lines (scripts of procedures use them) blanked, and the
+    delimiter they set ending a line turned into a semicolon; every other character stays where it
+    was, so lines and columns are the file's."""
+    if dialect not in _MYSQL_FAMILY or "delimiter" not in sql.lower():
+        return sql
+    out: list[str] = []
+    delimiter: str | None = None
+    for line in sql.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        m = _DELIMITER.fullmatch(body)
+        if m:
+            delimiter = None if m.group(1) == ";" else m.group(1)
+            out.append(" " * len(body) + line[len(body) :])
+            continue
+        end = len(body.rstrip())
+        if delimiter and body[:end].endswith(delimiter):
+            cut = end - len(delimiter)
+            body = body[:cut] + ";" + " " * (len(delimiter) - 1) + body[end:]
+            line = body + line[len(line.rstrip("\r\n")) :]
+        out.append(line)
+    return "".join(out)
+
+
 def analyze_sql(
     sql: str,
     *,
@@ -196,6 +224,7 @@ def analyze_sql(
 ) -> list[StatementLineage]:
     """Lineage of every statement of a script, in order (statement indexes start at 1)."""
     ctx = context or Context.create(dialect, SchemaStore(schema, dialect=dialect), default_schema)
+    sql = client_delimiters(sql, ctx.dialect)
     results: list[StatementLineage] = []
     for index, (text, line, col, tokens) in enumerate(split_statements(sql, ctx.dialect), start=1):
         header = block_header(tokens, ctx.dialect) if tokens else None
@@ -245,6 +274,13 @@ def analyze_text(
     ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
+    replace = _REPLACE_INTO.match(text)
+    if replace and (err is not None or isinstance(expr, exp.Command)):
+        # MySQL/Doris/SQLite REPLACE INTO ... SELECT moves data like INSERT; sqlglot keeps it
+        # opaque (a script's statement) or refuses it (a body's, read without command words).
+        as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
+        if as_insert is not None and not isinstance(as_insert, exp.Command):
+            expr, err = as_insert, None
     if err is not None:
         result.error = True
         result.type = "ERROR"
@@ -259,12 +295,6 @@ def analyze_text(
     if expr is None:
         result.type = "EMPTY"
         return result
-    replace = _REPLACE_INTO.match(text)
-    if isinstance(expr, exp.Command) and replace:
-        # MySQL/Doris/SQLite REPLACE INTO ... SELECT moves data like INSERT; sqlglot keeps it opaque.
-        as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
-        if as_insert is not None and not isinstance(as_insert, exp.Command):
-            expr = as_insert
     if isinstance(expr, exp.Command) and str(expr.this).upper() == "CREATE":
         expr = reduce_create(text, ctx.dialect) or expr
     if isinstance(expr, exp.Command):

@@ -35,8 +35,6 @@ XFAIL: dict[str, str] = {
     "s06_return_table_resultset": "gap: the query of a RESULTSET assignment (res := (SELECT ...)) is not read",
     "s09_while_and_strings": _BUG1.format("DELETE"),
     "p08_data_modifying_cte": "gap: WITH m AS (DELETE ... RETURNING ...) INSERT ... FROM m reads m as a table",
-    "m04_replace_into": "gap: MySQL REPLACE INTO t (cols) SELECT ... is refused by sqlglot",
-    "m08_delimiter_script": "gap: the MySQL client's DELIMITER command is not understood",
 }
 
 

@@ -59,3 +59,32 @@ def test_tsql_with_execute_as_user_string_is_not_taken_for_the_body() -> None:
     (proc,) = analyze_sql(sql, dialect="tsql")
     assert not proc.problems
     assert [w.id for w in proc.writes] == ["dbo.u"]
+
+
+@pytest.mark.parametrize("delimiter", ["//", "$$", ";;"])
+def test_mysql_client_delimiter_lines_end_procedures_and_keep_line_numbers(delimiter: str) -> None:
+    sql = (
+        f"DELIMITER {delimiter}\n"
+        f"DROP PROCEDURE IF EXISTS a.p{delimiter}\n"
+        "CREATE PROCEDURE a.p()\nBEGIN\n"
+        "  INSERT INTO a.t (x) SELECT x FROM a.s;\n"
+        f"END{delimiter}\n"
+        "CREATE PROCEDURE a.q()\nBEGIN\n"
+        "  INSERT INTO a.u (y) SELECT y FROM a.s WHERE k = 'END//';\n"
+        f"END {delimiter}\n"
+        "DELIMITER ;\n"
+        "INSERT INTO a.v (z) SELECT z FROM a.s;\n"
+    )
+    results = analyze_sql(sql, dialect="mysql")
+    assert [r.type for r in results] == ["DROP", "CREATE PROCEDURE", "CREATE PROCEDURE", "INSERT"]
+    assert not any(r.problems for r in results)
+    assert [r.line for r in results] == [2, 3, 7, 12]
+    assert [[w.id for w in r.writes] for r in results] == [[], ["a.t"], ["a.u"], ["a.v"]]
+
+
+def test_mysql_replace_into_select_in_a_procedure_body_moves_data_like_insert() -> None:
+    sql = "CREATE PROCEDURE a.p()\nBEGIN\n  REPLACE INTO a.t (x, y) SELECT s.x, s.y FROM a.s s;\nEND\n"
+    (proc,) = analyze_sql(sql, dialect="mysql")
+    assert not proc.problems
+    assert [w.id for w in proc.writes] == ["a.t"]
+    assert triples(proc, DIRECT) == {("a.s.x", "a.t.x", "IDENTITY"), ("a.s.y", "a.t.y", "IDENTITY")}
