@@ -242,11 +242,9 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
         elif upper_text(tok) == "BEGIN" and _block_begin(tokens, j):
             header.body = j  # MySQL / BigQuery / Postgres BEGIN ATOMIC: no AS before the block
             return header
-        elif (
-            upper_text(tok) in ("AS", "IS")
-            and tok.token_type not in STRING_TOKENS
-            and word_at(tokens, j - 1) != "EXECUTE"  # EXECUTE AS CALLER|OWNER: not the body
-        ):
+        elif upper_text(tok) == "AS" and word_at(tokens, j - 1) == "EXECUTE":
+            continue  # EXECUTE AS CALLER|OWNER|'user' (Snowflake, T-SQL): whose rights, not the body
+        elif upper_text(tok) in ("AS", "IS"):
             nxt = tokens[j + 1] if j + 1 < len(tokens) else None
             if nxt is None:
                 return header
@@ -551,7 +549,9 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
         elif kind == "INSERT" and u in ("SELECT", "VALUES", "EXEC", "EXECUTE"):
             source_seen = True
         elif kind == "UPDATE" and u == "SET":
-            source_seen = True  # a later SET (SET @rows = @@ROWCOUNT) is a statement of its own
+            if source_seen and tsql:
+                return j  # UPDATE t SET ... then SET IDENTITY_INSERT u ON: an UPDATE has one SET
+            source_seen = True
     return stop
 
 
@@ -572,15 +572,13 @@ def _continues(tokens: list[Token], j: int, first: str, source_seen: bool) -> bo
             return True
         return first in ("INSERT", "WITH", "CREATE", "ALTER", "DECLARE") and not source_seen
     if u in ("INSERT", "UPDATE", "DELETE", "MERGE"):
-        if first == "SET":
-            return False  # SET NOCOUNT ON newline UPDATE ...: not ON UPDATE of a definition
-        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER"):
+        if prev == "BULK":
             return True
+        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER") and first != "SET":
+            return True  # not after SET NOCOUNT ON, SET IDENTITY_INSERT t ON
         return first == "WITH" and not source_seen
     if u == "SET":
-        if first == "UPDATE":
-            return not source_seen
-        return first in ("MERGE", "ALTER", "CREATE") or prev in ("UPDATE", "DELETE")
+        return first in ("UPDATE", "MERGE", "ALTER", "CREATE") or prev in ("UPDATE", "DELETE")
     if u in ("EXEC", "EXECUTE"):
         return prev in ("AS", "WITH") or (first == "INSERT" and not source_seen)
     if u == "IF":
