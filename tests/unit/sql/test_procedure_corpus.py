@@ -34,7 +34,6 @@ XFAIL: dict[str, str] = {
     "t18_merge_output_audit": "gap: MERGE ... OUTPUT ... INTO schema.t (cols) is refused by sqlglot",
     "s06_return_table_resultset": "gap: the query of a RESULTSET assignment (res := (SELECT ...)) is not read",
     "s09_while_and_strings": _BUG1.format("DELETE"),
-    "p08_data_modifying_cte": "gap: WITH m AS (DELETE ... RETURNING ...) INSERT ... FROM m reads m as a table",
 }
 
 
