@@ -17,6 +17,7 @@ from sqlglot.tokens import Token, TokenType
 
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
 from atlas_sync.lineage.sql.blocks import analyze_block
+from atlas_sync.lineage.sql.delimiter import client_delimiters
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.procedural import (
     BLOCK_STARTS,
@@ -40,6 +41,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[Token] | None]]:
     """(text, line, column, tokens) of each statement; tokens is None when the script could not be
     tokenized (then statements are split on semicolons at line ends and parsed one by one)."""
+    sql = client_delimiters(sql)
     d = Dialect.get_or_raise(dialect or None)
     try:
         tokens = d.tokenize(sql)
@@ -186,34 +188,6 @@ def clean_message(message: str) -> str:
     )
 
 
-_MYSQL_FAMILY = {"mysql", "doris", "starrocks", "singlestore"}
-_DELIMITER = re.compile(r"[ \t]*delimiter[ \t]+(\S+)[ \t]*", re.IGNORECASE)
-
-
-def client_delimiters(sql: str, dialect: str) -> str:
-    """The MySQL client's ``DELIMITER //`` lines (scripts of procedures use them) blanked, and the
-    delimiter they set ending a line turned into a semicolon; every other character stays where it
-    was, so lines and columns are the file's."""
-    if dialect not in _MYSQL_FAMILY or "delimiter" not in sql.lower():
-        return sql
-    out: list[str] = []
-    delimiter: str | None = None
-    for line in sql.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        m = _DELIMITER.fullmatch(body)
-        if m:
-            delimiter = None if m.group(1) == ";" else m.group(1)
-            out.append(" " * len(body) + line[len(body) :])
-            continue
-        end = len(body.rstrip())
-        if delimiter and body[:end].endswith(delimiter):
-            cut = end - len(delimiter)
-            body = body[:cut] + ";" + " " * (len(delimiter) - 1) + body[end:]
-            line = body + line[len(line.rstrip("\r\n")) :]
-        out.append(line)
-    return "".join(out)
-
-
 def analyze_sql(
     sql: str,
     *,
@@ -224,7 +198,7 @@ def analyze_sql(
 ) -> list[StatementLineage]:
     """Lineage of every statement of a script, in order (statement indexes start at 1)."""
     ctx = context or Context.create(dialect, SchemaStore(schema, dialect=dialect), default_schema)
-    sql = client_delimiters(sql, ctx.dialect)
+    sql = client_delimiters(sql)  # positions kept: statements' texts and tokens index it
     results: list[StatementLineage] = []
     for index, (text, line, col, tokens) in enumerate(split_statements(sql, ctx.dialect), start=1):
         header = block_header(tokens, ctx.dialect) if tokens else None
