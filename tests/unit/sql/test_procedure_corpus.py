@@ -31,7 +31,8 @@ XFAIL: dict[str, str] = {
     "t10_strings_with_keywords": _BUG1.format("DELETE"),
     "t14_archive_with_output": "gap: DELETE ... OUTPUT deleted.c INTO t (cols) is refused by sqlglot",
     "t16_insert_exec": "gap: INSERT INTO #t (cols) EXEC proc is refused by sqlglot",
-    "t18_merge_output_audit": "gap: MERGE ... OUTPUT ... INTO schema.t (cols) is refused by sqlglot",
+    "t18_merge_output_audit": "gap: MERGE t WITH (HOLDLOCK) AS a ... OUTPUT ... INTO s.t (cols) is refused "
+    "(by sqlglot; sqlproc's OUTPUT INTO handling misses it with the table hint)",
     "s06_return_table_resultset": "gap: the query of a RESULTSET assignment (res := (SELECT ...)) is not read",
     "s09_while_and_strings": _BUG1.format("DELETE"),
 }
