@@ -231,6 +231,7 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
             raise StatementRejected(
                 f"an identifier of {len(ident.name)} characters (more than {MAX_IDENTIFIER})"
             )
+    expr, changes = _data_modifying_ctes(expr)
     flows: list[Flow] = []
     if isinstance(expr, exp.Insert):
         flows += _insert(expr, ctx, result)
@@ -293,8 +294,56 @@ def analyze_statement(expr: exp.Expr, ctx: Context, result: StatementLineage) ->
     if isinstance(expr, exp.Delete) and not _depends_on_others(result):
         # DELETE FROM t WHERE <t's own columns>: no data comes from anywhere else.
         result.reads, result.writes, result.edges = [], [], []
+    for change in changes:
+        part = analyze_statement(change, ctx, StatementLineage(index=result.index, line=result.line))
+        result.reads += [r for r in part.reads if all(r.id != x.id for x in result.reads)]
+        result.writes += [w for w in part.writes if all(w.id != x.id for x in result.writes)]
+        result.edges += [e for e in part.edges if e not in result.edges]
+        result.problems += part.problems
     _drop_self_reads(result)
     return result
+
+
+_CHANGES = (exp.Insert, exp.Update, exp.Delete)
+
+
+def _data_modifying_ctes(expr: exp.Expr) -> tuple[exp.Expr, list[exp.Expr]]:
+    """Postgres ``WITH m AS (DELETE|UPDATE|INSERT ... RETURNING ...) <statement>``: ``m``'s rows are
+    the RETURNING list over the changed table (and an UPDATE's FROM / a DELETE's USING tables,
+    under the change's WHERE), a query the statement reads; the change itself is analysed as a statement of its own. Returns the
+    statement with such CTEs made queries, and the changes."""
+    with_ = expr.args.get("with_") or expr.args.get("with")
+    if not isinstance(with_, exp.With) or not any(isinstance(c.this, _CHANGES) for c in with_.expressions):
+        return expr, []
+    expr = expr.copy()
+    with_ = expr.args.get("with_") or expr.args.get("with")
+    assert isinstance(with_, exp.With)
+    changes: list[exp.Expr] = []
+    for cte in with_.expressions:
+        change = cte.this
+        if not isinstance(change, _CHANGES):
+            continue
+        returning = change.args.get("returning")
+        change = change.copy()
+        change.set("returning", None)
+        changes.append(change)
+        target = change.this.this if isinstance(change.this, exp.Schema) else change.this
+        if not isinstance(target, exp.Table):
+            continue
+        extra = change.args.get("from_") if isinstance(change, exp.Update) else change.args.get("using")
+        others = [extra.this, *extra.expressions] if isinstance(extra, exp.From) else []
+        if isinstance(extra, list):
+            others = extra
+        columns = [c.copy() for c in returning.expressions] if isinstance(returning, exp.Returning) else []
+        query = exp.select(*(columns or [exp.Star()])).from_(target.copy())
+        for other in others:
+            if isinstance(other, exp.Expr):
+                query = query.join(other.copy())
+        where = change.args.get("where")
+        if isinstance(where, exp.Where):
+            query = query.where(where.this.copy())  # the rows changed are the rows returned
+        cte.set("this", query)
+    return expr, changes
 
 
 def _drop_self_reads(result: StatementLineage) -> None:

@@ -242,7 +242,9 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
         elif upper_text(tok) == "BEGIN" and _block_begin(tokens, j):
             header.body = j  # MySQL / BigQuery / Postgres BEGIN ATOMIC: no AS before the block
             return header
-        elif upper_text(tok) in ("AS", "IS") and tok.token_type not in STRING_TOKENS:
+        elif upper_text(tok) == "AS" and word_at(tokens, j - 1) == "EXECUTE":
+            continue  # EXECUTE AS CALLER|OWNER|'user' (Snowflake, T-SQL): whose rights, not the body
+        elif upper_text(tok) in ("AS", "IS"):
             nxt = tokens[j + 1] if j + 1 < len(tokens) else None
             if nxt is None:
                 return header
@@ -515,7 +517,7 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
     kind = upper_text(tokens[i])  # WITH becomes the statement it introduces
     depth = 1 if tokens[i].token_type == TokenType.L_PAREN else 0
     case = 0
-    source_seen = False  # INSERT: its SELECT/VALUES/EXEC has come
+    source_seen = False  # INSERT: its SELECT/VALUES/EXEC has come; UPDATE: its SET has
     for j in range(i + 1, stop):
         tok = tokens[j]
         u = upper_text(tok)
@@ -546,6 +548,10 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
             kind, source_seen = u, u == "SELECT"
         elif kind == "INSERT" and u in ("SELECT", "VALUES", "EXEC", "EXECUTE"):
             source_seen = True
+        elif kind == "UPDATE" and u == "SET":
+            if source_seen and tsql:
+                return j  # UPDATE t SET ... then SET IDENTITY_INSERT u ON: an UPDATE has one SET
+            source_seen = True
     return stop
 
 
@@ -553,6 +559,8 @@ def _continues(tokens: list[Token], j: int, first: str, source_seen: bool) -> bo
     """Whether the T-SQL statement word at ``j`` belongs to the statement starting at ``i``."""
     u = upper_text(tokens[j])
     prev = upper_text(tokens[j - 1])
+    if first in ("GRANT", "DENY", "REVOKE") and prev in ("GRANT", "DENY", "REVOKE", ","):
+        return True  # GRANT EXECUTE ON p, GRANT SELECT, INSERT ON t: privileges, not statements
     if u in ("SELECT", "WITH"):
         if u == "WITH" and not (
             j + 2 < len(tokens)
@@ -564,8 +572,10 @@ def _continues(tokens: list[Token], j: int, first: str, source_seen: bool) -> bo
             return True
         return first in ("INSERT", "WITH", "CREATE", "ALTER", "DECLARE") and not source_seen
     if u in ("INSERT", "UPDATE", "DELETE", "MERGE"):
-        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER"):
+        if prev == "BULK":
             return True
+        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER") and first != "SET":
+            return True  # not after SET NOCOUNT ON, SET IDENTITY_INSERT t ON
         return first == "WITH" and not source_seen
     if u == "SET":
         return first in ("UPDATE", "MERGE", "ALTER", "CREATE") or prev in ("UPDATE", "DELETE")

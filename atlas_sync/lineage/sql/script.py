@@ -17,6 +17,7 @@ from sqlglot.tokens import Token, TokenType
 
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
 from atlas_sync.lineage.sql.blocks import analyze_block
+from atlas_sync.lineage.sql.delimiter import client_delimiters
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.procedural import (
     BLOCK_STARTS,
@@ -40,6 +41,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[Token] | None]]:
     """(text, line, column, tokens) of each statement; tokens is None when the script could not be
     tokenized (then statements are split on semicolons at line ends and parsed one by one)."""
+    sql = client_delimiters(sql)
     d = Dialect.get_or_raise(dialect or None)
     try:
         tokens = d.tokenize(sql)
@@ -196,6 +198,7 @@ def analyze_sql(
 ) -> list[StatementLineage]:
     """Lineage of every statement of a script, in order (statement indexes start at 1)."""
     ctx = context or Context.create(dialect, SchemaStore(schema, dialect=dialect), default_schema)
+    sql = client_delimiters(sql)  # positions kept: statements' texts and tokens index it
     results: list[StatementLineage] = []
     for index, (text, line, col, tokens) in enumerate(split_statements(sql, ctx.dialect), start=1):
         header = block_header(tokens, ctx.dialect) if tokens else None
@@ -245,6 +248,13 @@ def analyze_text(
     ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
+    replace = _REPLACE_INTO.match(text)
+    if replace and (err is not None or isinstance(expr, exp.Command)):
+        # MySQL/Doris/SQLite REPLACE INTO ... SELECT moves data like INSERT; sqlglot keeps it
+        # opaque (a script's statement) or refuses it (a body's, read without command words).
+        as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
+        if as_insert is not None and not isinstance(as_insert, exp.Command):
+            expr, err = as_insert, None
     if err is not None:
         result.error = True
         result.type = "ERROR"
@@ -259,12 +269,6 @@ def analyze_text(
     if expr is None:
         result.type = "EMPTY"
         return result
-    replace = _REPLACE_INTO.match(text)
-    if isinstance(expr, exp.Command) and replace:
-        # MySQL/Doris/SQLite REPLACE INTO ... SELECT moves data like INSERT; sqlglot keeps it opaque.
-        as_insert, _err = parse_statement("INSERT" + text[replace.end() :], ctx.dialect, None, "")
-        if as_insert is not None and not isinstance(as_insert, exp.Command):
-            expr = as_insert
     if isinstance(expr, exp.Command) and str(expr.this).upper() == "CREATE":
         expr = reduce_create(text, ctx.dialect) or expr
     if isinstance(expr, exp.Command):
