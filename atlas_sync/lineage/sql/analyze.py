@@ -763,7 +763,9 @@ def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
         )
         if aliased is not None:
             # T-SQL: UPDATE x SET ... FROM t AS x JOIN s ...: x names the real target.
-            real_target = exp.Table(this=aliased.this.copy(), db=aliased.args.get("db"))
+            real_target = exp.Table(
+                this=aliased.this.copy(), db=aliased.args.get("db"), catalog=aliased.args.get("catalog")
+            )
             sel = sel.from_(first, copy=False)
         else:
             sel = sel.from_(tgt, copy=False)

@@ -80,6 +80,17 @@ def analyze_block(
             return result
     elif header.body is not None:
         body = tokens[header.body :]
+    elif header.unread is not None and (header.language is None or header.language in SQL_LANGUAGES):
+        tok = tokens[header.unread]
+        result.problem(
+            f"the body of {result.routine or header.kind.lower()} is not analysed: it starts with "
+            f"{tok.text!r} where BEGIN, DECLARE or a quoted body was expected (check the dialect)",
+            code="sql-unsupported",
+            severity="error",
+            line=tok.line if tokens is not None else line,
+        )
+        result.error = True
+        return result
     elif header.kind != "BLOCK":
         return result  # no SQL body (RETURN expr, external language)
     variables = set(header.parameters)
@@ -111,7 +122,12 @@ def analyze_block(
             first = upper_text(toks[0])
         elif first == "LET" and len(toks) > 1:  # Snowflake Scripting LET v := ...
             variables.add(toks[1].text.lower())
-            continue
+            p_query = _cursor_query(toks)  # LET res RESULTSET := (SELECT ...): a read
+            if p_query is None:
+                continue
+            toks, p_text = p_query, body_sql[p_query[0].start : p_query[-1].end + 1]
+            p_line = _line_of(body_sql, toks[0].start, base_line)
+            first = upper_text(toks[0])
         if dynamic_sql(toks, ctx.dialect):
             literal = literal_sql(toks)
             if literal is not None:  # EXEC ('INSERT ...'): the SQL is known, analyse it
@@ -121,6 +137,12 @@ def analyze_block(
                 result.problems.append(dynamic_problem(p_text, p_line))
             continue
         if first not in DATA_WORDS and piece.rewrite is None:
+            if _unknown(toks, first, ctx.dialect):
+                result.problem(
+                    f"statement not analysed (not one the reader knows moves no data): {_short(p_text)}",
+                    code="unsupported-statement",
+                    line=p_line,
+                )
             continue
         data += 1
         if piece.rewrite is not None:
@@ -142,6 +164,88 @@ def analyze_block(
     return result
 
 
+# Statements of a body that move no data between tables (control flow, variables, transactions,
+# messages, cursors, session settings, calls); any other statement is reported, never skipped silently.
+_NO_DATA = frozenset(
+    [
+        "SET",
+        "RETURN",
+        "PRINT",
+        "RAISERROR",
+        "THROW",
+        "RAISE",
+        "COMMIT",
+        "ROLLBACK",
+        "BEGIN",
+        "START",
+        "SAVE",
+        "END",
+        "CALL",
+        "EXEC",
+        "EXECUTE",
+        "OPEN",
+        "CLOSE",
+        "FETCH",
+        "DEALLOCATE",
+        "BREAK",
+        "CONTINUE",
+        "GOTO",
+        "WAITFOR",
+        "LET",
+        "NULL",
+        "EXIT",
+        "LEAVE",
+        "ITERATE",
+        "SIGNAL",
+        "RESIGNAL",
+        "GET",
+        "USE",
+        "GRANT",
+        "REVOKE",
+        "LOCK",
+        "ANALYZE",
+        "VACUUM",
+        "DECLARE",
+        "PERFORM",
+        "ASSERT",
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "UNSET",
+        "COMMENT",
+        "REFRESH",
+        "CHECKPOINT",
+        "DBCC",
+        "KILL",
+        "RECONFIGURE",
+        "SHUTDOWN",
+        "LOOP",
+        "ELSE",
+    ]
+)
+
+
+def _unknown(toks: list[Token], first: str, dialect: str) -> bool:
+    """A body statement the reader neither analyses nor knows to move no data. Assignments
+    (``v := 1``, ``v = 1``) and procedure calls (``pkg.proc(...)``) start with a name."""
+    if not first or first in _NO_DATA:
+        return False
+    if toks[0].token_type in (TokenType.VAR, TokenType.PARAMETER) and len(toks) > 1:
+        return toks[1].token_type not in (
+            TokenType.COLON_EQ,
+            TokenType.EQ,
+            TokenType.L_PAREN,
+            TokenType.DOT,
+            TokenType.COLON,
+        )
+    return toks[0].token_type not in (TokenType.VAR, TokenType.PARAMETER)
+
+
+def _short(text: str) -> str:
+    short = " ".join(text.split())
+    return short if len(short) <= 100 else short[:97] + "..."
+
+
 def _routine_name(name: str, ctx: Context) -> str:
     try:
         table = exp.to_table(name, dialect=ctx.dialect or None)
@@ -160,10 +264,22 @@ def _declare(toks: list[Token], variables: set[str]) -> None:
 
 
 def _cursor_query(toks: list[Token]) -> list[Token] | None:
-    """The query of a cursor declaration (``... CURSOR FOR SELECT``, ``CURSOR c IS SELECT``)."""
+    """The query of a cursor declaration (``... CURSOR FOR SELECT``, ``CURSOR c IS SELECT``) or
+    of a query-valued variable (Snowflake ``res RESULTSET := (SELECT ...)``, ``DEFAULT (...)``)."""
     for k, tok in enumerate(toks[:-1]):
-        if upper_text(tok) in ("FOR", "IS") and upper_text(toks[k + 1]) in ("SELECT", "WITH"):
-            return toks[k + 1 :]
+        opens = upper_text(tok) in ("FOR", "IS", "DEFAULT") or tok.token_type == TokenType.COLON_EQ
+        if not opens:
+            continue
+        start = k + 1
+        while start < len(toks) and toks[start].token_type == TokenType.L_PAREN:
+            start += 1
+        if word_at(toks, start) not in ("SELECT", "WITH"):
+            continue
+        end = len(toks)
+        for _ in range(start - k - 1):  # the parentheses around the query
+            if toks[end - 1].token_type == TokenType.R_PAREN:
+                end -= 1
+        return toks[start:end]
     return None
 
 

@@ -90,12 +90,24 @@ _TSQL_STARTERS = DATA_WORDS | frozenset(
         "COMMIT",
         "ROLLBACK",
         "WAITFOR",
+        "BULK",
+        "SAVE",
     ]
 )
 _DDL_OBJECTS = {"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHEMA", "DATABASE", "TRIGGER"}
 # Languages whose bodies are SQL (other bodies, Python, JavaScript, Java, C, are not read).
 SQL_LANGUAGES = {"SQL", "PLPGSQL", "PLSQL", "SCRIPTING"}
 STRING_TOKENS = {TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING}
+# Tokens whose text is data or a quoted name, never a keyword: 'DELETE', N'END', [SELECT], "GO".
+_NOT_WORDS = STRING_TOKENS | {
+    TokenType.NATIONAL_STRING,
+    TokenType.NATIONAL_RAW_STRING,
+    TokenType.UNICODE_STRING,
+    TokenType.BIT_STRING,
+    TokenType.HEX_STRING,
+    TokenType.BYTE_STRING,
+    TokenType.IDENTIFIER,
+}
 
 
 @lru_cache(maxsize=32)
@@ -115,18 +127,20 @@ def body_tokens(sql: str, dialect: str) -> list[Token]:
 
 def may_hold_blocks(tokens: list[Token]) -> bool:
     """A cheap test before the block-aware split: some token could start a block."""
-    return any(t.token_type == TokenType.BEGIN or t.text.upper() in _BLOCK_WORDS for t in tokens)
+    return any(t.token_type == TokenType.BEGIN or upper_text(t) in _BLOCK_WORDS for t in tokens)
 
 
 _BLOCK_WORDS = {"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "DO", "DECLARE", "BEGIN", "GO"}
 
 
 def upper_text(tok: Token) -> str:
-    return tok.text.upper()
+    """The keyword a token spells, upper-cased; "" for a string literal or quoted identifier
+    (``'DELETE'``, ``[END]``: data and names never open, end or split statements)."""
+    return "" if tok.token_type in _NOT_WORDS else tok.text.upper()
 
 
 def word_at(tokens: list[Token], i: int) -> str:
-    return tokens[i].text.upper() if 0 <= i < len(tokens) else ""
+    return upper_text(tokens[i]) if 0 <= i < len(tokens) else ""
 
 
 def _is_go(tok: Token, dialect: str) -> bool:
@@ -189,6 +203,7 @@ class Header:
     parameters: list[str] = field(default_factory=list)
     declarations: bool = False  # the body opens with a declaration section (PL/SQL IS/AS)
     table: str | None = None  # a T-SQL trigger's table (its inserted/deleted rows)
+    unread: int | None = None  # token index of a body the reader cannot take apart
 
 
 def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | None:
@@ -242,7 +257,9 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
         elif upper_text(tok) == "BEGIN" and _block_begin(tokens, j):
             header.body = j  # MySQL / BigQuery / Postgres BEGIN ATOMIC: no AS before the block
             return header
-        elif upper_text(tok) in ("AS", "IS") and tok.token_type not in STRING_TOKENS:
+        elif upper_text(tok) == "AS" and word_at(tokens, j - 1) == "EXECUTE":
+            continue  # EXECUTE AS CALLER|OWNER|'user' (Snowflake, T-SQL): whose rights, not the body
+        elif upper_text(tok) in ("AS", "IS"):
             nxt = tokens[j + 1] if j + 1 < len(tokens) else None
             if nxt is None:
                 return header
@@ -255,6 +272,8 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
                     dialect == "oracle" and upper_text(nxt) != "BEGIN"
                 )
                 return header
+            if nxt.token_type != TokenType.L_PAREN and upper_text(nxt) not in ("SELECT", "WITH"):
+                header.unread = j + 1  # e.g. $$ outside a dialect that quotes with it
             return header  # BigQuery AS (expression), a macro: not a body of statements
         elif upper_text(tok) == "RETURN" and dialect not in TSQL:
             return header  # SQL-standard RETURN expr body (Postgres, Databricks): no statements
@@ -515,7 +534,7 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
     kind = upper_text(tokens[i])  # WITH becomes the statement it introduces
     depth = 1 if tokens[i].token_type == TokenType.L_PAREN else 0
     case = 0
-    source_seen = False  # INSERT: its SELECT/VALUES/EXEC has come
+    source_seen = False  # INSERT: its SELECT/VALUES/EXEC has come; UPDATE: its SET has
     for j in range(i + 1, stop):
         tok = tokens[j]
         u = upper_text(tok)
@@ -546,6 +565,10 @@ def _statement_end(tokens: list[Token], i: int, stop: int, dialect: str) -> int:
             kind, source_seen = u, u == "SELECT"
         elif kind == "INSERT" and u in ("SELECT", "VALUES", "EXEC", "EXECUTE"):
             source_seen = True
+        elif kind == "UPDATE" and u == "SET":
+            if source_seen and tsql:
+                return j  # UPDATE t SET ... then SET IDENTITY_INSERT u ON: an UPDATE has one SET
+            source_seen = True
     return stop
 
 
@@ -564,8 +587,10 @@ def _continues(tokens: list[Token], j: int, first: str, source_seen: bool) -> bo
             return True
         return first in ("INSERT", "WITH", "CREATE", "ALTER", "DECLARE") and not source_seen
     if u in ("INSERT", "UPDATE", "DELETE", "MERGE"):
-        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER"):
+        if prev == "BULK":
             return True
+        if prev in ("THEN", "FOR", "ON", "OF", ",", "INSTEAD", "AFTER") and first != "SET":
+            return True  # not after SET NOCOUNT ON, SET IDENTITY_INSERT t ON
         return first == "WITH" and not source_seen
     if u == "SET":
         return first in ("UPDATE", "MERGE", "ALTER", "CREATE") or prev in ("UPDATE", "DELETE")

@@ -20,6 +20,7 @@ from atlas_sync.lineage.sql.blocks import analyze_block
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.procedural import (
     BLOCK_STARTS,
+    TSQL,
     Header,
     block_end,
     block_header,
@@ -29,6 +30,7 @@ from atlas_sync.lineage.sql.procedural import (
     flatten,
     literal_sql,
     may_hold_blocks,
+    upper_text,
 )
 from atlas_sync.lineage.sql.schema import SchemaStore
 
@@ -102,7 +104,7 @@ def _chunks(tokens: list[Token], dialect: str, blocks: bool) -> list[tuple[list[
             chunks.append(([], False))
             i += 1
             continue
-        if blocks and not current and tok.text.upper() in BLOCK_STARTS:
+        if blocks and not current and upper_text(tok) in BLOCK_STARTS:
             # A procedure or block: its inner semicolons do not end it.
             if block_header(tokens, dialect, i) is not None:
                 chunks[-1] = (current, True)  # a body in one string: it ends at a semicolon
@@ -244,6 +246,10 @@ def analyze_text(
     """Parse and analyse one statement; errors become an ``error`` problem on the result.
     ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
+    if ctx.dialect in TSQL:
+        without_top = _without_top(text, tokens, ctx.dialect)
+        if without_top is not None:
+            text, tokens, full_sql = without_top, None, None
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
     if err is not None:
         result.error = True
@@ -333,6 +339,39 @@ def analyze_text(
             column=col,
         )
     return result
+
+
+def _without_top(text: str, tokens: list[Token] | None, dialect: str) -> str | None:
+    """T-SQL ``UPDATE|DELETE|INSERT TOP (n) [PERCENT] ...`` with the TOP clause blanked out (it
+    limits how many rows change, not which columns feed which; sqlglot does not parse it there), or
+    None when the statement has none. Blanks keep every other character's line and column."""
+    base = 0  # where the text starts in the SQL the tokens index
+    if tokens is None:
+        try:
+            tokens = body_tokens(text, dialect)
+        except SqlglotError:
+            return None
+    elif tokens:
+        base = tokens[0].start - (len(text) - len(text.lstrip()))
+    if len(tokens) < 4 or upper_text(tokens[0]) not in ("UPDATE", "DELETE", "INSERT"):
+        return None
+    if upper_text(tokens[1]) != "TOP" or tokens[2].token_type != TokenType.L_PAREN:
+        return None
+    depth, close = 0, -1
+    for k in range(2, len(tokens)):
+        if tokens[k].token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[k].token_type == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                close = k
+                break
+    if close < 0:
+        return None
+    if upper_text(tokens[min(close + 1, len(tokens) - 1)]) == "PERCENT":
+        close += 1
+    lo, hi = tokens[1].start - base, tokens[close].end + 1 - base
+    return text[:lo] + re.sub(r"[^\n]", " ", text[lo:hi]) + text[hi:]
 
 
 def fold_quoted(expr: exp.Expr, dialect: str) -> None:
