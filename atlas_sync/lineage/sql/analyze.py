@@ -116,6 +116,7 @@ class Flow:
     by_name: bool = False  # map outputs to target columns by name (CTAS, BY NAME, MERGE)
     creates: bool = False  # the statement creates the target (its columns become known)
     static: list[str] = field(default_factory=list)  # PARTITION (dt='x'): filled by value, not by the query
+    dynamic: list[str] = field(default_factory=list)  # PARTITION (dt): the query's last outputs, in order
     rows_only: bool = False  # DELETE: which rows remain, no column values
     values: bool = False  # INSERT ... VALUES: positions holding only literals need no name
 
@@ -402,7 +403,13 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
         and isinstance(e.this, exp.Column)
         and isinstance(e.this.this, exp.Identifier)
     ]
-    return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")), static=static)]
+    dynamic = [
+        ident_name(e.this if isinstance(e, exp.Column) else e)
+        for e in (partition.expressions if isinstance(partition, exp.Partition) else [])
+        if isinstance(e, exp.Column) and isinstance(e.this, exp.Identifier) or isinstance(e, exp.Identifier)
+    ]
+    by_name = bool(expr.args.get("by_name"))
+    return [Flow(target, query, cols, by_name=by_name, static=static, dynamic=dynamic)]
 
 
 def _values_query(source: exp.Expr | None) -> exp.Query | None:
@@ -702,6 +709,14 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
                     continue
                 sel.set("expressions", [v.copy() for v in values])
                 cols = [ident_name(n.this if isinstance(n, exp.Column) else n) for n in names] or None
+                if cols is None:
+                    # INSERT VALUES (s.a, s.b) without a column list fills the target's columns in
+                    # order, as INSERT ... SELECT does (by the values' names only when those are unknown)
+                    positional = Flow(target, _with_statement_ctes(expr, sel), None)
+                    if cond is not None:
+                        positional.query = sel.where(cond.copy(), copy=False)
+                    flows.append(positional)
+                    continue
         else:
             continue  # DELETE / DO NOTHING: no column flows
         if cond is not None:
@@ -1016,9 +1031,11 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     parts = _table_parts(flow.target, ctx) or ()
     known = ctx.schema.columns(parts)
     known_l = [c.lower() for c in known] if known is not None else None
-    if known_l is not None and flow.static:
-        # Hive: static partition columns get a literal; the query fills the other columns in order.
-        known_l = [c for c in known_l if c not in flow.static]
+    if known_l is not None and (flow.static or flow.dynamic):
+        # Hive: static partition columns get a literal; the query fills the other columns in order,
+        # dynamic partition columns last, in the PARTITION clause's order.
+        skip = {*flow.static, *flow.dynamic}
+        known_l = [c for c in known_l if c not in skip] + flow.dynamic
 
     # Which target column each output position lands in.
     cut = res.names.index(None) if None in res.names else len(res.names)
@@ -1048,8 +1065,13 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
             )
         mapping = [(i, known_l[i]) for i in range(min(cut, len(known_l)))]
     else:
-        # No column list and no schema: positions carry the query's output names (Hive/Spark insert).
-        mapping = [(i, n) for i, n in outputs if i < cut]
+        # No column list and no schema: positions carry the query's output names (Hive/Spark insert),
+        # but the last ones fill the dynamic partition columns whatever they are called.
+        first_dynamic = (
+            len(res.names) - len(flow.dynamic) if flow.dynamic and res.complete else len(res.names)
+        )
+        mapping = [(i, n) for i, n in outputs if i < cut and i < first_dynamic]
+        mapping += [(first_dynamic + k, c) for k, c in enumerate(flow.dynamic) if first_dynamic + k < cut]
     if flow.values:
         mapping = [(i, c) for i, c in mapping if _has_deps(res.at(i))]
     named: list[tuple[int, str]] = []
