@@ -141,6 +141,9 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
     if not isinstance(table.this, exp.Identifier):
         return None  # a table function, stage, variable: not a named table
     name = ident_name(table.this)
+    if table.this.args.get("temporary") or table.this.args.get("global_"):
+        # T-SQL #t / ##t: sqlglot keeps the marks aside; the name is the temporary table's own
+        return (("##" if table.this.args.get("global_") else "#") + name,)
     db = ident_name(table.args.get("db")) if table.args.get("db") else None
     catalog = ident_name(table.args.get("catalog")) if table.args.get("catalog") else None
     if apply_default and db is None and ctx.db and name not in ctx.temporary:

@@ -374,13 +374,24 @@ def _rewriter(
 
 def _merge(result: StatementLineage, parts: list[StatementLineage]) -> None:
     """One lineage from a body's statements, in order: intermediate datasets (temporary tables,
-    table variables, temporary views) are composed away; a table the block writes is not also
-    one of its inputs; every statement's problems are kept with their lines."""
+    table variables, temporary views) the body writes and reads are composed away, others kept; a
+    table the block writes is not also one of its inputs; every statement's problems are kept with
+    their lines."""
     intermediate: set[str] = set()
+    written: set[str] = set()
+    read: set[str] = set()
     for st in parts:
         for ref in [*st.reads, *st.writes]:
             if ref.kind == "intermediate":
                 intermediate.add(ref.id)
+        written |= {w.id for w in st.writes}
+        read |= {r.id for r in st.reads}
+        read |= {e.source for e in st.edges if e.source != e.target}
+    # Only a temporary dataset the body both writes and reads is composed away; one it only writes
+    # (a result left for the session or the caller) or only reads (filled by the caller) is kept,
+    # as a temporary dataset of its own.
+    kept = {i for i in intermediate if i not in written or i not in read}
+    intermediate -= kept
     # Each edge into an intermediate column, by (dataset, column), from earlier statements.
     into: dict[tuple[str, str | None], list[Edge]] = {}
     edges: list[Edge] = []
@@ -432,5 +443,5 @@ def _merge(result: StatementLineage, parts: list[StatementLineage]) -> None:
         for p in st.problems:
             result.problems.append({**p, "line": p.get("line", st.line)})
     result.edges = edges
-    written = {w.id for w in result.writes}
-    result.reads = [r for r in result.reads if r.id not in written]
+    outputs = {w.id for w in result.writes}
+    result.reads = [r for r in result.reads if r.id not in outputs]
