@@ -346,10 +346,76 @@ def _target_of(this: exp.Expr | None, what: str) -> tuple[exp.Table, list[str] |
             for c in this.expressions
             if isinstance(c, (exp.ColumnDef, exp.Identifier, exp.Column))  # not LIKE s, constraints
         ]
+        _not_a_keyword(this.this, what)
         return this.this, cols or None
     if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
+        _not_a_keyword(this, what)
         return this, None
     raise StatementRejected(f"{what} without a target table")
+
+
+def _not_a_keyword(table: exp.Table, what: str) -> None:
+    """``INSERT INTO ALL SELECT ...``, ``INSERT INTO PARTITION (dt) SELECT ...``: sqlglot takes the
+    keyword for a table name; SQL reserves it, so the target is missing."""
+    ident = table.this
+    if isinstance(ident, exp.Identifier) and not ident.quoted and not table.args.get("db"):
+        word = ident.this.upper()
+        if word in _RESERVED:
+            raise StatementRejected(f"{what} without a target table ({word} is a keyword, not a table)")
+
+
+# Words reserved in standard SQL (and the dialects' INSERT clauses) that sqlglot may still read as an
+# unquoted table name.
+_RESERVED = frozenset(
+    [
+        "ALL",
+        "AND",
+        "ANY",
+        "AS",
+        "BY",
+        "CASE",
+        "CROSS",
+        "DEFAULT",
+        "DISTINCT",
+        "ELSE",
+        "END",
+        "EXCEPT",
+        "FROM",
+        "FULL",
+        "GROUP",
+        "HAVING",
+        "IN",
+        "INNER",
+        "INTERSECT",
+        "INTO",
+        "IS",
+        "JOIN",
+        "LEFT",
+        "LIKE",
+        "LIMIT",
+        "NATURAL",
+        "NOT",
+        "NULL",
+        "ON",
+        "OR",
+        "ORDER",
+        "OUTER",
+        "OVERWRITE",
+        "PARTITION",
+        "RIGHT",
+        "SELECT",
+        "SET",
+        "TABLE",
+        "THEN",
+        "TOP",
+        "UNION",
+        "USING",
+        "VALUES",
+        "WHEN",
+        "WHERE",
+        "WITH",
+    ]
+)
 
 
 def _query_of(expr: exp.Expr) -> exp.Expr | None:
