@@ -120,9 +120,12 @@ def analyze_block(
                 continue
             toks, p_text = p_query, body_sql[p_query[0].start : p_query[-1].end + 1]
             first = upper_text(toks[0])
-        elif first == "LET" and len(toks) > 1:  # Snowflake Scripting LET v := ...
-            variables.add(toks[1].text.lower())
-            p_query = _cursor_query(toks)  # LET res RESULTSET := (SELECT ...): a read
+        elif (first == "LET" and len(toks) > 1) or (
+            len(toks) > 2 and toks[1].token_type == TokenType.COLON_EQ
+        ):
+            if first == "LET":  # Snowflake Scripting LET v := ...
+                variables.add(toks[1].text.lower())
+            p_query = _cursor_query(toks)  # [LET] res [RESULTSET] := (SELECT ...): a read
             if p_query is None:
                 continue
             toks, p_text = p_query, body_sql[p_query[0].start : p_query[-1].end + 1]

@@ -491,6 +491,12 @@ def _skip_header(tokens: list[Token], i: int, stop: int, dialect: str, out: list
         tok = tokens[j]
         u = upper_text(tok)
         if tok.token_type == TokenType.L_PAREN:
+            if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL") and word_at(tokens, j + 1) in (
+                "SELECT",
+                "WITH",
+            ):
+                # IF EXISTS (SELECT ... FROM t): the condition reads t
+                out.append(Piece(j + 1, _paren_close(tokens, j, stop)))
             depth += 1
         elif tok.token_type == TokenType.R_PAREN:
             depth -= 1
@@ -638,6 +644,10 @@ def literal_sql(tokens: list[Token]) -> Token | None:
     rest = [t for t in tokens[1:] if t.token_type not in (TokenType.L_PAREN, TokenType.R_PAREN)]
     if rest and upper_text(rest[0]) == "IMMEDIATE":
         rest = rest[1:]
+    if rest and rest[0].text.lower() == "sp_executesql" and rest[0].token_type == TokenType.VAR:
+        rest = rest[1:]  # EXEC sp_executesql N'...' [, N'@p INT', @p = 1]: the parameters bind values
+        comma = next((k for k, t in enumerate(rest) if t.token_type == TokenType.COMMA), len(rest))
+        rest = rest[:comma]
     if len(rest) == 1 and rest[0].token_type in (*STRING_TOKENS, TokenType.NATIONAL_STRING):
         return rest[0]
     return None

@@ -15,6 +15,7 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from atlas_sync.lineage.sql import tsql
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
 from atlas_sync.lineage.sql.blocks import analyze_block
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
@@ -246,10 +247,9 @@ def analyze_text(
     """Parse and analyse one statement; errors become an ``error`` problem on the result.
     ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
-    if ctx.dialect in TSQL:
-        without_top = _without_top(text, tokens, ctx.dialect)
-        if without_top is not None:
-            text, tokens, full_sql = without_top, None, None
+    tsql_parts = tsql.rewrite(text, tokens, ctx.dialect) if ctx.dialect in TSQL else None
+    if tsql_parts is not None:
+        text, tokens, full_sql = tsql_parts.text, None, None
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
     if err is not None:
         result.error = True
@@ -316,6 +316,8 @@ def analyze_text(
         if rewrite is not None:
             expr = rewrite(expr)
         analyze_statement(expr, ctx, result)
+        if tsql_parts is not None:
+            _tsql_extras(tsql_parts, expr, result, ctx, rewrite)
     except StatementRejected as exc:
         result.error = True
         result.type = "ERROR"
@@ -341,37 +343,44 @@ def analyze_text(
     return result
 
 
-def _without_top(text: str, tokens: list[Token] | None, dialect: str) -> str | None:
-    """T-SQL ``UPDATE|DELETE|INSERT TOP (n) [PERCENT] ...`` with the TOP clause blanked out (it
-    limits how many rows change, not which columns feed which; sqlglot does not parse it there), or
-    None when the statement has none. Blanks keep every other character's line and column."""
-    base = 0  # where the text starts in the SQL the tokens index
-    if tokens is None:
-        try:
-            tokens = body_tokens(text, dialect)
-        except SqlglotError:
-            return None
-    elif tokens:
-        base = tokens[0].start - (len(text) - len(text.lstrip()))
-    if len(tokens) < 4 or upper_text(tokens[0]) not in ("UPDATE", "DELETE", "INSERT"):
-        return None
-    if upper_text(tokens[1]) != "TOP" or tokens[2].token_type != TokenType.L_PAREN:
-        return None
-    depth, close = 0, -1
-    for k in range(2, len(tokens)):
-        if tokens[k].token_type == TokenType.L_PAREN:
-            depth += 1
-        elif tokens[k].token_type == TokenType.R_PAREN:
-            depth -= 1
-            if depth == 0:
-                close = k
-                break
-    if close < 0:
-        return None
-    if upper_text(tokens[min(close + 1, len(tokens) - 1)]) == "PERCENT":
-        close += 1
-    lo, hi = tokens[1].start - base, tokens[close].end + 1 - base
-    return text[:lo] + re.sub(r"[^\n]", " ", text[lo:hi]) + text[hi:]
+def _tsql_extras(
+    parts: tsql.Rewritten,
+    expr: exp.Expr,
+    result: StatementLineage,
+    ctx: Context,
+    rewrite: Callable[[exp.Expr], exp.Expr] | None,
+) -> None:
+    """What :func:`atlas_sync.lineage.sql.tsql.rewrite` took out of a statement: ``INSERT ... EXEC
+    proc`` is a warning; ``OUTPUT ... INTO t`` a second flow, from the rows the statement changed
+    (its target's columns as ``inserted``/``deleted``, a MERGE's source by its alias) into ``t``."""
+    if parts.exec_call is not None:
+        result.problem(
+            f"rows from a procedure's result set not analysed: {' '.join(parts.exec_call.split())[:100]}",
+            code="unsupported-statement",
+            line=result.line,
+        )
+    if parts.output_into is None or not parts.output_exprs:
+        return
+    target = expr.this.this if isinstance(expr.this, exp.Schema) else expr.this
+    if not isinstance(target, exp.Table):
+        return
+    name = target.copy()
+    name.set("alias", None)
+    dialect = ctx.dialect or None
+    sources = [f"{name.sql(dialect)} AS inserted", f"{name.sql(dialect)} AS deleted"]
+    using = expr.args.get("using") if isinstance(expr, exp.Merge) else None
+    if isinstance(using, exp.Expr):
+        sources.append(using.sql(dialect))
+    exprs = [re.sub(r"(?i)^\$action\b", "NULL", e) for e in parts.output_exprs]
+    columns = f" ({', '.join(parts.output_columns)})" if parts.output_columns else ""
+    sql = f"INSERT INTO {parts.output_into}{columns} SELECT {', '.join(exprs)} FROM {' CROSS JOIN '.join(sources)}"
+    extra = analyze_text(sql, result.index, result.line, None, ctx, rewrite=rewrite)
+    for p in extra.problems:
+        result.problems.append({**p, "line": result.line})
+    have = {r.id for r in result.reads}
+    result.reads += [r for r in extra.reads if r.id not in have]
+    result.writes += [w for w in extra.writes if all(w.id != x.id for x in result.writes)]
+    result.edges += extra.edges
 
 
 def fold_quoted(expr: exp.Expr, dialect: str) -> None:
