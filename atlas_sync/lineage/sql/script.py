@@ -18,6 +18,7 @@ from sqlglot.tokens import Token, TokenType
 from atlas_sync.lineage.sql import tsql
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
 from atlas_sync.lineage.sql.blocks import analyze_block
+from atlas_sync.lineage.sql.delimiter import client_delimiters
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.procedural import (
     BLOCK_STARTS,
@@ -43,6 +44,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 def split_statements(sql: str, dialect: str) -> list[tuple[str, int, int, list[Token] | None]]:
     """(text, line, column, tokens) of each statement; tokens is None when the script could not be
     tokenized (then statements are split on semicolons at line ends and parsed one by one)."""
+    sql = client_delimiters(sql)
     d = Dialect.get_or_raise(dialect or None)
     try:
         tokens = d.tokenize(sql)
@@ -199,6 +201,7 @@ def analyze_sql(
 ) -> list[StatementLineage]:
     """Lineage of every statement of a script, in order (statement indexes start at 1)."""
     ctx = context or Context.create(dialect, SchemaStore(schema, dialect=dialect), default_schema)
+    sql = client_delimiters(sql)  # positions kept: statements' texts and tokens index it
     results: list[StatementLineage] = []
     for index, (text, line, col, tokens) in enumerate(split_statements(sql, ctx.dialect), start=1):
         header = block_header(tokens, ctx.dialect) if tokens else None

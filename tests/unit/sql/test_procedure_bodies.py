@@ -293,3 +293,41 @@ END""",
     assert ids(st.writes) == ["dw.t"]
     assert codes(st) == ["unsupported-statement"]
     assert "BULK INSERT dw.t" in st.problems[0]["message"] and st.problems[0]["line"] == 4
+
+
+# ---------------------------------------------------------------- MySQL client DELIMITER
+def test_mysql_delimiter_lines_keep_a_procedure_whole() -> None:
+    results = analyze_sql(
+        """DELIMITER //
+CREATE PROCEDURE shop.load_orders(IN p_day DATE)
+BEGIN
+  DECLARE v_n INT DEFAULT 0;
+  DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; END;
+  START TRANSACTION;
+  INSERT INTO shop.daily (day, total)
+  SELECT p_day, SUM(amount) FROM shop.orders WHERE order_date = p_day AND note <> 'END //';
+  SELECT COUNT(*) INTO v_n FROM shop.daily;
+  IF v_n > 0 THEN
+    UPDATE shop.stats s JOIN shop.daily d ON d.day = s.day SET s.total = d.total;
+  END IF;
+  COMMIT;
+END //
+DELIMITER ;
+CALL shop.load_orders('2024-01-01');
+""",
+        dialect="mysql",
+    )
+    assert [r.type for r in results] == ["CREATE PROCEDURE", "OTHER"]
+    proc = results[0]
+    assert proc.routine == "shop.load_orders" and not proc.error and proc.problems == []
+    assert ids(proc.reads) == ["shop.orders"]
+    assert ids(proc.writes) == ["shop.daily", "shop.stats"]
+    assert triples(proc) == {
+        ("shop.orders.amount", "shop.daily.total", "AGGREGATION"),
+        ("shop.orders.order_date", "shop.daily.*", "FILTER"),  # p_day is a parameter, not a column
+        ("shop.orders.note", "shop.daily.*", "FILTER"),
+        ("shop.daily.total", "shop.stats.total", "IDENTITY"),
+        ("shop.daily.day", "shop.stats.*", "JOIN"),
+        ("shop.stats.day", "shop.stats.*", "JOIN"),
+    }
+    assert proc.line == 2
