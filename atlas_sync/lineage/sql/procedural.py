@@ -99,7 +99,7 @@ _DDL_OBJECTS = {"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHE
 SQL_LANGUAGES = {"SQL", "PLPGSQL", "PLSQL", "SCRIPTING"}
 STRING_TOKENS = {TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING}
 # Tokens whose text is data or a quoted name, never a keyword: 'DELETE', N'END', [SELECT], "GO".
-_NOT_WORDS = STRING_TOKENS | {
+NOT_WORDS = STRING_TOKENS | {
     TokenType.NATIONAL_STRING,
     TokenType.NATIONAL_RAW_STRING,
     TokenType.UNICODE_STRING,
@@ -136,7 +136,7 @@ _BLOCK_WORDS = {"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "DO", "DECLARE", "BE
 def upper_text(tok: Token) -> str:
     """The keyword a token spells, upper-cased; "" for a string literal or quoted identifier
     (``'DELETE'``, ``[END]``: data and names never open, end or split statements)."""
-    return "" if tok.token_type in _NOT_WORDS else tok.text.upper()
+    return "" if tok.token_type in NOT_WORDS else tok.text.upper()
 
 
 def word_at(tokens: list[Token], i: int) -> str:
