@@ -331,3 +331,37 @@ CALL shop.load_orders('2024-01-01');
         ("shop.stats.day", "shop.stats.*", "JOIN"),
     }
     assert proc.line == 2
+
+
+def test_tsql_if_else_if_conditions_comparing_with_keyword_literals() -> None:
+    st = only(
+        """CREATE PROCEDURE dw.apply @action VARCHAR(10) AS
+BEGIN
+  IF @action = 'DELETE'
+    DELETE FROM dw.t WHERE id IN (SELECT id FROM stg.gone)
+  ELSE IF @action = 'UPDATE'
+    UPDATE dw.t SET v = s.v FROM stg.s s WHERE s.id = dw.t.id
+  ELSE IF @action = 'INSERT' BEGIN
+    INSERT INTO dw.t (id, v) SELECT id, v FROM stg.s
+  END
+  ELSE
+    THROW 50001, 'unknown action: END', 1;
+  WHILE EXISTS (SELECT 1 FROM stg.queue WHERE state = 'SELECT')
+    DELETE TOP (100) FROM stg.queue WHERE state = 'SELECT';
+  RAISERROR ('MERGE done', 10, 1) WITH NOWAIT;
+  RETURN;
+END""",
+        "tsql",
+    )
+    assert not st.error and st.problems == []
+    # WHILE EXISTS (SELECT ... FROM stg.queue) reads it; the DELETE reading only its target gives nothing
+    assert ids(st.reads) == ["stg.gone", "stg.s", "stg.queue"]
+    assert ids(st.writes) == ["dw.t"]
+    assert triples(st) == {
+        ("stg.gone.id", "dw.t.*", "FILTER"),
+        ("dw.t.id", "dw.t.*", "FILTER"),
+        ("stg.s.v", "dw.t.v", "IDENTITY"),
+        ("stg.s.id", "dw.t.*", "JOIN"),
+        ("dw.t.id", "dw.t.*", "JOIN"),
+        ("stg.s.id", "dw.t.id", "IDENTITY"),
+    }
