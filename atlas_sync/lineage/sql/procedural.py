@@ -440,8 +440,21 @@ def _flatten(tokens: list[Token], i: int, stop: int, dialect: str, out: list[Pie
         ):
             i += 2  # label: (T-SQL, Snowflake, MySQL)
             continue
-        if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL", "CASE", "FOR"):
+        if w in ("FOR", "FOREACH", "FORALL") and i + 1 < stop and tokens[i + 1].token_type == TokenType.VAR:
+            out.append(Piece(i + 1, i + 2, declaration=True))  # the loop variable is a value
+        if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL", "CASE", "FOR", "FOREACH"):
             i = _skip_header(tokens, i, stop, dialect, out)
+            continue
+        if w == "FORALL":  # PL/SQL FORALL i IN lo .. hi [SAVE EXCEPTIONS] <one DML statement>
+            dml = next(
+                (
+                    j
+                    for j in range(i + 1, stop)
+                    if upper_text(tokens[j]) in ("INSERT", "UPDATE", "DELETE", "MERGE")
+                ),
+                stop,
+            )
+            i = dml
             continue
         if w == "RETURN" and word_at(tokens, i + 1) == "QUERY":  # PL/pgSQL RETURN QUERY SELECT ...
             i += 2

@@ -365,3 +365,40 @@ END""",
         ("dw.t.id", "dw.t.*", "JOIN"),
         ("stg.s.id", "dw.t.id", "IDENTITY"),
     }
+
+
+def test_plpgsql_foreach_loop_body_is_analysed() -> None:
+    st = only(
+        """CREATE OR REPLACE FUNCTION a.f(arr int[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE x int;
+BEGIN
+  FOREACH x IN ARRAY arr LOOP
+    INSERT INTO a.t (v) SELECT v FROM a.s WHERE id = x;
+  END LOOP;
+END $$;""",
+        "postgres",
+    )
+    assert st.problems == []
+    assert triples(st) == {("a.s.v", "a.t.v", "IDENTITY"), ("a.s.id", "a.t.*", "FILTER")}
+
+
+def test_plsql_forall_statement_is_analysed() -> None:
+    st = only(
+        """CREATE OR REPLACE PROCEDURE hr.p IS
+  TYPE t_ids IS TABLE OF NUMBER;
+  l_ids t_ids;
+BEGIN
+  SELECT id BULK COLLECT INTO l_ids FROM hr.src;
+  FORALL i IN 1 .. l_ids.COUNT SAVE EXCEPTIONS
+    INSERT INTO hr.dst (id, v) SELECT id, v FROM hr.src2 WHERE id = l_ids(i);
+END;
+/""",
+        "oracle",
+    )
+    assert st.problems == []
+    assert ids(st.reads) == ["hr.src", "hr.src2"] and ids(st.writes) == ["hr.dst"]
+    assert triples(st) == {
+        ("hr.src2.id", "hr.dst.id", "IDENTITY"),
+        ("hr.src2.v", "hr.dst.v", "IDENTITY"),
+        ("hr.src2.id", "hr.dst.*", "FILTER"),
+    }
