@@ -139,7 +139,7 @@ def _output_clause(tokens: list[Token]) -> tuple[int, int, int | None] | None:
         elif depth:
             continue
         elif start is None:
-            if upper_text(tok) == "OUTPUT":
+            if upper_text(tok) == "OUTPUT" and _clause_word(tokens, k):
                 start = k
         elif upper_text(tok) == "INTO":
             end = k + 1
@@ -154,6 +154,15 @@ def _output_clause(tokens: list[Token]) -> tuple[int, int, int | None] | None:
     if start is None:
         return None
     return start, len(tokens) - 1, None
+
+
+def _clause_word(tokens: list[Token], k: int) -> bool:
+    """Whether OUTPUT at ``k`` opens a clause, not names a column (``SET output = 1``, ``t.output``)."""
+    before = tokens[k - 1].token_type if k else None
+    after = tokens[k + 1].token_type if k + 1 < len(tokens) else None
+    if before in (TokenType.SET, TokenType.COMMA, TokenType.DOT, TokenType.L_PAREN, TokenType.SELECT):
+        return False
+    return after not in (None, TokenType.EQ, TokenType.COMMA, TokenType.DOT, TokenType.R_PAREN)
 
 
 def _items(text: str, tokens: list[Token], lo: int, hi: int, base: int) -> list[str]:

@@ -153,3 +153,19 @@ def test_tsql_keywords_and_separators_inside_literals_in_every_position(body: st
     st = one(f"CREATE PROCEDURE dw.p AS\nBEGIN\n{body}END\nGO\n", "tsql")
     assert not st.error and st.problems == [], st.problems
     assert ids(st.reads) == ["stg.s"] and ids(st.writes) == ["dw.t"]
+
+
+def test_tsql_a_column_named_output_is_not_an_output_clause() -> None:
+    st = one(
+        "UPDATE dw.t SET a = s.output, output = 2 OUTPUT inserted.a INTO dw.log (a) "
+        "FROM stg.s s WHERE s.id = dw.t.id",
+        "tsql",
+    )
+    assert triples(st) == {
+        ("stg.s.output", "dw.t.a", "IDENTITY"),
+        ("stg.s.id", "dw.t.*", "JOIN"),
+        ("dw.t.id", "dw.t.*", "JOIN"),
+        ("dw.t.a", "dw.log.a", "IDENTITY"),
+    }
+    cte = one("WITH c AS (SELECT output FROM stg.s) INSERT INTO dw.t (a) SELECT output FROM c", "tsql")
+    assert triples(cte) == {("stg.s.output", "dw.t.a", "IDENTITY")}
