@@ -781,10 +781,9 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
                 if cols is None:
                     # INSERT VALUES (s.a, s.b) without a column list fills the target's columns in
                     # order, as INSERT ... SELECT does (by the values' names only when those are unknown)
-                    positional = Flow(target, _with_statement_ctes(expr, sel), None)
                     if cond is not None:
-                        positional.query = sel.where(cond.copy(), copy=False)
-                    flows.append(positional)
+                        sel = sel.where(cond.copy(), copy=False)
+                    flows.append(Flow(target, _with_statement_ctes(expr, sel), None))
                     continue
         else:
             continue  # DELETE / DO NOTHING: no column flows

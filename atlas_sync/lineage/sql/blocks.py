@@ -87,7 +87,7 @@ def analyze_block(
             f"{tok.text!r} where BEGIN, DECLARE or a quoted body was expected (check the dialect)",
             code="sql-unsupported",
             severity="error",
-            line=tok.line if tokens is not None else line,
+            line=tok.line,
         )
         result.error = True
         return result
@@ -140,7 +140,7 @@ def analyze_block(
                 result.problems.append(dynamic_problem(p_text, p_line))
             continue
         if first not in DATA_WORDS and piece.rewrite is None:
-            if _unknown(toks, first, ctx.dialect):
+            if _unknown(toks, first):
                 result.problem(
                     f"statement not analysed (not one the reader knows moves no data): {_short(p_text)}",
                     code="unsupported-statement",
@@ -228,7 +228,7 @@ _NO_DATA = frozenset(
 )
 
 
-def _unknown(toks: list[Token], first: str, dialect: str) -> bool:
+def _unknown(toks: list[Token], first: str) -> bool:
     """A body statement the reader neither analyses nor knows to move no data. Assignments
     (``v := 1``, ``v = 1``) and procedure calls (``pkg.proc(...)``) start with a name."""
     if not first or first in _NO_DATA:
