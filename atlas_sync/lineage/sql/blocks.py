@@ -164,6 +164,15 @@ def analyze_block(
     ctx.temporary.intersection_update(temps_before)
     if data and failed == data:
         result.error = True
+    if header.kind == "PROCEDURE" and not (result.reads or result.writes or result.problems):
+        # a procedure is there to move data: an empty lineage is said, never left silent
+        result.problem(
+            f"{result.routine or 'the procedure'}: no lineage: its body reads and writes no table "
+            f"({data} data statement{'' if data == 1 else 's'}; a DELETE reading only its target, "
+            "for one, moves no data)",
+            code="no-lineage",
+            line=line,
+        )
     return result
 
 

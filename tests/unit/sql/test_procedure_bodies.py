@@ -402,3 +402,20 @@ END;
         ("hr.src2.v", "hr.dst.v", "IDENTITY"),
         ("hr.src2.id", "hr.dst.*", "FILTER"),
     }
+
+
+def test_procedure_moving_no_data_says_so() -> None:
+    st = only(
+        """CREATE PROCEDURE dw.purge @before DATE AS
+BEGIN
+  SET NOCOUNT ON
+  DELETE FROM dw.log WHERE logged_at < @before
+END""",
+        "tsql",
+    )
+    assert st.reads == [] and st.writes == [] and not st.error
+    [problem] = st.problems
+    assert (problem["code"], problem["severity"], problem["line"]) == ("no-lineage", "warning", 1)
+    assert problem["message"].startswith(
+        "dw.purge: no lineage: its body reads and writes no table (1 data statement;"
+    )
