@@ -116,6 +116,7 @@ class Flow:
     by_name: bool = False  # map outputs to target columns by name (CTAS, BY NAME, MERGE)
     creates: bool = False  # the statement creates the target (its columns become known)
     static: list[str] = field(default_factory=list)  # PARTITION (dt='x'): filled by value, not by the query
+    dynamic: list[str] = field(default_factory=list)  # PARTITION (dt): the query's last outputs, in order
     rows_only: bool = False  # DELETE: which rows remain, no column values
     values: bool = False  # INSERT ... VALUES: positions holding only literals need no name
 
@@ -140,6 +141,9 @@ def _table_parts(table: exp.Table, ctx: Context, *, apply_default: bool = True) 
     if not isinstance(table.this, exp.Identifier):
         return None  # a table function, stage, variable: not a named table
     name = ident_name(table.this)
+    if table.this.args.get("temporary") or table.this.args.get("global_"):
+        # T-SQL #t / ##t: sqlglot keeps the marks aside; the name is the temporary table's own
+        return (("##" if table.this.args.get("global_") else "#") + name,)
     db = ident_name(table.args.get("db")) if table.args.get("db") else None
     catalog = ident_name(table.args.get("catalog")) if table.args.get("catalog") else None
     if apply_default and db is None and ctx.db and name not in ctx.temporary:
@@ -391,10 +395,76 @@ def _target_of(this: exp.Expr | None, what: str) -> tuple[exp.Table, list[str] |
             for c in this.expressions
             if isinstance(c, (exp.ColumnDef, exp.Identifier, exp.Column))  # not LIKE s, constraints
         ]
+        _not_a_keyword(this.this, what)
         return this.this, cols or None
     if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
+        _not_a_keyword(this, what)
         return this, None
     raise StatementRejected(f"{what} without a target table")
+
+
+def _not_a_keyword(table: exp.Table, what: str) -> None:
+    """``INSERT INTO ALL SELECT ...``, ``INSERT INTO PARTITION (dt) SELECT ...``: sqlglot takes the
+    keyword for a table name; SQL reserves it, so the target is missing."""
+    ident = table.this
+    if isinstance(ident, exp.Identifier) and not ident.quoted and not table.args.get("db"):
+        word = ident.this.upper()
+        if word in _RESERVED:
+            raise StatementRejected(f"{what} without a target table ({word} is a keyword, not a table)")
+
+
+# Words reserved in standard SQL (and the dialects' INSERT clauses) that sqlglot may still read as an
+# unquoted table name.
+_RESERVED = frozenset(
+    [
+        "ALL",
+        "AND",
+        "ANY",
+        "AS",
+        "BY",
+        "CASE",
+        "CROSS",
+        "DEFAULT",
+        "DISTINCT",
+        "ELSE",
+        "END",
+        "EXCEPT",
+        "FROM",
+        "FULL",
+        "GROUP",
+        "HAVING",
+        "IN",
+        "INNER",
+        "INTERSECT",
+        "INTO",
+        "IS",
+        "JOIN",
+        "LEFT",
+        "LIKE",
+        "LIMIT",
+        "NATURAL",
+        "NOT",
+        "NULL",
+        "ON",
+        "OR",
+        "ORDER",
+        "OUTER",
+        "OVERWRITE",
+        "PARTITION",
+        "RIGHT",
+        "SELECT",
+        "SET",
+        "TABLE",
+        "THEN",
+        "TOP",
+        "UNION",
+        "USING",
+        "VALUES",
+        "WHEN",
+        "WHERE",
+        "WITH",
+    ]
+)
 
 
 def _query_of(expr: exp.Expr) -> exp.Expr | None:
@@ -451,7 +521,13 @@ def _insert(expr: exp.Insert, ctx: Context, result: StatementLineage) -> list[Fl
         and isinstance(e.this, exp.Column)
         and isinstance(e.this.this, exp.Identifier)
     ]
-    return [Flow(target, query, cols, by_name=bool(expr.args.get("by_name")), static=static)]
+    dynamic = [
+        ident_name(e.this if isinstance(e, exp.Column) else e)
+        for e in (partition.expressions if isinstance(partition, exp.Partition) else [])
+        if isinstance(e, exp.Column) and isinstance(e.this, exp.Identifier) or isinstance(e, exp.Identifier)
+    ]
+    by_name = bool(expr.args.get("by_name"))
+    return [Flow(target, query, cols, by_name=by_name, static=static, dynamic=dynamic)]
 
 
 def _values_query(source: exp.Expr | None) -> exp.Query | None:
@@ -751,6 +827,13 @@ def _merge(expr: exp.Merge, result: StatementLineage) -> list[Flow]:
                     continue
                 sel.set("expressions", [v.copy() for v in values])
                 cols = [ident_name(n.this if isinstance(n, exp.Column) else n) for n in names] or None
+                if cols is None:
+                    # INSERT VALUES (s.a, s.b) without a column list fills the target's columns in
+                    # order, as INSERT ... SELECT does (by the values' names only when those are unknown)
+                    if cond is not None:
+                        sel = sel.where(cond.copy(), copy=False)
+                    flows.append(Flow(target, _with_statement_ctes(expr, sel), None))
+                    continue
         else:
             continue  # DELETE / DO NOTHING: no column flows
         if cond is not None:
@@ -812,7 +895,9 @@ def _update(expr: exp.Update, result: StatementLineage) -> list[Flow]:
         )
         if aliased is not None:
             # T-SQL: UPDATE x SET ... FROM t AS x JOIN s ...: x names the real target.
-            real_target = exp.Table(this=aliased.this.copy(), db=aliased.args.get("db"))
+            real_target = exp.Table(
+                this=aliased.this.copy(), db=aliased.args.get("db"), catalog=aliased.args.get("catalog")
+            )
             sel = sel.from_(first, copy=False)
         else:
             sel = sel.from_(tgt, copy=False)
@@ -1063,9 +1148,11 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
     parts = _table_parts(flow.target, ctx) or ()
     known = ctx.schema.columns(parts)
     known_l = [c.lower() for c in known] if known is not None else None
-    if known_l is not None and flow.static:
-        # Hive: static partition columns get a literal; the query fills the other columns in order.
-        known_l = [c for c in known_l if c not in flow.static]
+    if known_l is not None and (flow.static or flow.dynamic):
+        # Hive: static partition columns get a literal; the query fills the other columns in order,
+        # dynamic partition columns last, in the PARTITION clause's order.
+        skip = {*flow.static, *flow.dynamic}
+        known_l = [c for c in known_l if c not in skip] + flow.dynamic
 
     # Which target column each output position lands in.
     cut = res.names.index(None) if None in res.names else len(res.names)
@@ -1095,8 +1182,13 @@ def _run_flow(flow: Flow, ctx: Context, result: StatementLineage) -> None:
             )
         mapping = [(i, known_l[i]) for i in range(min(cut, len(known_l)))]
     else:
-        # No column list and no schema: positions carry the query's output names (Hive/Spark insert).
-        mapping = [(i, n) for i, n in outputs if i < cut]
+        # No column list and no schema: positions carry the query's output names (Hive/Spark insert),
+        # but the last ones fill the dynamic partition columns whatever they are called.
+        first_dynamic = (
+            len(res.names) - len(flow.dynamic) if flow.dynamic and res.complete else len(res.names)
+        )
+        mapping = [(i, n) for i, n in outputs if i < cut and i < first_dynamic]
+        mapping += [(first_dynamic + k, c) for k, c in enumerate(flow.dynamic) if first_dynamic + k < cut]
     if flow.values:
         mapping = [(i, c) for i, c in mapping if _has_deps(res.at(i))]
     named: list[tuple[int, str]] = []

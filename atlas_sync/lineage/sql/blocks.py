@@ -80,6 +80,17 @@ def analyze_block(
             return result
     elif header.body is not None:
         body = tokens[header.body :]
+    elif header.unread is not None and (header.language is None or header.language in SQL_LANGUAGES):
+        tok = tokens[header.unread]
+        result.problem(
+            f"the body of {result.routine or header.kind.lower()} is not analysed: it starts with "
+            f"{tok.text!r} where BEGIN, DECLARE or a quoted body was expected (check the dialect)",
+            code="sql-unsupported",
+            severity="error",
+            line=tok.line,
+        )
+        result.error = True
+        return result
     elif header.kind != "BLOCK":
         return result  # no SQL body (RETURN expr, external language)
     variables = set(header.parameters)
@@ -109,9 +120,17 @@ def analyze_block(
                 continue
             toks, p_text = p_query, body_sql[p_query[0].start : p_query[-1].end + 1]
             first = upper_text(toks[0])
-        elif first == "LET" and len(toks) > 1:  # Snowflake Scripting LET v := ...
-            variables.add(toks[1].text.lower())
-            continue
+        elif (first == "LET" and len(toks) > 1) or (
+            len(toks) > 2 and toks[1].token_type == TokenType.COLON_EQ
+        ):
+            if first == "LET":  # Snowflake Scripting LET v := ...
+                variables.add(toks[1].text.lower())
+            p_query = _cursor_query(toks)  # [LET] res [RESULTSET] := (SELECT ...): a read
+            if p_query is None:
+                continue
+            toks, p_text = p_query, body_sql[p_query[0].start : p_query[-1].end + 1]
+            p_line = _line_of(body_sql, toks[0].start, base_line)
+            first = upper_text(toks[0])
         if dynamic_sql(toks, ctx.dialect):
             literal = literal_sql(toks)
             if literal is not None:  # EXEC ('INSERT ...'): the SQL is known, analyse it
@@ -121,6 +140,12 @@ def analyze_block(
                 result.problems.append(dynamic_problem(p_text, p_line))
             continue
         if first not in DATA_WORDS and piece.rewrite is None:
+            if _unknown(toks, first):
+                result.problem(
+                    f"statement not analysed (not one the reader knows moves no data): {_short(p_text)}",
+                    code="unsupported-statement",
+                    line=p_line,
+                )
             continue
         data += 1
         if piece.rewrite is not None:
@@ -139,7 +164,98 @@ def analyze_block(
     ctx.temporary.intersection_update(temps_before)
     if data and failed == data:
         result.error = True
+    if header.kind == "PROCEDURE" and not (result.reads or result.writes or result.problems):
+        # a procedure is there to move data: an empty lineage is said, never left silent
+        result.problem(
+            f"{result.routine or 'the procedure'}: no lineage: its body reads and writes no table "
+            f"({data} data statement{'' if data == 1 else 's'}; a DELETE reading only its target, "
+            "for one, moves no data)",
+            code="no-lineage",
+            line=line,
+        )
     return result
+
+
+# Statements of a body that move no data between tables (control flow, variables, transactions,
+# messages, cursors, session settings, calls); any other statement is reported, never skipped silently.
+_NO_DATA = frozenset(
+    [
+        "SET",
+        "RETURN",
+        "PRINT",
+        "RAISERROR",
+        "THROW",
+        "RAISE",
+        "COMMIT",
+        "ROLLBACK",
+        "BEGIN",
+        "START",
+        "SAVE",
+        "END",
+        "CALL",
+        "EXEC",
+        "EXECUTE",
+        "OPEN",
+        "CLOSE",
+        "FETCH",
+        "DEALLOCATE",
+        "BREAK",
+        "CONTINUE",
+        "GOTO",
+        "WAITFOR",
+        "LET",
+        "NULL",
+        "EXIT",
+        "LEAVE",
+        "ITERATE",
+        "SIGNAL",
+        "RESIGNAL",
+        "GET",
+        "USE",
+        "GRANT",
+        "REVOKE",
+        "LOCK",
+        "ANALYZE",
+        "VACUUM",
+        "DECLARE",
+        "PERFORM",
+        "ASSERT",
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "UNSET",
+        "COMMENT",
+        "REFRESH",
+        "CHECKPOINT",
+        "DBCC",
+        "KILL",
+        "RECONFIGURE",
+        "SHUTDOWN",
+        "LOOP",
+        "ELSE",
+    ]
+)
+
+
+def _unknown(toks: list[Token], first: str) -> bool:
+    """A body statement the reader neither analyses nor knows to move no data. Assignments
+    (``v := 1``, ``v = 1``) and procedure calls (``pkg.proc(...)``) start with a name."""
+    if not first or first in _NO_DATA:
+        return False
+    if toks[0].token_type in (TokenType.VAR, TokenType.PARAMETER) and len(toks) > 1:
+        return toks[1].token_type not in (
+            TokenType.COLON_EQ,
+            TokenType.EQ,
+            TokenType.L_PAREN,
+            TokenType.DOT,
+            TokenType.COLON,
+        )
+    return toks[0].token_type not in (TokenType.VAR, TokenType.PARAMETER)
+
+
+def _short(text: str) -> str:
+    short = " ".join(text.split())
+    return short if len(short) <= 100 else short[:97] + "..."
 
 
 def _routine_name(name: str, ctx: Context) -> str:
@@ -160,10 +276,22 @@ def _declare(toks: list[Token], variables: set[str]) -> None:
 
 
 def _cursor_query(toks: list[Token]) -> list[Token] | None:
-    """The query of a cursor declaration (``... CURSOR FOR SELECT``, ``CURSOR c IS SELECT``)."""
+    """The query of a cursor declaration (``... CURSOR FOR SELECT``, ``CURSOR c IS SELECT``) or
+    of a query-valued variable (Snowflake ``res RESULTSET := (SELECT ...)``, ``DEFAULT (...)``)."""
     for k, tok in enumerate(toks[:-1]):
-        if upper_text(tok) in ("FOR", "IS") and upper_text(toks[k + 1]) in ("SELECT", "WITH"):
-            return toks[k + 1 :]
+        opens = upper_text(tok) in ("FOR", "IS", "DEFAULT") or tok.token_type == TokenType.COLON_EQ
+        if not opens:
+            continue
+        start = k + 1
+        while start < len(toks) and toks[start].token_type == TokenType.L_PAREN:
+            start += 1
+        if word_at(toks, start) not in ("SELECT", "WITH"):
+            continue
+        end = len(toks)
+        for _ in range(start - k - 1):  # the parentheses around the query
+            if toks[end - 1].token_type == TokenType.R_PAREN:
+                end -= 1
+        return toks[start:end]
     return None
 
 
@@ -258,13 +386,24 @@ def _rewriter(
 
 def _merge(result: StatementLineage, parts: list[StatementLineage]) -> None:
     """One lineage from a body's statements, in order: intermediate datasets (temporary tables,
-    table variables, temporary views) are composed away; a table the block writes is not also
-    one of its inputs; every statement's problems are kept with their lines."""
+    table variables, temporary views) the body writes and reads are composed away, others kept; a
+    table the block writes is not also one of its inputs; every statement's problems are kept with
+    their lines."""
     intermediate: set[str] = set()
+    written: set[str] = set()
+    read: set[str] = set()
     for st in parts:
         for ref in [*st.reads, *st.writes]:
             if ref.kind == "intermediate":
                 intermediate.add(ref.id)
+        written |= {w.id for w in st.writes}
+        read |= {r.id for r in st.reads}
+        read |= {e.source for e in st.edges if e.source != e.target}
+    # Only a temporary dataset the body both writes and reads is composed away; one it only writes
+    # (a result left for the session or the caller) or only reads (filled by the caller) is kept,
+    # as a temporary dataset of its own.
+    kept = {i for i in intermediate if i not in written or i not in read}
+    intermediate -= kept
     # Each edge into an intermediate column, by (dataset, column), from earlier statements.
     into: dict[tuple[str, str | None], list[Edge]] = {}
     edges: list[Edge] = []
@@ -316,5 +455,5 @@ def _merge(result: StatementLineage, parts: list[StatementLineage]) -> None:
         for p in st.problems:
             result.problems.append({**p, "line": p.get("line", st.line)})
     result.edges = edges
-    written = {w.id for w in result.writes}
-    result.reads = [r for r in result.reads if r.id not in written]
+    outputs = {w.id for w in result.writes}
+    result.reads = [r for r in result.reads if r.id not in outputs]

@@ -523,7 +523,7 @@ class QueryAnalyzer:
         source_alias = parent.alias_or_name if isinstance(parent, (exp.Table, exp.Subquery)) else ""
         fields = [f.this for f in pivot.args.get("fields") or [] if isinstance(f, exp.In)]
         generated = [
-            self.col_name(c) for c in pivot.args.get("columns") or [] if isinstance(c, exp.Identifier)
+            self._generated_name(c) for c in pivot.args.get("columns") or [] if isinstance(c, exp.Identifier)
         ]
         deps = Deps()
         expr = self._sql(pivot)
@@ -553,6 +553,15 @@ class QueryAnalyzer:
                         deps.add_indirect(src, "CONDITIONAL", expr)
             return deps
         return self._source_column(scope, source_alias, name) if source_alias in scope.sources else deps
+
+    def _generated_name(self, ident: exp.Identifier) -> str:
+        """A PIVOT output column's name. Snowflake names the columns of ``IN ('Q1', 'Q2')`` after
+        the values, quotes included (``'Q1'``): data, so their case is kept whether or not sqlglot
+        marks the identifier quoted (sqlglot 30.31 does not, and the query's columns would miss)."""
+        text = ident.this
+        if len(text) > 1 and text[0] == text[-1] == "'":
+            return text
+        return self.col_name(ident)
 
     def _in_source(self, scope: Scope, alias: str, col: exp.Column) -> Deps:
         if col.table and col.table in scope.sources:

@@ -23,6 +23,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, SqlglotError
 from sqlglot.tokens import Token, TokenType
 
+from atlas_sync.lineage.sql.procedural import upper_text
+
 # CREATE modifiers before the object kind (Snowflake SECURE/TRANSIENT, BigQuery SNAPSHOT, Teradata
 # VOLATILE/MULTISET, Postgres UNLOGGED, Hive EXTERNAL, ...): none changes the data flow.
 _MODIFIERS = {
@@ -51,7 +53,7 @@ _NAME = {TokenType.VAR, TokenType.IDENTIFIER}
 
 
 def _upper(tok: Token) -> str:
-    return tok.text.upper()
+    return upper_text(tok)  # "" for strings and quoted names: never a keyword
 
 
 def _name_end(tokens: list[Token], i: int) -> int:

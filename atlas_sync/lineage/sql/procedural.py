@@ -90,12 +90,24 @@ _TSQL_STARTERS = DATA_WORDS | frozenset(
         "COMMIT",
         "ROLLBACK",
         "WAITFOR",
+        "BULK",
+        "SAVE",
     ]
 )
 _DDL_OBJECTS = {"TABLE", "VIEW", "PROCEDURE", "PROC", "FUNCTION", "INDEX", "SCHEMA", "DATABASE", "TRIGGER"}
 # Languages whose bodies are SQL (other bodies, Python, JavaScript, Java, C, are not read).
 SQL_LANGUAGES = {"SQL", "PLPGSQL", "PLSQL", "SCRIPTING"}
 STRING_TOKENS = {TokenType.STRING, TokenType.HEREDOC_STRING, TokenType.RAW_STRING}
+# Tokens whose text is data or a quoted name, never a keyword: 'DELETE', N'END', [SELECT], "GO".
+NOT_WORDS = STRING_TOKENS | {
+    TokenType.NATIONAL_STRING,
+    TokenType.NATIONAL_RAW_STRING,
+    TokenType.UNICODE_STRING,
+    TokenType.BIT_STRING,
+    TokenType.HEX_STRING,
+    TokenType.BYTE_STRING,
+    TokenType.IDENTIFIER,
+}
 
 
 @lru_cache(maxsize=32)
@@ -115,18 +127,20 @@ def body_tokens(sql: str, dialect: str) -> list[Token]:
 
 def may_hold_blocks(tokens: list[Token]) -> bool:
     """A cheap test before the block-aware split: some token could start a block."""
-    return any(t.token_type == TokenType.BEGIN or t.text.upper() in _BLOCK_WORDS for t in tokens)
+    return any(t.token_type == TokenType.BEGIN or upper_text(t) in _BLOCK_WORDS for t in tokens)
 
 
 _BLOCK_WORDS = {"PROCEDURE", "PROC", "FUNCTION", "TRIGGER", "DO", "DECLARE", "BEGIN", "GO"}
 
 
 def upper_text(tok: Token) -> str:
-    return tok.text.upper()
+    """The keyword a token spells, upper-cased; "" for a string literal or quoted identifier
+    (``'DELETE'``, ``[END]``: data and names never open, end or split statements)."""
+    return "" if tok.token_type in NOT_WORDS else tok.text.upper()
 
 
 def word_at(tokens: list[Token], i: int) -> str:
-    return tokens[i].text.upper() if 0 <= i < len(tokens) else ""
+    return upper_text(tokens[i]) if 0 <= i < len(tokens) else ""
 
 
 def _is_go(tok: Token, dialect: str) -> bool:
@@ -189,6 +203,7 @@ class Header:
     parameters: list[str] = field(default_factory=list)
     declarations: bool = False  # the body opens with a declaration section (PL/SQL IS/AS)
     table: str | None = None  # a T-SQL trigger's table (its inserted/deleted rows)
+    unread: int | None = None  # token index of a body the reader cannot take apart
 
 
 def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | None:
@@ -257,6 +272,8 @@ def block_header(tokens: list[Token], dialect: str, start: int = 0) -> Header | 
                     dialect == "oracle" and upper_text(nxt) != "BEGIN"
                 )
                 return header
+            if nxt.token_type != TokenType.L_PAREN and upper_text(nxt) not in ("SELECT", "WITH"):
+                header.unread = j + 1  # e.g. $$ outside a dialect that quotes with it
             return header  # BigQuery AS (expression), a macro: not a body of statements
         elif upper_text(tok) == "RETURN" and dialect not in TSQL:
             return header  # SQL-standard RETURN expr body (Postgres, Databricks): no statements
@@ -423,8 +440,21 @@ def _flatten(tokens: list[Token], i: int, stop: int, dialect: str, out: list[Pie
         ):
             i += 2  # label: (T-SQL, Snowflake, MySQL)
             continue
-        if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL", "CASE", "FOR"):
+        if w in ("FOR", "FOREACH", "FORALL") and i + 1 < stop and tokens[i + 1].token_type == TokenType.VAR:
+            out.append(Piece(i + 1, i + 2, declaration=True))  # the loop variable is a value
+        if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL", "CASE", "FOR", "FOREACH"):
             i = _skip_header(tokens, i, stop, dialect, out)
+            continue
+        if w == "FORALL":  # PL/SQL FORALL i IN lo .. hi [SAVE EXCEPTIONS] <one DML statement>
+            dml = next(
+                (
+                    j
+                    for j in range(i + 1, stop)
+                    if upper_text(tokens[j]) in ("INSERT", "UPDATE", "DELETE", "MERGE")
+                ),
+                stop,
+            )
+            i = dml
             continue
         if w == "RETURN" and word_at(tokens, i + 1) == "QUERY":  # PL/pgSQL RETURN QUERY SELECT ...
             i += 2
@@ -474,6 +504,12 @@ def _skip_header(tokens: list[Token], i: int, stop: int, dialect: str, out: list
         tok = tokens[j]
         u = upper_text(tok)
         if tok.token_type == TokenType.L_PAREN:
+            if w in ("IF", "ELSIF", "ELSEIF", "WHILE", "WHEN", "UNTIL") and word_at(tokens, j + 1) in (
+                "SELECT",
+                "WITH",
+            ):
+                # IF EXISTS (SELECT ... FROM t): the condition reads t
+                out.append(Piece(j + 1, _paren_close(tokens, j, stop)))
             depth += 1
         elif tok.token_type == TokenType.R_PAREN:
             depth -= 1
@@ -623,6 +659,10 @@ def literal_sql(tokens: list[Token]) -> Token | None:
     rest = [t for t in tokens[1:] if t.token_type not in (TokenType.L_PAREN, TokenType.R_PAREN)]
     if rest and upper_text(rest[0]) == "IMMEDIATE":
         rest = rest[1:]
+    if rest and rest[0].text.lower() == "sp_executesql" and rest[0].token_type == TokenType.VAR:
+        rest = rest[1:]  # EXEC sp_executesql N'...' [, N'@p INT', @p = 1]: the parameters bind values
+        comma = next((k for k, t in enumerate(rest) if t.token_type == TokenType.COMMA), len(rest))
+        rest = rest[:comma]
     if len(rest) == 1 and rest[0].token_type in (*STRING_TOKENS, TokenType.NATIONAL_STRING):
         return rest[0]
     return None

@@ -15,12 +15,14 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.tokens import Token, TokenType
 
+from atlas_sync.lineage.sql import tsql
 from atlas_sync.lineage.sql.analyze import Context, StatementLineage, StatementRejected, analyze_statement
 from atlas_sync.lineage.sql.blocks import analyze_block
 from atlas_sync.lineage.sql.delimiter import client_delimiters
 from atlas_sync.lineage.sql.opaque import command_kind, incomplete, reduce_create
 from atlas_sync.lineage.sql.procedural import (
     BLOCK_STARTS,
+    TSQL,
     Header,
     block_end,
     block_header,
@@ -30,6 +32,7 @@ from atlas_sync.lineage.sql.procedural import (
     flatten,
     literal_sql,
     may_hold_blocks,
+    upper_text,
 )
 from atlas_sync.lineage.sql.schema import SchemaStore
 
@@ -104,7 +107,7 @@ def _chunks(tokens: list[Token], dialect: str, blocks: bool) -> list[tuple[list[
             chunks.append(([], False))
             i += 1
             continue
-        if blocks and not current and tok.text.upper() in BLOCK_STARTS:
+        if blocks and not current and upper_text(tok) in BLOCK_STARTS:
             # A procedure or block: its inner semicolons do not end it.
             if block_header(tokens, dialect, i) is not None:
                 chunks[-1] = (current, True)  # a body in one string: it ends at a semicolon
@@ -247,6 +250,9 @@ def analyze_text(
     """Parse and analyse one statement; errors become an ``error`` problem on the result.
     ``rewrite`` adapts the parsed statement first (procedure bodies: variables are not columns)."""
     result = StatementLineage(index=index, line=line, column=col, text=text.strip())
+    tsql_parts = tsql.rewrite(text, tokens, ctx.dialect) if ctx.dialect in TSQL else None
+    if tsql_parts is not None:
+        text, tokens, full_sql = tsql_parts.text, None, None
     expr, err = parse_statement(text, ctx.dialect, tokens, full_sql or text)
     replace = _REPLACE_INTO.match(text)
     if replace and (err is not None or isinstance(expr, exp.Command)):
@@ -314,6 +320,8 @@ def analyze_text(
         if rewrite is not None:
             expr = rewrite(expr)
         analyze_statement(expr, ctx, result)
+        if tsql_parts is not None:
+            _tsql_extras(tsql_parts, expr, result, ctx, rewrite)
     except StatementRejected as exc:
         result.error = True
         result.type = "ERROR"
@@ -337,6 +345,46 @@ def analyze_text(
             column=col,
         )
     return result
+
+
+def _tsql_extras(
+    parts: tsql.Rewritten,
+    expr: exp.Expr,
+    result: StatementLineage,
+    ctx: Context,
+    rewrite: Callable[[exp.Expr], exp.Expr] | None,
+) -> None:
+    """What :func:`atlas_sync.lineage.sql.tsql.rewrite` took out of a statement: ``INSERT ... EXEC
+    proc`` is a warning; ``OUTPUT ... INTO t`` a second flow, from the rows the statement changed
+    (its target's columns as ``inserted``/``deleted``, a MERGE's source by its alias) into ``t``."""
+    if parts.exec_call is not None:
+        result.problem(
+            f"rows from a procedure's result set not analysed: {' '.join(parts.exec_call.split())[:100]}",
+            code="unsupported-statement",
+            line=result.line,
+        )
+    if parts.output_into is None or not parts.output_exprs:
+        return
+    target = expr.this.this if isinstance(expr.this, exp.Schema) else expr.this
+    if not isinstance(target, exp.Table):
+        return
+    name = target.copy()
+    name.set("alias", None)
+    dialect = ctx.dialect or None
+    sources = [f"{name.sql(dialect)} AS inserted", f"{name.sql(dialect)} AS deleted"]
+    using = expr.args.get("using") if isinstance(expr, exp.Merge) else None
+    if isinstance(using, exp.Expr):
+        sources.append(using.sql(dialect))
+    exprs = [re.sub(r"(?i)^\$action\b", "NULL", e) for e in parts.output_exprs]
+    columns = f" ({', '.join(parts.output_columns)})" if parts.output_columns else ""
+    sql = f"INSERT INTO {parts.output_into}{columns} SELECT {', '.join(exprs)} FROM {' CROSS JOIN '.join(sources)}"
+    extra = analyze_text(sql, result.index, result.line, None, ctx, rewrite=rewrite)
+    for p in extra.problems:
+        result.problems.append({**p, "line": result.line})
+    have = {r.id for r in result.reads}
+    result.reads += [r for r in extra.reads if r.id not in have]
+    result.writes += [w for w in extra.writes if all(w.id != x.id for x in result.writes)]
+    result.edges += extra.edges
 
 
 def fold_quoted(expr: exp.Expr, dialect: str) -> None:

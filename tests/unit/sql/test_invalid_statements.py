@@ -173,3 +173,26 @@ def test_the_error_names_the_statement_index_and_line_in_a_script(tmp_path: Path
     [err] = [p for p in graph.problems if p.severity == "error"]
     assert err.statement == 2 and err.line == 4 and err.file == str(path)
     assert [p.outputs for p in graph.processes] == [["t1"], ["t3"]]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "word"),
+    [
+        ("oracle", "INSERT INTO ALL SELECT a FROM t", "ALL"),
+        ("hive", "INSERT INTO PARTITION (dt) SELECT a, dt FROM t", "PARTITION"),
+        ("spark", "INSERT INTO DEFAULT SELECT a FROM t", "DEFAULT"),
+        ("tsql", "INSERT INTO TOP SELECT a FROM t", "TOP"),
+        ("postgres", "INSERT INTO SET SELECT a FROM t", "SET"),
+    ],
+)
+def test_insert_whose_target_is_a_keyword_has_no_target(dialect: str, sql: str, word: str) -> None:
+    problem = _error(sql, dialect)
+    assert problem["message"] == f"rejected: INSERT without a target table ({word} is a keyword, not a table)"
+    assert (problem["line"], problem["column"]) == (1, 1)
+
+
+def test_a_quoted_or_qualified_keyword_is_a_table_name() -> None:
+    [quoted] = analyze_sql('INSERT INTO "all" SELECT a FROM t', dialect="postgres")
+    [qualified] = analyze_sql("INSERT INTO dw.partition SELECT a FROM t", dialect="postgres")
+    assert [w.id for w in quoted.writes] == ["all"]
+    assert [w.id for w in qualified.writes] == ["dw.partition"]

@@ -245,4 +245,4 @@ def test_tsql_scripts_without_semicolons_split_into_statements() -> None:
         (4, "INSERT"),
         (5, "COMMIT"),
     ]
-    assert triples(results[3]) == {("x.y", "a.t.y", "IDENTITY")}
+    assert triples(results[3]) == {('"#x".y', "a.t.y", "IDENTITY")}  # #x, not a table x
