@@ -20,22 +20,10 @@ from atlas_sync.lineage.sql.script import analyze_sql
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "sql" / "procedures" / "corpus"
 DIALECTS = ("tsql", "snowflake", "postgres", "mysql")
 
-_BUG1 = "issue 43 bug 1: a string literal equal to a DML keyword ('{}') fails to parse"
-# Known failures, each for one of issue 43's four bugs (fixed on sqlproc's branch) or a gap named
-# here; strict, so a fix shows up as XPASS and the entry must go.
+# Known failures, each a gap named here; strict, so a fix shows up as XPASS and the entry must go.
 XFAIL: dict[str, str] = {
-    "t02_merge_customer_audit": _BUG1.format("UPDATE")
-    + "; and MERGE ... OUTPUT $action ... INTO @t (cols) is refused by sqlglot",
-    "t05_update_three_part_names": "issue 43 bug 4: UPDATE alias ... FROM db.schema.t alias writes dbo.t",
-    "t06_update_top_batches": "issue 43 bug 2: UPDATE TOP (@n) alias SET ... is not parsed",
-    "t10_strings_with_keywords": _BUG1.format("DELETE"),
-    "t14_archive_with_output": "gap: DELETE ... OUTPUT deleted.c INTO t (cols) is refused by sqlglot",
-    "t16_insert_exec": "gap: INSERT INTO #t (cols) EXEC proc is refused by sqlglot",
-    "t18_merge_output_audit": "gap: MERGE t WITH (HOLDLOCK) AS a ... OUTPUT ... INTO s.t (cols) is refused "
-    "(by sqlglot; sqlproc's OUTPUT INTO handling misses it with the table hint)",
-    "t27_sp_executesql_literal": "gap: EXEC sp_executesql N'...' with a literal is a dynamic-sql warning, not analysed",
-    "s06_return_table_resultset": "gap: the query of a RESULTSET assignment (res := (SELECT ...)) is not read",
-    "s09_while_and_strings": _BUG1.format("DELETE"),
+    "t18_merge_output_audit": "gap: MERGE t WITH (HOLDLOCK) AS a ... OUTPUT ... INTO s.t (cols): the OUTPUT INTO "
+    "flow is missed when the MERGE target has a table hint",
 }
 
 
