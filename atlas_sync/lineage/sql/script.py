@@ -370,6 +370,7 @@ def _tsql_extras(
         return
     name = target.copy()
     name.set("alias", None)
+    name.set("hints", None)  # WITH (HOLDLOCK) locks the target; in the FROM of the flow it is not SQL
     dialect = ctx.dialect or None
     sources = [f"{name.sql(dialect)} AS inserted", f"{name.sql(dialect)} AS deleted"]
     using = expr.args.get("using") if isinstance(expr, exp.Merge) else None

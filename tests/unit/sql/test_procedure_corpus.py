@@ -21,10 +21,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "data" / "sql" / "procedures" / "
 DIALECTS = ("tsql", "snowflake", "postgres", "mysql")
 
 # Known failures, each a gap named here; strict, so a fix shows up as XPASS and the entry must go.
-XFAIL: dict[str, str] = {
-    "t18_merge_output_audit": "gap: MERGE t WITH (HOLDLOCK) AS a ... OUTPUT ... INTO s.t (cols): the OUTPUT INTO "
-    "flow is missed when the MERGE target has a table hint",
-}
+XFAIL: dict[str, str] = {}
 
 
 @dataclass
