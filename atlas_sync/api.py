@@ -32,6 +32,7 @@ from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.reconcile.teardown import TeardownPlan
 from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
 from atlas_sync.render.profile import Profile, load_profile
+from atlas_sync.wording import counted
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
@@ -124,7 +125,7 @@ def _check_input(problems: list[Problem], has_content: bool, allow_partial: bool
     errors = [p for p in problems if p.severity == "error"]
     if errors and (not allow_partial or not has_content):
         raise InputError(
-            f"the input has {len(errors)} error(s); nothing was published. First: {errors[0]}",
+            f"the input has {counted(len(errors), 'error')}; nothing was published. First: {errors[0]}",
             hint="fix the input"
             + ("" if not has_content else ", or publish the rest with allow_partial (--allow-partial)"),
         )
@@ -348,7 +349,8 @@ class Publisher:
                 stale.append(f"{i.type_name} {i.qualified_name} changed")
         if stale:
             raise AtlasSyncError(
-                f"the saved plan no longer matches Atlas ({len(stale)} entities differ, e.g. {stale[0]})",
+                f"the saved plan no longer matches Atlas ({counted(len(stale), 'entity')} "
+                f"{'differs' if len(stale) == 1 else 'differ'}, e.g. {stale[0]})",
                 hint="re-run `atlas-sync plan` and apply the new plan",
             )
         return {k: h.guid for k, h in headers.items()}

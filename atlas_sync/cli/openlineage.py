@@ -21,6 +21,7 @@ from atlas_sync.cli.common import (
 )
 from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
+from atlas_sync.wording import counted
 
 
 @dataclass
@@ -334,7 +335,7 @@ def serve_cmd(
     stderr(
         f"stopped: accepted {m['accepted']}, synced {m['synced']}, skipped {m['skipped']}, "
         f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
-        + (f", {left} events kept in the journal {config.journal_path}" if left else "")
+        + (f", {counted(left, 'event')} kept in the journal {config.journal_path}" if left else "")
     )
 
 

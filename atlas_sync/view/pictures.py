@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import Classification, ColumnEdge, Dataset, LineageGraph, Process
+from atlas_sync.wording import counted
 
 FORMATS = ("dot", "svg", "html")
 
@@ -808,7 +809,9 @@ def to_html(graph: LineageGraph, *, columns: bool = False) -> str:
     n_ds = sum(1 for n in scene.nodes.values() if n.role == "dataset")
     n_pr = sum(1 for n in scene.nodes.values() if n.role == "process")
     n_col = sum(1 for lk in scene.links if lk.is_column)
-    meta = f"{n_ds} datasets · {n_pr} processes" + (f" · {n_col} column links" if columns else "")
+    meta = f"{counted(n_ds, 'dataset')} · {counted(n_pr, 'process')}" + (
+        f" · {counted(n_col, 'column link')}" if columns else ""
+    )
     present = {n.fill for n in scene.nodes.values()}
     legend = "".join(
         f'<span><i style="background:{fill}"></i>{xml_escape(kind)}</span>'
