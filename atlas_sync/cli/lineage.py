@@ -28,6 +28,7 @@ from atlas_sync.lineage.model import (
     RefTuple,
     SpooledItems,
     edge_document,
+    statement_reads,
     summary_columns,
     summary_tables,
     write_document,
@@ -286,6 +287,7 @@ class ChunkedDocument:
         self._refs: dict[RefTuple, RefTuple] = {}
         self._unowned: set[EdgeTuple] = set()  # edges without a process: deduplicated across chunks
         self.statements = SpooledItems()
+        self.statement_reads: set[str] | None = None  # what the statements read (None: no statements)
         self.process_items = SpooledItems()
         self.edge_items = SpooledItems()
         self.problems = SpooledItems()
@@ -332,6 +334,11 @@ class ChunkedDocument:
             self.edge_items.add(edge_document(e))
         for s in chunk.statements:
             self.statements.add(s)
+            reads = statement_reads([s])
+            if reads is not None:
+                if self.statement_reads is None:
+                    self.statement_reads = set()
+                self.statement_reads.update(reads)
         for problem in chunk.problems:
             self.problems.add(problem.model_dump(exclude_none=True))
             if problem.severity == "error":
@@ -340,7 +347,8 @@ class ChunkedDocument:
     def write(self, out: IO[str], job: str | None = None) -> None:
         """Write the document (what ``json.dumps(graph.to_document(), indent=2)`` gives for the merged
         graph) to ``out``, without a trailing newline."""
-        tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes)
+        reads = self.statement_reads if not self.processes else None
+        tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes, reads)
         columns = summary_columns(tables, self.processes, self.edges)
         # The summary holds the edges from here on; the lookups are not needed any more.
         self.edges, self._refs, self._unowned = [], {}, set()
