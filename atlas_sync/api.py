@@ -392,8 +392,9 @@ class Publisher:
         streamed = options.get("stream") is not False
         term_guids = self._check_rules()  # before anything is read back or written
         rules = self.metadata_rules
+        matched: set[int] = set()  # the rules that matched something in this input
         if rules is not None:
-            chunks = _each(chunks, rules.apply)
+            chunks = _each(chunks, lambda chunk: rules.apply(chunk, matched))
         named = _MetadataNames()
         if self.profile.metadata_attribute is not None or self.profile.metadata_record is not None:
             chunks = _each(chunks, named.add)
@@ -401,6 +402,7 @@ class Publisher:
             for chunk in chunks:
                 s.add_chunk(chunk)
                 del chunk  # (held while the next one is read, two chunks would be alive at once)
+            unmatched = rules.unmatched(matched) if rules is not None else []
             on_read = options.get("on_read")
             if on_read is not None:
                 on_read(s.problems)
@@ -416,9 +418,9 @@ class Publisher:
             if receipt is not None and receipt.holds():
                 # Atlas holds what the last sync of this very input left there: nothing to render
                 writes = self.ensure_typedefs() if ensure else 0
-                return SyncResult(
-                    plan=receipt.unchanged_plan(self.profile.name), applied=None, typedef_writes=writes
-                )
+                held = receipt.unchanged_plan(self.profile.name)
+                held.warnings.extend(unmatched)
+                return SyncResult(plan=held, applied=None, typedef_writes=writes)
             known = None
             if receipt is not None:
                 receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
@@ -457,6 +459,7 @@ class Publisher:
                 if receipt is not None:
                     receipt.stamp()
                 out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+                out.plan.warnings.extend(unmatched)
                 if receipt is not None:
                     receipt.finish(s.spool)
                     writes += receipt.typedef_writes
