@@ -30,7 +30,7 @@ from atlas_sync.reconcile.actual import ActualHeader, list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.reconcile.teardown import TeardownPlan
-from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
+from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_HINT, Namespaces, valid_domain
 from atlas_sync.render.profile import Profile, load_profile
 from atlas_sync.wording import counted
 
@@ -157,10 +157,8 @@ class Publisher:
         missing_datasets: str = "create",
         metadata_rules: str | Path | MetadataRules | None = None,
     ) -> None:
-        if not domain or "@" in domain:
-            raise AtlasSyncError(
-                f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'"
-            )
+        if not valid_domain(domain):
+            raise AtlasSyncError(f"invalid domain {domain!r}", hint=DOMAIN_HINT)
         self.client = client
         self.profile = profile if isinstance(profile, Profile) else load_profile(profile)
         if metadata_namespace or metadata_namespaces:
