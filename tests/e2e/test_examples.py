@@ -8,6 +8,7 @@ READMEs cannot drift; each example also has checks derived by hand from its inpu
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -110,6 +111,16 @@ def test_spark_cars_example_publishes_the_seed_operator_tree(readme_run) -> None
         timeout=120,
     )
     assert again.returncode == 0 and "Nothing to do" in again.stdout
+
+
+def test_sql_example_readme_shows_every_column_lineage_line_show_prints(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("sql")
+    shown = outputs[1].splitlines()  # atlas-sync show --domain etl
+    printed = shown[shown.index("column lineage:") + 1 :]
+    (block,) = [b for b in blocks(EXAMPLES / "sql" / "README.md", "text") if "column lineage:" in b]
+    written = block.splitlines()
+    section = list(itertools.takewhile(lambda line: line.startswith("  "), printed))
+    assert written[written.index("column lineage:") + 1 :] == section
 
 
 def test_sql_example_picture_has_the_seed_column_lineage(readme_run) -> None:  # type: ignore[no-untyped-def]
