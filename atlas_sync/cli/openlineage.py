@@ -51,7 +51,8 @@ class Publishing:
         unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
         if unknown or not types:
             raise click.BadParameter(
-                f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
+                f"unknown event type{'s' if len(unknown) > 1 else ''}: {', '.join(unknown) or '(none)'}",
+                param_hint="--event-types",
             )
         return types
 
