@@ -30,8 +30,9 @@ from atlas_sync.reconcile.actual import ActualHeader, list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.reconcile.teardown import TeardownPlan
-from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, Namespaces
+from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_HINT, Namespaces, valid_domain
 from atlas_sync.render.profile import Profile, load_profile
+from atlas_sync.wording import counted
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
@@ -124,7 +125,7 @@ def _check_input(problems: list[Problem], has_content: bool, allow_partial: bool
     errors = [p for p in problems if p.severity == "error"]
     if errors and (not allow_partial or not has_content):
         raise InputError(
-            f"the input has {len(errors)} error(s); nothing was published. First: {errors[0]}",
+            f"the input has {counted(len(errors), 'error')}; nothing was published. First: {errors[0]}",
             hint="fix the input"
             + ("" if not has_content else ", or publish the rest with allow_partial (--allow-partial)"),
         )
@@ -156,10 +157,8 @@ class Publisher:
         missing_datasets: str = "create",
         metadata_rules: str | Path | MetadataRules | None = None,
     ) -> None:
-        if not domain or "@" in domain:
-            raise AtlasSyncError(
-                f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'"
-            )
+        if not valid_domain(domain):
+            raise AtlasSyncError(f"invalid domain {domain!r}", hint=DOMAIN_HINT)
         self.client = client
         self.profile = profile if isinstance(profile, Profile) else load_profile(profile)
         if metadata_namespace or metadata_namespaces:
@@ -348,7 +347,8 @@ class Publisher:
                 stale.append(f"{i.type_name} {i.qualified_name} changed")
         if stale:
             raise AtlasSyncError(
-                f"the saved plan no longer matches Atlas ({len(stale)} entities differ, e.g. {stale[0]})",
+                f"the saved plan no longer matches Atlas ({counted(len(stale), 'entity')} "
+                f"{'differs' if len(stale) == 1 else 'differ'}, e.g. {stale[0]})",
                 hint="re-run `atlas-sync plan` and apply the new plan",
             )
         return {k: h.guid for k, h in headers.items()}
@@ -390,8 +390,9 @@ class Publisher:
         streamed = options.get("stream") is not False
         term_guids = self._check_rules()  # before anything is read back or written
         rules = self.metadata_rules
+        matched: set[int] = set()  # the rules that matched something in this input
         if rules is not None:
-            chunks = _each(chunks, rules.apply)
+            chunks = _each(chunks, lambda chunk: rules.apply(chunk, matched))
         named = _MetadataNames()
         if self.profile.metadata_attribute is not None or self.profile.metadata_record is not None:
             chunks = _each(chunks, named.add)
@@ -399,6 +400,7 @@ class Publisher:
             for chunk in chunks:
                 s.add_chunk(chunk)
                 del chunk  # (held while the next one is read, two chunks would be alive at once)
+            unmatched = rules.unmatched(matched) if rules is not None else []
             on_read = options.get("on_read")
             if on_read is not None:
                 on_read(s.problems)
@@ -414,9 +416,9 @@ class Publisher:
             if receipt is not None and receipt.holds():
                 # Atlas holds what the last sync of this very input left there: nothing to render
                 writes = self.ensure_typedefs() if ensure else 0
-                return SyncResult(
-                    plan=receipt.unchanged_plan(self.profile.name), applied=None, typedef_writes=writes
-                )
+                held = receipt.unchanged_plan(self.profile.name)
+                held.warnings.extend(unmatched)
+                return SyncResult(plan=held, applied=None, typedef_writes=writes)
             known = None
             if receipt is not None:
                 receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
@@ -455,6 +457,7 @@ class Publisher:
                 if receipt is not None:
                     receipt.stamp()
                 out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+                out.plan.warnings.extend(unmatched)
                 if receipt is not None:
                     receipt.finish(s.spool)
                     writes += receipt.typedef_writes

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -247,8 +248,7 @@ class AtlasClient:
                     f"TLS handshake with {self.base_url} failed: {_short(exc)}",
                     method=method,
                     path=API + path,
-                    hint="give the server's CA with --ca-bundle / ATLAS_CA_BUNDLE "
-                    "(or, for a throwaway test server only, --insecure)",
+                    hint=self._tls_hint(exc),
                 ) from None
             except (
                 requests.exceptions.ConnectionError,
@@ -320,6 +320,16 @@ class AtlasClient:
         self.stats.record(kind, seconds=seconds)
         if seconds > 0:
             self.retry.sleep(seconds)
+
+    def _tls_hint(self, exc: requests.exceptions.SSLError) -> str:
+        ca = "give the server's CA with --ca-bundle / ATLAS_CA_BUNDLE (or, for a throwaway test server only, --insecure)"
+        if "certificate verify failed" in str(exc).lower():
+            return ca
+        parts = urlsplit(self.base_url)
+        if parts.hostname and _speaks_plain_http(parts.hostname, parts.port or 443, self.timeout[0]):
+            plain = urlunsplit(("http", parts.netloc, parts.path, "", ""))
+            return f"the server answers plain HTTP, not HTTPS: use {plain}"
+        return ca
 
     def _transport_error(self, method: str, path: str, exc: Exception, attempts: int) -> TransportError:
         what = "timed out" if isinstance(exc, requests.exceptions.Timeout) else "could not connect"
@@ -877,6 +887,16 @@ def _refused(exc: Exception) -> bool:
     """True when the connection was never established (nothing reached the server)."""
     text = str(exc)
     return any(s in text for s in ("Connection refused", "Failed to establish", "Name or service not known"))
+
+
+def _speaks_plain_http(host: str, port: int, timeout: float) -> bool:
+    """Whether ``host:port`` answers a bare plain-HTTP request (no credentials in it) with HTTP."""
+    try:
+        with socket.create_connection((host, port), timeout=min(timeout, 5.0)) as sock:
+            sock.sendall(b"HEAD / HTTP/1.0\r\nHost: " + host.encode("idna") + b"\r\n\r\n")
+            return sock.recv(5) == b"HTTP/"
+    except (OSError, UnicodeError):
+        return False
 
 
 def _short(exc: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 
 import click
@@ -112,6 +113,7 @@ def teardown_cmd(file: str, force: bool, yes: bool, as_json: bool) -> int:
 
 
 for _cmd in (plan_cmd, apply_cmd, teardown_cmd):
-    _cmd.help = (_cmd.help or "") + "\n\n" + _FILE_HELP
+    # dedented first: click dedents the whole text by its common indent, which the appended line has not
+    _cmd.help = inspect.cleandoc(_cmd.help or "") + "\n\n" + _FILE_HELP
 
 COMMANDS = [glossary]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +28,7 @@ from atlas_sync.lineage.model import (
     RefTuple,
     SpooledItems,
     edge_document,
+    statement_reads,
     summary_columns,
     summary_tables,
     write_document,
@@ -164,12 +167,26 @@ def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def list_readers_text() -> str:
-    rows = []
-    for name, reader in registry.available().items():
-        exts = ", ".join(reader.extensions) or "-"
-        rows.append(f"{name:<14} {exts:<28} {reader.description}")
-    return "\n".join(rows)
+def list_readers_text(width: int | None = None) -> str:
+    """The readers as a table (name, extensions, description), each column wrapped within its own
+    width so the columns stay aligned; ``width``: the terminal's by default."""
+    readers = registry.available()
+    width = width or shutil.get_terminal_size((100, 24)).columns
+    name_w = max(len(n) for n in readers)
+    ext_w = 28
+    desc_w = max(30, width - name_w - ext_w - 2)
+    lines = []
+    for name, reader in readers.items():
+        exts = textwrap.wrap(", ".join(reader.extensions) or "-", ext_w, break_on_hyphens=False)
+        desc = textwrap.wrap(reader.description, desc_w) or [""]
+        for i in range(max(len(exts), len(desc))):
+            cells = (
+                name if i == 0 else "",
+                exts[i] if i < len(exts) else "",
+                desc[i] if i < len(desc) else "",
+            )
+            lines.append(f"{cells[0]:<{name_w}} {cells[1]:<{ext_w}} {cells[2]}".rstrip())
+    return "\n".join(lines)
 
 
 def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str:
@@ -270,6 +287,7 @@ class ChunkedDocument:
         self._refs: dict[RefTuple, RefTuple] = {}
         self._unowned: set[EdgeTuple] = set()  # edges without a process: deduplicated across chunks
         self.statements = SpooledItems()
+        self.statement_reads: set[str] | None = None  # what the statements read (None: no statements)
         self.process_items = SpooledItems()
         self.edge_items = SpooledItems()
         self.problems = SpooledItems()
@@ -316,6 +334,11 @@ class ChunkedDocument:
             self.edge_items.add(edge_document(e))
         for s in chunk.statements:
             self.statements.add(s)
+            reads = statement_reads([s])
+            if reads is not None:
+                if self.statement_reads is None:
+                    self.statement_reads = set()
+                self.statement_reads.update(reads)
         for problem in chunk.problems:
             self.problems.add(problem.model_dump(exclude_none=True))
             if problem.severity == "error":
@@ -324,7 +347,8 @@ class ChunkedDocument:
     def write(self, out: IO[str], job: str | None = None) -> None:
         """Write the document (what ``json.dumps(graph.to_document(), indent=2)`` gives for the merged
         graph) to ``out``, without a trailing newline."""
-        tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes)
+        reads = self.statement_reads if not self.processes else None
+        tables = summary_tables(((d.id, d.kind) for d in self.datasets.values()), self.processes, reads)
         columns = summary_columns(tables, self.processes, self.edges)
         # The summary holds the edges from here on; the lookups are not needed any more.
         self.edges, self._refs, self._unowned = [], {}, set()
@@ -405,7 +429,24 @@ def write_json(
     return [p for p in graph.problems if p.severity == "error"]
 
 
-@click.command("lineage", context_settings={"show_default": True})
+_HELP = f"""Read lineage with READER from FILE... (or - for stdin) and print it. Nothing is sent to Atlas.
+
+    READER is a built-in reader ({", ".join(registry.BUILTIN)}), a plugin's (`--list-readers` lists
+    them all) or `auto` to pick by file content and extension; `database` reads a connection (--db-url),
+    not files. Exit code 1 on bad input, with the file and place named.
+
+    \b
+    Examples:
+      atlas-sync lineage sql --dialect spark etl.sql --format text
+      atlas-sync lineage spark-plan plan.txt --mode operator --format text
+      atlas-sync lineage openlineage events.jsonl
+      atlas-sync lineage auto etl.sql --format html --columns --out etl.html
+      atlas-sync lineage database --db-url postgresql://etl@db:5432/shop --format text
+      atlas-sync lineage database --db-url mysql://etl@doris-fe:9030/shop -o history=doris_audit_log
+    """
+
+
+@click.command("lineage", context_settings={"show_default": True}, help=_HELP)
 @click.argument("reader", required=False)
 @click.argument("files", nargs=-1)
 @click.option(
@@ -433,21 +474,7 @@ def lineage_cmd(
     columns: bool,
     **kwargs: Any,
 ) -> None:
-    """Read lineage with READER from FILE... (or - for stdin) and print it. Nothing is sent to Atlas.
-
-    READER is one of the names `--list-readers` prints (graph, spark-plan, spark-json, sql, query-log,
-    hive-lineage, openlineage, seatunnel, whaletunnel, database, plugins) or `auto` to pick by file
-    content and extension; `database` reads a connection (--db-url), not files. Exit code 1 on bad input, with the file and place named.
-
-    \b
-    Examples:
-      atlas-sync lineage sql --dialect spark etl.sql --format text
-      atlas-sync lineage spark-plan plan.txt --mode operator --format text
-      atlas-sync lineage openlineage events.jsonl
-      atlas-sync lineage auto etl.sql --format html --columns --out etl.html
-      atlas-sync lineage database --db-url postgresql://etl@db:5432/shop --format text
-      atlas-sync lineage database --db-url mysql://etl@doris-fe:9030/shop -o history=doris_audit_log
-    """
+    """Print the lineage READER reads from FILES (the help is ``_HELP``: its reader list is the registry's)."""
     if list_readers:
         click.echo(list_readers_text())
         return

@@ -21,6 +21,7 @@ from atlas_sync.cli.common import (
 )
 from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
+from atlas_sync.wording import counted
 
 
 @dataclass
@@ -50,7 +51,8 @@ class Publishing:
         unknown = [t for t in types if t not in ("START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER")]
         if unknown or not types:
             raise click.BadParameter(
-                f"unknown event type(s): {', '.join(unknown) or '(none)'}", param_hint="--event-types"
+                f"unknown event type{'s' if len(unknown) > 1 else ''}: {', '.join(unknown) or '(none)'}",
+                param_hint="--event-types",
             )
         return types
 
@@ -334,7 +336,7 @@ def serve_cmd(
     stderr(
         f"stopped: accepted {m['accepted']}, synced {m['synced']}, skipped {m['skipped']}, "
         f"rejected {m['rejected']}, failed attempts {m['failed']}, dead-lettered {m['dead_lettered']}"
-        + (f", {left} events kept in the journal {config.journal_path}" if left else "")
+        + (f", {counted(left, 'event')} kept in the journal {config.journal_path}" if left else "")
     )
 
 

@@ -25,6 +25,7 @@ from atlas_sync.cli.lineage import collect_reader_options, reader_options
 from atlas_sync.cli.progress import progress
 from atlas_sync.cli.write_path import wait_for_atlas, wrap_client, write_path_options
 from atlas_sync.errors import AtlasSyncError, InputError
+from atlas_sync.wording import counted
 
 
 def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[Any, Any]:
@@ -68,7 +69,7 @@ def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None
         click.echo(f"error: {p}", err=True)
     if errors and not (allow_partial and has_content):
         raise InputError(
-            f"{len(errors)} error(s) in the input; nothing was published",
+            f"{counted(len(errors), 'error')} in the input; nothing was published",
             hint="fix the input (see the errors above); a batch that fails validation is never published",
         )
     if verbosity() >= 0:
@@ -470,20 +471,20 @@ def sync_cmd(
         if result.applied and queued is not None:
             click.echo(
                 f"Queued: {queued.created} created, {queued.updated} updated, {queued.deleted} deleted in "
-                f"{queued.messages} hook message(s) to Kafka topic {pub.client.producer.config.topic}; "
+                f"{counted(queued.messages, 'hook message')} to Kafka topic {pub.client.producer.config.topic}; "
                 "Atlas applies them when it consumes them."
             )
             if left == 0:
                 click.echo("Atlas shows every change.")
             elif left is not None:
                 click.echo(
-                    f"Atlas does not show {left} change(s) yet (see its application log if it stays so)."
+                    f"Atlas does not show {counted(left, 'change')} yet (see its application log if it stays so)."
                 )
         elif result.applied:
             a = result.applied
             click.echo(
                 f"Applied: {a.created} created, {a.updated} updated, {a.deleted} deleted"
-                f"{f', {a.purged} purged' if a.purged else ''} in {a.requests} request(s)."
+                f"{f', {a.purged} purged' if a.purged else ''} in {counted(a.requests, 'request')}."
             )
         elif getattr(result.plan, "by_receipt", False):
             click.echo(
@@ -526,7 +527,7 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | N
     else:
         click.echo(
             f"Applied: {result.created} created, {result.updated} updated, {result.deleted} deleted "
-            f"in {result.requests} request(s)."
+            f"in {counted(result.requests, 'request')}."
         )
 
 
@@ -577,7 +578,7 @@ def teardown_cmd(
     if not yes:
         _confirm(
             "teardown",
-            f"Delete {plan.counts['delete']} {pub.profile.name} entities of domain {pub.domain!r}"
+            f"Delete {counted(plan.counts['delete'], pub.profile.name + ' entity')} of domain {pub.domain!r}"
             + (f" and purge {plan.counts['purge']}?" if purge else "?"),
         )
     with progress("teardown", quiet=verbosity() < 0 or as_json) as update:
@@ -588,7 +589,7 @@ def teardown_cmd(
         click.echo(
             f"Teardown of {pub.domain}: {result.deleted} deleted, {result.purged} purged"
             + (f", typedefs deleted: {', '.join(result.typedefs_deleted)}" if result.typedefs_deleted else "")
-            + f" ({result.requests} requests)."
+            + f" ({counted(result.requests, 'request')})."
         )
 
 
@@ -633,12 +634,15 @@ def rebuild_cmd(
         else:
             click.echo(plan.text())
             click.echo(
-                f"Then: sync of the input ({held['datasets']} datasets, {held['processes']} processes, "
-                f"{held['column_edges']} column edges); `atlas-sync plan` lists its entities."
+                f"Then: sync of the input ({counted(held['datasets'], 'dataset')}, "
+                f"{counted(held['processes'], 'process')}, {counted(held['column_edges'], 'column edge')}); "
+                "`atlas-sync plan` lists its entities."
             )
         return
     if not yes:
-        _confirm("rebuild", f"Delete {plan.counts['delete']} entities and rebuild domain {pub.domain!r}?")
+        _confirm(
+            "rebuild", f"Delete {counted(plan.counts['delete'], 'entity')} and rebuild domain {pub.domain!r}?"
+        )
     quiet = verbosity() < 0 or as_json
     # Publisher.rebuild's two steps, each with its own progress display (one live bar at a time)
     with progress("teardown", quiet=quiet) as down:

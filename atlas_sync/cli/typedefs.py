@@ -11,6 +11,7 @@ import click
 
 from atlas_sync.cli.common import client_from_options, connection_options, echo_json, settings_from_options
 from atlas_sync.errors import AtlasSyncError
+from atlas_sync.wording import counted
 
 _SOURCES_HELP = (
     "SOURCES are bundle folders or files of Atlas AtlasTypesDef JSON, or built-in profile names "
@@ -155,16 +156,21 @@ def delete_cmd(
     if plan.present and not plan.blockers and (with_entities or not plan.instances) and not yes:
         if not sys.stdin.isatty():
             raise AtlasSyncError("refusing to delete typedefs without confirmation", hint="pass --yes")
-        what = f"{len(plan.present)} types"
+        what = counted(len(plan.present), "type")
         if with_entities and plan.instances:
-            what += f" and {plan.instance_count} entities"
+            what += f" and {counted(plan.instance_count, 'entity')}"
         click.confirm(f"Delete {what}?", abort=True, err=True)
     result = delete_typedefs(client, bundle, with_entities=with_entities, plan=plan)
     if as_json:
         echo_json({"plan": plan.to_dict(), "deleted": result.to_dict()})
     else:
-        extra = f", {result.entities_purged} entities purged first" if result.entities_purged else ""
-        click.echo(f"Deleted {len(result.deleted)} types ({len(result.absent)} were absent){extra}.")
+        extra = (
+            f", {counted(result.entities_purged, 'entity')} purged first" if result.entities_purged else ""
+        )
+        was = "was" if len(result.absent) == 1 else "were"
+        click.echo(
+            f"Deleted {counted(len(result.deleted), 'type')} ({len(result.absent)} {was} absent){extra}."
+        )
     return 0
 
 
@@ -189,7 +195,7 @@ def validate_cmd(sources: tuple[str, ...], profiles: tuple[str, ...], as_json: b
         for p in exc.problems:
             click.echo(f"error: {p}" + (f" (hint: {p.hint})" if p.hint else ""), err=True)
         raise AtlasSyncError(
-            f"{len(exc.problems)} problem(s) in the bundles", hint="nothing was sent"
+            f"{counted(len(exc.problems), 'problem')} in the bundles", hint="nothing was sent"
         ) from None
     builtin = ServerTypes.builtin()
     external = sorted(bundle.external_references())
@@ -205,7 +211,7 @@ def validate_cmd(sources: tuple[str, ...], profiles: tuple[str, ...], as_json: b
             }
         )
     else:
-        click.echo(f"{len(bundle)} types OK in {len(bundle.files)} file(s)")
+        click.echo(f"{counted(len(bundle), 'type')} OK in {counted(len(bundle.files), 'file')}")
         click.echo("Order: " + " -> ".join(bundle.order()))
         if external:
             click.echo("Refers to: " + ", ".join(external))

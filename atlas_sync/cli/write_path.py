@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from atlas_sync.cli.common import stderr
+from atlas_sync.wording import counted
 
 _META_KEY = "atlas_sync.write_path"
 
@@ -107,7 +108,7 @@ def wait_for_atlas(
 
     def report(left: int, elapsed: float) -> None:
         if not quiet:
-            stderr(f"waiting for Atlas: {left} change(s) not visible yet after {elapsed:.0f} s")
+            stderr(f"waiting for Atlas: {counted(left, 'change')} not visible yet after {elapsed:.0f} s")
 
     left = wait_until(pending, float(timeout), progress=report)
     return left

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from atlas_sync.atlas import glossary as api
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.glossary.spec import RELATIONS, CategorySpec, GlossaryFile, GlossarySpec, TermSpec
+from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
     from atlas_sync.atlas.client import AtlasClient
@@ -405,11 +406,14 @@ def _glossary_changes(
             if assigned and not force:
                 out.append(
                     Change(
-                        "!", "term", label, [f"assigned to {len(assigned)} entities: delete needs --force"]
+                        "!",
+                        "term",
+                        label,
+                        [f"assigned to {counted(len(assigned), 'entity')}: delete needs --force"],
                     )
                 )
             else:
-                extra = [f"unassigned from {len(assigned)} entities first"] if assigned else []
+                extra = [f"unassigned from {counted(len(assigned), 'entity')} first"] if assigned else []
                 out.append(Change("-", "term", label, extra))
     return out
 
@@ -657,8 +661,11 @@ class TeardownResult:
     unassigned: int = 0
 
     def summary(self) -> str:
-        s = f"Deleted {len(self.deleted)} glossaries ({len(self.absent)} were absent)"
-        return s + (f", {self.unassigned} term assignments removed first." if self.unassigned else ".")
+        was = "was" if len(self.absent) == 1 else "were"
+        s = f"Deleted {counted(len(self.deleted), 'glossary')} ({len(self.absent)} {was} absent)"
+        return s + (
+            f", {counted(self.unassigned, 'term assignment')} removed first." if self.unassigned else "."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"deleted": self.deleted, "absent": self.absent, "unassigned": self.unassigned}
@@ -685,11 +692,11 @@ def teardown_glossary(client: AtlasClient, spec: GlossaryFile, *, force: bool = 
         )
         assigned = sum(len(t.get("assignedEntities") or []) for t in server.terms)
         if assigned:
-            problems.append(f"glossary {g.name}: {assigned} term assignments")
+            problems.append(f"glossary {g.name}: {counted(assigned, 'term assignment')}")
         foreign = [o.get("name") for o in server.terms + server.categories if _marks(o)[0] != spec.owner]
         if foreign:
             problems.append(
-                f"glossary {g.name}: {len(foreign)} terms/categories not made by this file ({', '.join(map(str, foreign[:3]))})"
+                f"glossary {g.name}: {counted(len(foreign), 'term or category', 'terms or categories')} not made by this file ({', '.join(map(str, foreign[:3]))})"
             )
         todo.append(server)
     if problems and not force:

@@ -278,7 +278,7 @@ def _check_keys(d: dict[str, Any], allowed: set[str], path: str, line: int | Non
         raise _err(
             path,
             line,
-            f"{what}: unknown key(s) {', '.join(unknown)}",
+            f"{what}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}",
             hint=f"known: {', '.join(sorted(allowed))}",
         )
 

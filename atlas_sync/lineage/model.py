@@ -414,15 +414,17 @@ class LineageGraph(_Model):
     # ----------------------------------------------------------------- the summary document
     def end_to_end_tables(self) -> dict[str, list[str]]:
         """Tables read and written end to end, processes taken in order (see :func:`summary_tables`)."""
-        return summary_tables(
-            ((d.id, d.kind) for d in self.datasets), [_process_tuple(p) for p in self.processes]
-        )
+        return self._summary_tables([_process_tuple(p) for p in self.processes])
+
+    def _summary_tables(self, processes: Sequence[ProcessTuple]) -> dict[str, list[str]]:
+        reads = statement_reads(self.statements) if not processes else None
+        return summary_tables(((d.id, d.kind) for d in self.datasets), processes, reads)
 
     def end_to_end_edges(self) -> list[ColumnEdge]:
         """Column edges from end-to-end sources to end-to-end targets, composed through intermediates
         (see :func:`summary_edges`)."""
         processes = [_process_tuple(p) for p in self.processes]
-        tables = summary_tables(((d.id, d.kind) for d in self.datasets), processes)
+        tables = self._summary_tables(processes)
         return [
             ColumnEdge(
                 source=ColumnRef(dataset=s[0], column=s[1]),
@@ -436,7 +438,7 @@ class LineageGraph(_Model):
     def to_document(self) -> dict[str, Any]:
         """The JSON document of the design doc."""
         processes = [_process_tuple(p) for p in self.processes]
-        tables = summary_tables(((d.id, d.kind) for d in self.datasets), processes)
+        tables = self._summary_tables(processes)
         return {
             "tables": tables,
             "columns": list(summary_columns(tables, processes, (_edge_tuple(e) for e in self.edges))),
@@ -730,15 +732,22 @@ def ref_text(ref: RefTuple) -> str:
 
 
 def summary_tables(
-    datasets: Iterable[tuple[str, str]], processes: Sequence[ProcessTuple]
+    datasets: Iterable[tuple[str, str]],
+    processes: Sequence[ProcessTuple],
+    statement_reads: Collection[str] | None = None,
 ) -> dict[str, list[str]]:
     """The document's ``tables`` from (dataset id, kind) pairs and process tuples: the tables read
     and written end to end, processes taken in order. A table written by one process and read by a
-    later one is intermediate; one read before it is written is a source."""
+    later one is intermediate; one read before it is written is a source. Without processes the
+    datasets are read, but those no statement reads when ``statement_reads`` is given (a table
+    ``CREATE TABLE t (a int)`` only declares is not read)."""
     ds = list(datasets)
     intermediate = {i for i, kind in ds if kind == "intermediate"}
     if not processes:
-        return {"read": [i for i, _ in ds if i not in intermediate], "write": []}
+        read = [i for i, _ in ds if i not in intermediate]
+        if statement_reads is not None:
+            read = [i for i in read if i in statement_reads]
+        return {"read": read, "write": []}
     first_write = _first_writes(processes)
     last_read: dict[str, int] = {}
     for i, (_pid, ins, _outs) in enumerate(processes):
@@ -756,6 +765,17 @@ def summary_tables(
             if o not in intermediate and last_read.get(o, -1) <= i:
                 w.setdefault(o)
     return {"read": list(r), "write": list(w)}
+
+
+def statement_reads(statements: Iterable[Any]) -> set[str] | None:
+    """The tables the statement documents (a SQL reader's ``statements``) read; None without any."""
+    reads: set[str] | None = None
+    for st in statements:
+        tables = st.get("tables") if isinstance(st, dict) else None
+        if isinstance(tables, dict):
+            reads = reads if reads is not None else set()
+            reads.update(str(t) for t in tables.get("read") or ())
+    return reads
 
 
 def _first_writes(processes: Sequence[ProcessTuple]) -> dict[str, int]:
@@ -879,7 +899,7 @@ def write_graph_document(graph: LineageGraph, out: IO[str]) -> None:
     """Write ``graph.to_document()`` to ``out`` as ``json.dumps(..., indent=2, ensure_ascii=False)``
     would, one item at a time (no trailing newline)."""
     processes = [_process_tuple(p) for p in graph.processes]
-    tables = summary_tables(((d.id, d.kind) for d in graph.datasets), processes)
+    tables = graph._summary_tables(processes)
     columns = summary_columns(tables, processes, (_edge_tuple(e) for e in graph.edges))
     write_document(
         out,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -98,7 +99,9 @@ def detect(path: str) -> Reader:
     """Pick a reader for ``--from auto``: a reader's ``sniff`` first, then the file extension."""
     readers = available()
     head = b""
-    if path != "-" and not os.path.isdir(path):  # a folder (dbt's target/) is sniffed by its path
+    if path == "-":
+        head = _peek_stdin()
+    elif not os.path.isdir(path):  # a folder (dbt's target/) is sniffed by its path
         try:
             with open(path, "rb") as fh:
                 head = fh.read(4096)
@@ -118,6 +121,22 @@ def detect(path: str) -> Reader:
     raise InputError(
         "cannot tell which reader fits this file", file=path, hint="name one with --from (see --list-readers)"
     )
+
+
+def _peek_stdin(size: int = 4096) -> bytes:
+    """Stdin's first bytes, left in place for the reader that reads it next."""
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        if stream is not None and hasattr(stream, "peek"):
+            return bytes(stream.peek(size)[:size])
+        if stream is not None and stream.seekable():  # a file redirected in, or a test's buffer
+            at = stream.tell()
+            head = bytes(stream.read(size))
+            stream.seek(at)
+            return head
+    except (OSError, ValueError):
+        pass
+    return b""
 
 
 def read(name: str, paths: Sequence[str], **options: Any) -> LineageGraph:

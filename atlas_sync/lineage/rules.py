@@ -122,25 +122,43 @@ class MetadataRules:
         """The rules that also tag entities another tool created (``foreign = true``)."""
         return [r for r in self.rules if r.foreign]
 
-    def apply(self, graph: LineageGraph) -> int:
+    def apply(self, graph: LineageGraph, matched: set[int] | None = None) -> int:
         """Add what the rules say to the matching items of ``graph`` (in place); how many rule
-        applications changed an item."""
+        applications changed an item. ``matched`` collects the indexes of the rules that matched
+        an item (see :meth:`unmatched`)."""
         hits = 0
         for rule in self.rules:
+            n = 0
             for d in graph.datasets:
                 if rule.matches_dataset(d):
+                    n += 1
                     hits += _add(d, rule)
                     if rule.foreign:
                         d.foreign_metadata = _add_foreign(d.foreign_metadata, rule)
                 for c in d.columns:
                     if rule.matches_column(d, c):
+                        n += 1
                         hits += _add(c, rule)
                         if rule.foreign:
                             c.foreign_metadata = _add_foreign(c.foreign_metadata, rule)
             for p in graph.processes:
                 if rule.matches_process(p):
+                    n += 1
                     hits += _add(p, rule)
+            if n and matched is not None:
+                matched.add(rule.index)
         return hits
+
+    def unmatched(self, matched: Collection[int]) -> list[str]:
+        """A warning for each rule not in ``matched``: it matched nothing (a typo in a pattern, or
+        a tag no reader found) and added nothing."""
+        return [
+            f"metadata rules {self.file}: {r.where}"
+            + (f" (line {r.line})" if r.line else "")
+            + " matches nothing in the input"
+            for r in self.rules
+            if r.index not in matched
+        ]
 
 
 def _add(item: Dataset | Column | Process, rule: Rule) -> int:

@@ -244,6 +244,13 @@ def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) ->
         hint = " (use /api/v1/lineage)" if request.method == "POST" else ""
         return _json(404, {"error": f"no such endpoint: {request.method} {path}{hint}"})
 
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        allow = dict(getattr(exc, "headers", None) or {}).get("Allow", "")
+        error = f"{request.url.path} does not take {request.method}" + (
+            f" (it takes {allow})" if allow else ""
+        )
+        return _json(405, {"error": error}, {"Allow": allow} if allow else None)
+
     routes = [Route(p, lineage, methods=["POST"]) for p in LINEAGE_PATHS]
     routes += [Route(p, health, methods=["GET"]) for p in HEALTH_PATHS]
     routes += [
@@ -251,7 +258,7 @@ def create_app(endpoint: LineageEndpoint, limits: ServerLimits | None = None) ->
         Route("/metrics", prometheus, methods=["GET"]),
         Route("/api/v1/metrics", metrics_json, methods=["GET"]),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
 
 
 def _busy_app(on_refused: Callable[[], None] | None) -> Any:

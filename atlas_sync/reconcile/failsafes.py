@@ -31,6 +31,7 @@ from atlas_sync.reconcile.plan import (
 )
 from atlas_sync.reconcile.spool import READ_CHUNK, GuidKeys, Spool
 from atlas_sync.render.native import JOB_LABEL
+from atlas_sync.wording import counted
 
 
 def refuse_foreign_processes(spool: Spool, process_types: set[str], owner: str, job: str) -> None:
@@ -63,7 +64,7 @@ def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: 
     skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
     if skipped:
         plan.warnings.append(
-            f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
+            f"{counted(len(skipped), 'entity')} left out: datasets missing from Atlas (--missing-datasets skip) "
             "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
         )
     return skipped

@@ -47,6 +47,7 @@ from atlas_sync.reconcile.spool import UNREAD, Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity
+from atlas_sync.wording import counted
 
 KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (each touches one entity)
 # How long before a sync started another sync's create of the same name may have begun (its request
@@ -304,7 +305,7 @@ class JobHoldings:
         applied.requests += self.client.purge_entities(ours).requests
         applied.requests += self.index_again({k: kept[g] for k, g in lost})
         plan.warnings.append(
-            f"{len(lost)} entities were created at the same moment by another sync as well (e.g. "
+            f"{counted(len(lost), 'entity')} {'was' if len(lost) == 1 else 'were'} created at the same moment by another sync as well (e.g. "
             f"{lost[0][0][1]}): this sync's copies were deleted and what refers to them now refers to "
             "the one Atlas keeps"
         )
@@ -485,7 +486,7 @@ class JobHoldings:
         if not todo:
             return
         plan.warnings.append(
-            f"{len(todo)} entities of job {self.job!r} {'would get' if dry_run else 'get'} the job's key "
+            f"{counted(len(todo), 'entity')} of job {self.job!r} {'would get' if dry_run else 'get'} the job's key "
             f"({attribute}), once: they were written before job keys"
         )
         if dry_run:

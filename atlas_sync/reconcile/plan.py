@@ -20,6 +20,7 @@ from atlas_sync.reconcile.actual import (
     fingerprint,
 )
 from atlas_sync.render.renderer import DesiredEntity
+from atlas_sync.wording import counted
 
 Action = Literal["create", "update", "delete", "unchanged", "referenced"]
 ACTIONS: tuple[Action, ...] = ("create", "update", "delete", "unchanged", "referenced")
@@ -372,7 +373,8 @@ def missing_to_skip(missing: set[Key], outputs: Mapping[Key, list[Key]], policy:
     if policy == "fail":
         shown = ", ".join(f"{t} {qn}" for t, qn in sorted(missing)[:5])
         raise PlanRefused(
-            f"{len(missing)} datasets are missing from Atlas (--missing-datasets fail): {shown}",
+            f"{counted(len(missing), 'dataset')} {'is' if len(missing) == 1 else 'are'} missing from Atlas "
+            f"(--missing-datasets fail): {shown}",
             hint="run the hook (or its import script) first, or use --missing-datasets create|skip",
         )
     skipped = set(missing)

@@ -42,6 +42,7 @@ from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import PROBE_PAGE, SCOPE_PAGE, ScopeClient, scope_key, search_roots
 from atlas_sync.reconcile.apply import _Flight
 from atlas_sync.render.native import DOMAIN_LABEL, label_for
+from atlas_sync.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class TeardownPlan:
             lines.append(f"  ... and {len(self.entities) - SHOWN} more (--json lists every one)")
         for t, n in self.by_type().items():
             lines.append(f"  {t}: {n['ACTIVE']} to delete, {n['DELETED']} already deleted")
-        summary = f"Plan: {c['delete']} to delete in {c['delete_requests']} request(s)"
+        summary = f"Plan: {c['delete']} to delete in {counted(c['delete_requests'], 'request')}"
         summary += f", {c['purge']} to purge." if self.purge else ", nothing purged (no --purge)."
         lines.append(summary)
         return "\n".join(lines)

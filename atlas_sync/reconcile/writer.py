@@ -70,6 +70,7 @@ class SyncWriter:
         self.progress = progress
         self.total = total
         self.done = 0
+        self._drawing = False  # progress is drawn from the first write or delete on: none for a no-op
         self.applied = ApplyResult()
         self.metadata: list[MetadataWork] = []
         self._scheduler = WriteScheduler(parallel, self._prepare, self._finished)
@@ -100,13 +101,14 @@ class SyncWriter:
     def advance(self, n: int) -> None:
         """``n`` more entities done (written, or nothing to write)."""
         self.done += n
-        if self.progress and n:
+        if self.progress and n and self._drawing:
             self.progress(self.done, self.total)
 
     def write(self, item: PlanItem, entity: DesiredEntity) -> None:
         """Write ``entity`` (its plan item: a create or an update) in a coming batch."""
         self._wrote_after_looking = self._wrote_after_looking or self._looked
         if not self.dry_run:
+            self._drawing = True
             self._packer.add(item, entity)
 
     def flush(self) -> None:
@@ -190,6 +192,7 @@ class SyncWriter:
         """Delete ``deletes`` (processes before datasets; ``purge``: then purge them)."""
         if not deletes or self.dry_run:
             return
+        self._drawing = True
         res = apply_plan(
             self.client,
             Plan(domain=self.plan.domain, job=self.plan.job, profile=self.plan.profile, items=deletes),

@@ -162,6 +162,20 @@ DOMAIN_LABEL = "atlas-sync-d_"
 JOB_LABEL = "atlas-sync-j_"
 
 
+DOMAIN_HINT = (
+    "a domain ends every qualified name (`db.table@<domain>`): a non-empty name without '@', "
+    "control characters (tabs, newlines) or blanks at either end"
+)
+
+
+def valid_domain(domain: str) -> bool:
+    """Whether ``domain`` can end qualified names: ``@`` would make ``<name>@<domain>`` ambiguous,
+    a control character breaks every one-line message naming it, and blanks at an end make a second
+    domain that looks like the first. (A blank inside is fine: Atlas 2.1.0's searches, index and
+    in-memory, match such names exactly.)"""
+    return bool(domain) and "@" not in domain and domain == domain.strip() and domain.isprintable()
+
+
 def label_for(prefix: str, value: str) -> str:
     """``<prefix><value>`` as an Atlas label (letters, digits, ``_``, ``-``, at most 50 characters): other
     characters become ``-`` and a changed or shortened value gets 8 hex digits of its SHA-256, so two names

@@ -19,7 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.metadata import entity_metadata
-from atlas_sync.render.native import Namespaces, NativeRender
+from atlas_sync.render.native import DOMAIN_HINT, Namespaces, NativeRender, valid_domain
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
 from atlas_sync.render.slots import Filler, compile_slots
@@ -361,8 +361,8 @@ def render(
     to them by key (they are not in ``graph.datasets`` and not in the returned state).
     ``namespaces``: the metadata namespaces of a native profile (``--metadata-namespace``, per source).
     """
-    if not domain or "@" in domain:
-        raise RenderError(f"invalid domain {domain!r}", hint="a domain is a non-empty name without '@'")
+    if not valid_domain(domain):
+        raise RenderError(f"invalid domain {domain!r}", hint=DOMAIN_HINT)
     r = _Renderer(profile, domain, job)
     # metadata needs somewhere to record what atlas-sync added (reconcile.metadata)
     with_metadata = profile.metadata_attribute is not None or profile.metadata_record is not None

@@ -41,6 +41,7 @@ from atlas_sync.typedefs.model import (
     to_atlas,
 )
 from atlas_sync.typenames import TypeNameError
+from atlas_sync.wording import counted
 
 # Folders Atlas's own model layout uses for patch files; not typedefs.
 _SKIP_DIRS = {"patches"}
@@ -53,7 +54,7 @@ class BundleError(InputError):
     def __init__(self, problems: list[InputError]) -> None:
         self.problems = problems
         first = problems[0]
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        more = f" (and {counted(len(problems) - 1, 'more problem')})" if len(problems) > 1 else ""
         super().__init__(
             first.message + more, file=first.file, path=first.path, line=first.line, column=first.column
         )
@@ -737,9 +738,9 @@ def describe(entry: TypeEntry) -> str:
             f"{d.relationshipCategory} {d.endDef1.type}.{d.endDef1.name} <-> {d.endDef2.type}.{d.endDef2.name}"
         )
     if isinstance(d, EnumDef):
-        parts.append(f"{len(d.elementDefs)} values")
+        parts.append(counted(len(d.elementDefs), "value"))
     elif entry.attributes:
-        parts.append(f"{len(entry.attributes)} attributes")
+        parts.append(counted(len(entry.attributes), "attribute"))
     return ", ".join(parts)
 
 

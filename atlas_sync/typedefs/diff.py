@@ -285,7 +285,11 @@ def _compare(
         if dropped:
             # Atlas's own loader merges old elements back; so do we.
             notes.append(
-                "enum value(s) not in the bundle are kept on the server: " + ", ".join(map(str, dropped))
+                ("enum values" if len(dropped) > 1 else "enum value")
+                + " not in the bundle "
+                + ("are" if len(dropped) > 1 else "is")
+                + " kept on the server: "
+                + ", ".join(map(str, dropped))
             )
         if desired.get("defaultValue") is not None and desired.get("defaultValue") != current.get(
             "defaultValue"

@@ -25,6 +25,7 @@ from atlas_sync.errors import AtlasSyncError
 from atlas_sync.typedefs.bundle import Bundle, ServerTypes
 from atlas_sync.typedefs.diff import TypedefPlan, plan_against
 from atlas_sync.typedefs.model import CATEGORY_LISTS, referenced_names
+from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
     from atlas_sync.atlas import AtlasClient
@@ -40,7 +41,7 @@ class IncompatibleTypedefsError(AtlasSyncError):
         bad = plan.incompatible
         first = bad[0]
         what = "; ".join(f"{p.message} ({p.code})" for p in first.problems)
-        more = f" (and {len(bad) - 1} more type(s))" if len(bad) > 1 else ""
+        more = f" (and {counted(len(bad) - 1, 'more type')})" if len(bad) > 1 else ""
         super().__init__(
             f"{first.name}: {what}{more}; nothing was written",
             hint=first.problems[0].hint if first.problems else None,
@@ -81,7 +82,7 @@ class ApplyResult:
     def summary(self) -> str:
         return (
             f"Applied: {len(self.created)} created, {len(self.updated)} updated, "
-            f"{len(self.unchanged)} unchanged ({self.writes} write request(s))."
+            f"{len(self.unchanged)} unchanged ({counted(self.writes, 'write request')})."
         )
 
 
@@ -121,10 +122,13 @@ class DeletePlan:
         for b in self.blockers:
             lines.append(f"  ! {b}")
         if self.instances:
-            lines.append(f"  ! {self.instance_count} entities use these types: {self.describe_instances()}")
+            use = "uses" if self.instance_count == 1 else "use"
+            lines.append(
+                f"  ! {counted(self.instance_count, 'entity')} {use} these types: {self.describe_instances()}"
+            )
         lines.append(
             f"Delete plan: {len(self.present)} to delete, {len(self.absent)} absent, "
-            f"{self.instance_count} entities in use."
+            f"{counted(self.instance_count, 'entity')} in use."
         )
         return "\n".join(lines)
 
@@ -359,7 +363,8 @@ def delete_typedefs(
         )
     if plan.instances and not with_entities:
         raise TypedefsInUseError(
-            f"refusing to delete typedefs: {plan.instance_count} entities still use them "
+            f"refusing to delete typedefs: {counted(plan.instance_count, 'entity')} still "
+            f"{'uses' if plan.instance_count == 1 else 'use'} them "
             f"({plan.describe_instances()})",
             hint="Atlas refuses while any instance exists, even soft-deleted (409 ATLAS-409-00-002); "
             "delete and purge them first (`atlas-sync teardown --domain D --purge`), or pass --with-entities "

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import Classification, ColumnEdge, Dataset, LineageGraph, Process
+from atlas_sync.wording import counted
 
 FORMATS = ("dot", "svg", "html")
 
@@ -36,6 +37,9 @@ FORMATS = ("dot", "svg", "html")
 FONT = "'DejaVu Sans Mono', Menlo, Consolas, 'Liberation Mono', monospace"
 TITLE_SIZE = 12
 SMALL_SIZE = 10
+# The smallest text an HTML page opens with (the smallest drawn text is SMALL_SIZE at scale 1): a
+# picture wider than the window at that size scrolls instead of shrinking to unreadable text.
+MIN_TEXT_PX = 9
 CHAR_W = 0.62  # advance of one monospace character, in em (DejaVu Sans Mono: 0.602)
 PAD_X = 10
 HEADER_H = 38
@@ -212,15 +216,18 @@ def _dataset_node(d: Dataset, key: str, columns: bool) -> Node:
 
 
 def _process_node(p: Process, key: str) -> Node:
-    head = p.operator or p.kind
-    if p.level:
-        head = f"{head} [{p.level}]"
-    detail = str(p.attributes.get("planText") or p.name)
-    first, _, rest = detail.partition(" ")
-    if p.operator and rest and p.operator.endswith(first):
-        detail = rest  # the title already names the operator ("Relation ..." under LogicalRelation)
-    if detail in (head, p.operator):
-        detail = p.name if p.name != head else ""
+    if not p.operator:
+        # a job or statement: headed by its name; its kind (or Atlas type) is the small line
+        name = p.name or p.id
+        head, detail = name, p.kind if p.kind != name else ""
+    else:
+        head = p.operator + (f" [{p.level}]" if p.level else "")
+        detail = str(p.attributes.get("planText") or p.name)
+        first, _, rest = detail.partition(" ")
+        if rest and p.operator.endswith(first):
+            detail = rest  # the title already names the operator ("Relation ..." under LogicalRelation)
+        if detail in (head, p.operator):
+            detail = p.name if p.name != head else ""
     tip = [p.id, f"kind: {p.kind}"]
     if p.operator:
         tip.append(f"operator: {p.operator}")
@@ -789,8 +796,10 @@ _JS = """
   function zoom(s){scale=Math.min(4,Math.max(0.05,s));
     svg.setAttribute('width',W*scale); svg.setAttribute('height',H*scale);}
   function fit(){var v=document.getElementById('view').clientWidth-16; zoom(Math.min(1,v/W));}
-  // On opening, fit the picture to the window unless that would make the text unreadable.
-  function initial(){var v=document.getElementById('view').clientWidth-16; zoom(Math.min(1,Math.max(0.4,v/W)));}
+  // On opening, fit the picture to the window, but never so far that its smallest text falls below
+  // MIN_TEXT_PX: a wider picture scrolls (fit and - still shrink it on request).
+  function initial(){var v=document.getElementById('view').clientWidth-16;
+    zoom(Math.min(1,Math.max(__MIN_SCALE__,v/W)));}
   document.getElementById('zin').onclick=function(){zoom(scale*1.25);};
   document.getElementById('zout').onclick=function(){zoom(scale*0.8);};
   document.getElementById('zfit').onclick=fit;
@@ -808,7 +817,9 @@ def to_html(graph: LineageGraph, *, columns: bool = False) -> str:
     n_ds = sum(1 for n in scene.nodes.values() if n.role == "dataset")
     n_pr = sum(1 for n in scene.nodes.values() if n.role == "process")
     n_col = sum(1 for lk in scene.links if lk.is_column)
-    meta = f"{n_ds} datasets · {n_pr} processes" + (f" · {n_col} column links" if columns else "")
+    meta = f"{counted(n_ds, 'dataset')} · {counted(n_pr, 'process')}" + (
+        f" · {counted(n_col, 'column link')}" if columns else ""
+    )
     present = {n.fill for n in scene.nodes.values()}
     legend = "".join(
         f'<span><i style="background:{fill}"></i>{xml_escape(kind)}</span>'
@@ -846,7 +857,7 @@ def to_html(graph: LineageGraph, *, columns: bool = False) -> str:
         '<button id="zin" title="zoom in">+</button></span>'
         '<span class="meta">hover: follow the lineage · click: pin</span></header>'
         f'<main id="view">{_svg(scene, standalone=False)}</main>{problems}'
-        f"<script>{_JS}</script></body></html>\n"
+        f"<script>{_JS.replace('__MIN_SCALE__', f'{MIN_TEXT_PX / SMALL_SIZE:g}')}</script></body></html>\n"
     )
 
 

@@ -8,6 +8,7 @@ READMEs cannot drift; each example also has checks derived by hand from its inpu
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -110,6 +111,16 @@ def test_spark_cars_example_publishes_the_seed_operator_tree(readme_run) -> None
         timeout=120,
     )
     assert again.returncode == 0 and "Nothing to do" in again.stdout
+
+
+def test_sql_example_readme_shows_every_column_lineage_line_show_prints(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("sql")
+    shown = outputs[1].splitlines()  # atlas-sync show --domain etl
+    printed = shown[shown.index("column lineage:") + 1 :]
+    (block,) = [b for b in blocks(EXAMPLES / "sql" / "README.md", "text") if "column lineage:" in b]
+    written = block.splitlines()
+    section = list(itertools.takewhile(lambda line: line.startswith("  "), printed))
+    assert written[written.index("column lineage:") + 1 :] == section
 
 
 def test_sql_example_picture_has_the_seed_column_lineage(readme_run) -> None:  # type: ignore[no-untyped-def]
@@ -254,3 +265,40 @@ def test_pii_flow_picture_marks_the_three_email_columns_own_and_propagated(readm
     assert all(m == ("", "", "", []) for m in marks.values()), marks  # the others carry none
     legend = (here / "pii-flow.html").read_text(encoding="utf-8")
     assert "own classification</span>" in legend and "propagated classification</span>" in legend
+
+
+@pytest.mark.slow
+def test_reader_plugin_readme_runs_inside_its_folder(tmp_path: Path) -> None:
+    """As examples/README.md says: each command run inside the (copied) folder; `pip install` into a
+    temporary target, not this environment."""
+    here = tmp_path / "reader-plugin"
+    shutil.copytree(EXAMPLES / "reader-plugin", here)
+    target = tmp_path / "site"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATLAS")} | {"PYTHONPATH": str(target)}
+    out = []
+    for line in blocks(EXAMPLES / "reader-plugin" / "README.md", "sh")[0].strip().splitlines():
+        argv = shlex.split(line, comments=True)
+        if argv[:2] == ["pip", "install"]:
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--target",
+                str(target),
+                *argv[2:],
+            ]
+        else:
+            assert argv[0] == "atlas-sync", line
+            cmd = [str(CLI), *argv[1:]]
+        res = subprocess.run(cmd, cwd=here, env=env, capture_output=True, text=True, timeout=300)
+        if res.returncode != 0 and "NewConnectionError" in res.stderr:
+            pytest.skip("package index unreachable to build the example plugin")
+        assert res.returncode == 0, f"{line}\n{res.stdout}\n{res.stderr}"
+        out.append(res.stdout)
+    lines = set("\n".join(out).splitlines())
+    for block in blocks(EXAMPLES / "reader-plugin" / "README.md", "text"):
+        for line in block.rstrip("\n").splitlines():
+            assert line in lines, f"README line not in the output: {line!r}"

@@ -185,7 +185,7 @@ def test_sync_command_queues_to_atlas_hook_and_waits_until_atlas_shows_it(tmp_pa
         assert res.returncode == 0, res.stdout + res.stderr
         # by hand: 2 tables + 4 columns (raw.s id/name, mart.t id/name) + 1 process + 2 column lineages
         assert (
-            "Queued: 9 created, 0 updated, 0 deleted in 1 hook message(s) to Kafka topic ATLAS_HOOK"
+            "Queued: 9 created, 0 updated, 0 deleted in 1 hook message to Kafka topic ATLAS_HOOK"
             in res.stdout
         )
         assert "Atlas shows every change." in res.stdout

@@ -112,7 +112,7 @@ def test_the_plan_lists_the_domain_active_and_deleted_owned_entities_first(emu) 
     doc = plan.to_json()
     assert doc["by_type"]["lineage_column_lineage"] == {"ACTIVE": 0, "DELETED": LINEAGES}
     assert {e["action"] for e in doc["entities"] if e["status"] == "DELETED"} == {"purge"}
-    assert "Plan: 10 to delete in 1 request(s), 14 to purge." in plan.text()
+    assert "Plan: 10 to delete in 1 request, 14 to purge." in plan.text()
     no_purge = pub.plan_teardown()
     assert no_purge.counts["purge"] == 0 and "nothing purged (no --purge)" in no_purge.text()
 
@@ -218,7 +218,7 @@ def test_teardown_plan_shows_what_would_go_as_text_and_json_and_writes_nothing(
     )
     assert text.returncode == 0, text.stderr
     assert "- lineage_dataset raw.orders@demo (delete+purge)" in text.stdout
-    assert "Plan: 14 to delete in 2 request(s), 14 to purge." in text.stdout
+    assert "Plan: 14 to delete in 2 requests, 14 to purge." in text.stdout
     js = subprocess.run(
         [*cli, "teardown", "-d", "demo", "--plan", "--json"],
         env=env,

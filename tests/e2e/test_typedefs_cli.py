@@ -140,6 +140,9 @@ def test_validate_lists_every_problem_offline(tmp_path: Path) -> None:
     ok = cli(["typedefs", "validate", "pico", "lineage"], clean, tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("25 types OK")
+    one = cli(["typedefs", "validate", str(DATA / "bad_dangling")], clean, tmp_path)  # one type, one file
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.startswith("1 type OK in 1 file\n")
     bad = cli(["typedefs", "validate", str(DATA / "bad_redeclare")], clean, tmp_path)
     assert bad.returncode == 1
     assert len([x for x in bad.stderr.splitlines() if "ATLAS-400-00-09E" in x]) == 2

@@ -4,12 +4,14 @@ require auth when asked and refuse oversized bodies."""
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import logging
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -202,13 +204,47 @@ def test_a_self_signed_server_is_refused_without_a_ca_bundle(tmp_path) -> None:
     server._server.socket = ctx.wrap_socket(server._server.socket, server_side=True)
     url = server.url.replace("http://", "https://")
     try:
-        with pytest.raises(AtlasSyncError, match="TLS"):
+        with pytest.raises(AtlasSyncError, match="TLS") as info:
             AtlasClient(url, auth=("admin", "admin"), retry=None).version()
+        assert "--ca-bundle" in (info.value.hint or "")
         with ca.cert_pem.tempfile() as pem:
             assert AtlasClient(url, auth=("admin", "admin"), verify=pem).version()
     finally:
         server.shutdown()
         emu.close()
+
+
+def test_https_at_a_plain_http_server_hints_at_the_scheme_and_sends_it_no_credentials(tmp_path) -> None:
+    seen: list[dict[str, str]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+            seen.append(dict(self.headers))
+            self.send_response(404)
+            self.end_headers()
+
+        do_GET = do_HEAD  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    try:
+        with pytest.raises(AtlasSyncError, match="TLS handshake") as info:
+            AtlasClient(f"https://127.0.0.1:{port}/atlas", auth=("admin", "pw"), retry=None).version()
+        hint = info.value.hint or ""
+        assert f"use http://127.0.0.1:{port}/atlas" in hint
+        assert "--ca-bundle" not in hint
+        r = _run(["status", "--url", f"https://127.0.0.1:{port}"], {"ATLAS_PASSWORD": "pw"}, tmp_path)
+        assert r.returncode == 1
+        assert f"hint: the server answers plain HTTP, not HTTPS: use http://127.0.0.1:{port}" in r.stderr
+        assert seen and all("Authorization" not in headers for headers in seen)
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 # ------------------------------------------------------------------ servers: loopback, auth, body limit

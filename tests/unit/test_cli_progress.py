@@ -67,6 +67,9 @@ def test_sync_and_teardown_report_progress_unless_quiet(
     assert res.exit_code == 0, res.output
     # The seed in job mode is 14 entities (3 datasets, 7 columns, 1 process, 3 column lineages).
     assert "applying: 14/14" in res.stderr
+    res = runner.invoke(cli, ["sync", *base])  # writes nothing: no progress drawn
+    assert res.exit_code == 0, res.output
+    assert "Nothing to do" in res.stdout and "applying" not in res.stderr
     res = runner.invoke(cli, ["teardown", "--domain", "p", "--yes"])
     assert res.exit_code == 0, res.output
     assert "teardown: 14/14" in res.stderr

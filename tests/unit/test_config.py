@@ -158,3 +158,15 @@ def test_real_atlas_without_password_asks_or_fails_with_hint() -> None:
     with pytest.raises(ConfigError) as info:
         s.resolve_password()
     assert "ATLAS_PASSWORD" in (info.value.hint or "")
+
+
+def test_every_setting_has_a_row_in_docs_configuration_md() -> None:
+    from atlas_sync.config import ENV_VARS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line for line in doc.splitlines() if line.startswith("| `")}
+    for key in Settings.model_fields:
+        assert f"`{key}`" in rows, f"docs/configuration.md has no row for {key}"
+        env = ENV_VARS.get(key)
+        if env and key != "password":
+            assert f"`{env}`" in rows[f"`{key}`"], f"{key}'s row does not name {env}"

@@ -83,6 +83,29 @@ def test_detect_picks_readers_of_this_issue_by_content():
     assert registry.detect(str(data / "seatunnel" / "whaletunnel-minimal.json")).name == "whaletunnel"
 
 
+def test_detect_picks_sql_by_its_content_past_comments(tmp_path):
+    f = tmp_path / "etl.txt"
+    f.write_text("-- nightly\n/* load\n   the mart */\n  insert into mart.t select a from raw.s;\n")
+    assert registry.detect(str(f)).name == "sql"
+    words = tmp_path / "notes.txt"
+    words.write_text("selected tables: a, b\n")  # a keyword's prefix is not SQL
+    with pytest.raises(InputError, match="cannot tell"):
+        registry.detect(str(words))
+
+
+def test_auto_reads_sql_text_from_stdin():
+    out = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", "lineage", "auto", "-", "--format", "text"],
+        input="INSERT INTO mart.b SELECT a FROM raw.c;\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "reader: sql (picked by --from auto)" in out.stderr
+    assert "mart.b.a <- raw.c.a (IDENTITY)" in out.stdout
+
+
 def test_detect_without_a_match_is_an_input_error(tmp_path):
     f = tmp_path / "x.unknownext"
     f.write_text("hello")

@@ -54,7 +54,7 @@ def test_consume_needs_a_domain_and_known_event_types(run) -> None:
     res = run("openlineage", "consume", "-b", "127.0.0.1:1", "-t", "ol")
     assert res.exit_code == 2 and "--domain is required" in res.output
     res = run("openlineage", "consume", "-b", "127.0.0.1:1", "-t", "ol", "-d", "x", "--event-types", "DONE")
-    assert res.exit_code == 2 and "unknown event type(s): DONE" in res.output
+    assert res.exit_code == 2 and "unknown event type: DONE" in res.output
 
 
 def test_consume_kafka_config_file_errors_name_the_line(run, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from atlas_sync.lineage.sql.analyze import Context, TableRef
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
 from atlas_sync.lineage.sql.schema import SchemaStore
 from atlas_sync.lineage.sql.script import analyze_text
+from atlas_sync.wording import counted
 
 #: Node types that are relations; those with a process of their own.
 RELATION_TYPES = ("model", "seed", "snapshot", "source")
@@ -204,7 +205,8 @@ class ProjectReader:
                 missing_sql.append(uid)
         if missing_sql:
             self.graph.problem(
-                f"{len(missing_sql)} node(s) have no compiled SQL (e.g. {missing_sql[0]}): table lineage "
+                f"{counted(len(missing_sql), 'node')} {'has' if len(missing_sql) == 1 else 'have'} no compiled "
+                f"SQL (e.g. {missing_sql[0]}): table lineage "
                 "only; run dbt compile, run or build to write it into the manifest",
                 code="dbt-not-compiled",
                 file=art.manifest_path,

@@ -19,6 +19,7 @@ errors are per statement (``Problem`` with severity ``error``) unless no stateme
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,17 @@ def load_schema_option(schema: Any) -> dict[str, list[str]] | None:
     return load_schema_file(str(schema))
 
 
+# Comments and blank space before the first statement.
+_LEADING_COMMENTS = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
+# Words a script's first statement starts with, then blank or `;`, so Spark plan operators
+# (`InsertIntoHiveTable`, `CreateViewCommand`) do not match.
+_FIRST_KEYWORD = re.compile(
+    r"(?:select|insert|create|with|merge|update|delete|alter|drop|use|set|replace|truncate|comment"
+    r"|declare|begin|call|exec|execute|upsert|copy|load|explain)(?=\s|;|$)",
+    re.I,
+)
+
+
 def _stem(path: str) -> str:
     return "stdin" if path == "-" else Path(path).name.split(".")[0] or "sql"
 
@@ -51,6 +63,13 @@ class SqlReader:
     name = "sql"
     extensions = (".sql", ".hql", ".ddl")
     description = "SQL scripts (sqlglot, many dialects): table and column lineage with dependency kinds"
+
+    def sniff(self, path: str, head: bytes) -> bool:
+        """Text whose first statement, past comments, starts with a SQL keyword (stdin has no
+        extension to go by)."""
+        text = head.decode("utf-8", "replace").lstrip("\ufeff")
+        start = _LEADING_COMMENTS.match(text)
+        return bool(_FIRST_KEYWORD.match(text, start.end() if start else 0))
 
     def read(
         self,

@@ -27,6 +27,7 @@ from atlas_sync.lineage.spark.plan import (
     identifier_target,
     require_known_operator,
 )
+from atlas_sync.wording import counted
 
 _PRINTED = {"LogicalRelation": "Relation", "RelationV2": "RelationV2", "UnresolvedWith": "CTE"}
 _BINARY = {
@@ -134,7 +135,9 @@ def _tree(arr: list[Any], file: str | None, base: str) -> list[tuple[dict[str, A
     if stack:
         idx, missing = stack[-1]
         raise InputError(
-            f"truncated plan: this node expects {missing} more child node(s)", file=file, path=entries[idx][2]
+            f"truncated plan: this node expects {counted(missing, 'more child node')}",
+            file=file,
+            path=entries[idx][2],
         )
     return entries
 

@@ -192,7 +192,7 @@ def test_removed_term_is_deleted_but_not_while_assigned_unless_forced(
     without = edited(tmp_path, ('[[glossary.term]]\nname = "Household"\n', ""))
     plan = plan_glossary(client, load_glossary_file(without))
     assert [c.render() for c in plan.blocked] == [
-        "! term Customer/Household: assigned to 1 entities: delete needs --force"
+        "! term Customer/Household: assigned to 1 entity: delete needs --force"
     ]
     emu.clear_log()
     with pytest.raises(GlossaryInUseError):
@@ -260,7 +260,7 @@ def test_teardown_refuses_an_assigned_term_or_others_terms_unless_forced(
         "test", "POST", "/v2/glossary/term", body={"name": "Theirs", "anchor": {"glossaryGuid": g["guid"]}}
     )
     emu.clear_log()
-    with pytest.raises(GlossaryInUseError, match="1 terms/categories not made by this file"):
+    with pytest.raises(GlossaryInUseError, match="1 term or category not made by this file"):
         teardown_glossary(client, load_glossary_file(DATA / "small.toml"))
     assert writes(emu) == []
     assert teardown_glossary(client, load_glossary_file(DATA / "small.toml"), force=True).deleted == ["Ops"]

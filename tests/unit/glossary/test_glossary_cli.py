@@ -53,6 +53,6 @@ def test_teardown_needs_confirmation_and_then_removes_the_files_glossary(run) ->
     code, out = run("glossary", "teardown", str(DATA / "small.toml"))
     assert code != 0 and "--yes" in out
     code, out = run("glossary", "teardown", "--yes", str(DATA / "small.toml"))
-    assert (code, out.strip()) == (0, "Deleted 1 glossaries (0 were absent).")
+    assert (code, out.strip()) == (0, "Deleted 1 glossary (0 were absent).")
     code, out = run("glossary", "plan", str(DATA / "small.toml"))
     assert "Plan: 6 to create" in out

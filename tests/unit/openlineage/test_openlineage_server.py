@@ -126,6 +126,18 @@ def test_malformed_gzip_wrong_content_type_and_bad_auth_get_their_status_and_not
     assert requests.post(url, data=body, headers=auth, timeout=10).status_code == 201
 
 
+def test_a_wrong_method_on_a_known_path_is_405_naming_the_method_it_takes(start: Any) -> None:
+    server = start()
+    r = requests.get(server.url + "/api/v1/lineage", timeout=10)
+    assert r.status_code == 405
+    assert r.headers["Allow"] == "POST"
+    assert r.json() == {"error": "/api/v1/lineage does not take GET (it takes POST)"}
+    assert requests.delete(server.url + "/health", timeout=10).status_code == 405
+    unknown = requests.get(server.url + "/api/v1/nothing", timeout=10)
+    assert unknown.status_code == 404 and "no such endpoint" in unknown.json()["error"]
+    assert nothing_journalled(server)
+
+
 def test_ready_is_503_while_atlas_is_unreachable_and_200_again_after(start: Any) -> None:
     atlas_up = threading.Event()
 

@@ -268,7 +268,7 @@ def test_soft_deleted_instances_still_block_teardown(client: AtlasClient) -> Non
     client.delete_entities(list(res.guid_assignments.values()))
     with pytest.raises(TypedefsInUseError) as err:
         delete_typedefs(client, bundle)
-    assert "1 entities" in str(err.value)
+    assert "1 entity still uses them" in str(err.value)
 
 
 def test_teardown_with_entities_deletes_and_purges_them_first(client: AtlasClient) -> None:
