@@ -11,7 +11,7 @@ the entity's displayText cut to 18 characters) and whether Atlas drew it as a pr
 - The column's graph shows its sources as ``<table>.<column>``, so ``tab1.name`` and ``tabb2.name``
   are told apart, with the statement's JOIN, FILTER and GROUP_BY dependencies.
 
-Screenshots are kept under build/atlas-ui/ (CI keeps build/ as its artifacts). Skipped, saying why,
+Screenshots are kept in build/real-atlas/atlas-ui/ (CI's artifacts, beside the JUnit report). Skipped, saying why,
 without Debian's chromium or without ATLAS_URL.
 """
 
@@ -32,7 +32,7 @@ from atlas_sync.factory import client_from_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 ETL_SQL = ROOT / "examples" / "sql" / "etl.sql"
-SHOTS = ROOT / "build" / "atlas-ui"
+SHOTS = ROOT / "build" / "real-atlas" / "atlas-ui"  # beside the real-Atlas step's JUnit report
 
 pytestmark = [
     pytest.mark.skipif(
