@@ -63,7 +63,7 @@ def synced() -> Any:
     settings = load_settings()
     domain = f"atlasui{uuid.uuid4().hex[:8]}"
     pub = Publisher(client_from_settings(settings), domain=domain)
-    pub.sync(pub.read("sql", [str(ETL_SQL)], dialect="spark"))
+    pub.sync(pub.read("sql", [str(ETL_SQL)], dialect="spark"), job="etl")
     client = pub.client
     guids = {}
     for type_name, qn in [("lineage_dataset", "tab3"), ("lineage_column", "tab3.name")]:
