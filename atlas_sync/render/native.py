@@ -27,6 +27,7 @@ import jinja2
 
 from atlas_sync.errors import ConfigError
 from atlas_sync.lineage.model import split_dotted
+from atlas_sync.render.names import process_display_name
 
 DEFAULT_METADATA_NAMESPACE = "primary"  # Atlas's default atlas.metadata.namespace (HiveMetaStoreBridge)
 # Spark's and Hive's default catalogs: a table there is `db.table` in the Hive metastore
@@ -353,6 +354,7 @@ class NativeRender:
             "process": process,
             "source": source,
             "local": local,
+            "display_name": process_display_name(process, job),
             "ns": self._ns.default,
             "inputs": inputs,
             "outputs": outputs,
@@ -384,7 +386,10 @@ class NativeRender:
         compiled = self._mapping.column_lineage.get(proc["typeName"])
         if compiled is None or not context["inputs"]:
             return None  # no column-lineage type, or no source column has an entity in Atlas's model
-        target_ref = context["outputs"][0]
+        # the target column, or the dataset of a `*` target (whose outputs are the columns written)
+        target_ref = context.get("target_ref") or next(iter(context["outputs"]), None)
+        if target_ref is None:
+            return None
         target_qn = target_ref["uniqueAttributes"]["qualifiedName"]
         ctx = {
             **self._base(),

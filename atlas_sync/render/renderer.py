@@ -19,6 +19,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.metadata import entity_metadata
+from atlas_sync.render.names import process_display_name
 from atlas_sync.render.native import DOMAIN_HINT, Namespaces, NativeRender, valid_domain
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.schema import check_value
@@ -432,12 +433,14 @@ def render(
 
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
+        pdoc = p.model_dump()
         ctx = {
-            "process": p.model_dump(),
+            "process": pdoc,
             "inputs": [_ref(ds_refs[i]) for i in p.inputs],
             "outputs": [_ref(ds_refs[o]) for o in p.outputs],
             "single_process": len(graph.processes) == 1 if single_process is None else single_process,
             "source": graph.source or "",
+            "display_name": process_display_name(pdoc, job),
         }
         ent = r.render_main("process", f"process {p.id!r}", ctx)
         if ent is None:
@@ -459,10 +462,19 @@ def render(
                 continue
             bucket: str = "DIRECT" if e.is_direct else e.kind
             groups[(pid, e.target.dataset, e.target.column, bucket)].append(e)
+        # An indirect dependency of a whole dataset (target `*`: a JOIN, FILTER, ... of the statement)
+        # goes to the columns the process writes there, never to the dataset itself: a process whose
+        # output is the dataset would stand in the dataset's table-level lineage (Atlas's UI draws it
+        # beside the job). None written (no column known): the entity has no outputs.
+        written: dict[tuple[str, str], dict[Key, None]] = defaultdict(dict)
+        for pid, tds, tcol, _ in groups:
+            if tcol is not None and (key := col_refs.get((tds, tcol))) is not None:
+                written[(pid, tds)][key] = None
         for (pid, tds, tcol, bucket), edges in groups.items():
             target_key = col_refs.get((tds, tcol)) if tcol is not None else ds_refs.get(tds)
             if target_key is None:
                 continue
+            outputs = [target_key] if tcol is not None else list(written.get((pid, tds), ()))
             # first-seen order without duplicates (a dict: a column fed by 50,000 inputs stays linear)
             sources: dict[Key, None] = {}
             for e in edges:
@@ -485,7 +497,8 @@ def render(
                 "target": {"dataset": tds, "column": tcol},
                 "target_name": tcol if tcol is not None else "*",
                 "inputs": [_ref(k) for k in sources],
-                "outputs": [_ref(target_key)],
+                "outputs": [_ref(k) for k in outputs],
+                "target_ref": _ref(target_key),  # the target column, or the dataset of a `*` target
                 "kind": kind,
                 "direct": bucket == "DIRECT",
                 "expression": "; ".join(exprs) if exprs else None,

@@ -43,6 +43,19 @@ def _kind(p: Process) -> str:
     return declared if declared in ALL_KINDS else "TRANSFORMATION"
 
 
+def _whole_dataset_target(p: Process, datasets: dict[str, Dataset]) -> str | None:
+    """The dataset of an indirect dependency on a whole dataset (``<process>:<dataset>.*:<KIND>``):
+    its outputs are the columns the statement writes there, or none, so the name tells the dataset."""
+    head, sep, kind = p.id.rpartition(".*:")
+    if not sep or kind not in ALL_KINDS:
+        return None
+    i = -1
+    while (i := head.find(":", i + 1)) >= 0:
+        if head[i + 1 :] in datasets:
+            return head[i + 1 :]
+    return None
+
+
 def fold_columns(graph: LineageGraph, domain: str | None = None) -> LineageGraph:
     """A copy of ``graph`` with column entities folded into their datasets and column-lineage
     processes turned into column edges; ids lose their ``@domain`` suffix."""
@@ -88,8 +101,14 @@ def fold_columns(graph: LineageGraph, domain: str | None = None) -> LineageGraph
     for p in procs:
         if p.inputs and all(i in columns for i in p.inputs):
             kind = _kind(p)
+            whole = _whole_dataset_target(p, datasets)
             for i in p.inputs:
                 src = ColumnRef(dataset=columns[i][0], column=columns[i][1])
+                if whole is not None:
+                    edges.append(
+                        ColumnEdge(source=src, target=ColumnRef(dataset=whole, column=None), kind=kind)  # type: ignore[arg-type]
+                    )
+                    continue
                 for o in p.outputs:
                     tgt = (
                         ColumnRef(dataset=columns[o][0], column=columns[o][1])

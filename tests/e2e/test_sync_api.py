@@ -148,11 +148,11 @@ def test_changed_input_updates_and_deletes_exactly_what_changed(client, emu):
         ("lineage_column", "raw.regions.name@demo"): "delete",
         # mart.revenue.region lost its only direct source
         ("lineage_column_lineage", "daily:mart.revenue.region@demo"): "delete",
-        # the JOIN dependency keeps raw.orders.region only
+        # the JOIN dependency keeps raw.orders.region only, and applies to the columns still written
         ("lineage_column_lineage", "daily:mart.revenue.*:JOIN@demo"): "update",
     }
     changes = {c.attribute for i in plan.items if i.action == "update" for c in i.changes}
-    assert changes == {"name", "inputs"}
+    assert changes == {"name", "inputs", "outputs"}
     publisher(client).apply(plan)
     again = publisher(client).plan(graph(doc), job="daily")
     assert not again.has_changes

@@ -117,3 +117,15 @@ def test_pico_domain_reads_back_as_the_operator_tree() -> None:
         "pico_spark_data_input",
         "pico_spark_data_output",
     ]
+
+
+def test_a_whole_dataset_dependency_reads_back_as_one_edge_to_the_dataset_whatever_its_outputs() -> None:
+    # Written since issue 39: outputs are the columns the statement writes there (or none), not the dataset.
+    g = LineageGraph()
+    for qn, kind in [("t@d", "ds"), ("t.a@d", "col"), ("t.b@d", "col"), ("s@d", "ds"), ("s.x@d", "col")]:
+        g.add_dataset(Dataset(id=qn, name=qn, kind=kind))
+    g.add_process(Process(id="job:t.*:JOIN@d", name="t.*:JOIN", inputs=["s.x@d"], outputs=["t.a@d", "t.b@d"]))
+    g.add_process(Process(id="job:t.*:FILTER@d", name="t.*:FILTER", inputs=["s.x@d"], outputs=[]))
+    folded = fold_columns(g, "d")
+    assert edge_set(folded) == {("t.*", "s.x", "JOIN"), ("t.*", "s.x", "FILTER")}
+    assert folded.processes == []
