@@ -346,8 +346,8 @@ def env(home: str | None) -> None:
             "Superset is not running", hint="run: python -m atlas_sync.testing.real_superset start"
         )
     click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_URL={server.url()}")
-    click.echo(f"export SUPERSET_USERNAME={ADMIN}")
-    click.echo(f"export SUPERSET_PASSWORD_FILE={server.password_file}")
+    click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_USERNAME={ADMIN}")
+    click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_PASSWORD_FILE={server.password_file}")
 
 
 def main(argv: list[str] | None = None) -> int:

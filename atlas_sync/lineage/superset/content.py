@@ -106,7 +106,9 @@ def _content(files: list[tuple[str, bytes]], path: str) -> SupersetContent:
             continue
         if section is None:
             continue
-        where = f"{path}:{name}"
+        # without the export's top folder (``dashboard_export_<timestamp>``): names stay the same across exports
+        inner = "/".join(parts[parts.index(section) :])
+        where = f"{path}:{inner}"
         try:
             doc = yaml.safe_load(raw.decode("utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:

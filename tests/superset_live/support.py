@@ -155,6 +155,8 @@ def build_content(api: Api, warehouse: Path, prefix: str = "t") -> dict[str, Any
         api.call("PUT", f"chart/{chart_id}", {"dashboards": [dash]})
     api.call("PUT", f"dashboard/{dash}", {"position_json": json.dumps(position)})
     return {
+        "prefix": prefix,
+        "database_name": f"{prefix}-Warehouse",
         "database": db,
         "datasets": {"customers": customers, "orders": orders, "virtual": virtual},
         "charts": charts,
