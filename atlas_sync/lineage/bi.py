@@ -32,6 +32,24 @@ BI_KINDS: frozenset[str] = frozenset({BI_DATASET, CHART, DASHBOARD})
 FieldEdge = tuple[str, str | None, str | None, str, str | None]
 
 
+# A BI object's kind from its model kind or the type a profile publishes it as (what `show` reads back).
+_KIND_OF_TYPE = {
+    BI_DATASET: BI_DATASET,
+    "lineage_bi_dataset": BI_DATASET,
+    CHART: CHART,
+    "lineage_chart": CHART,
+    "bi_chart": CHART,
+    DASHBOARD: DASHBOARD,
+    "lineage_dashboard": DASHBOARD,
+    "bi_dashboard": DASHBOARD,
+}
+
+
+def bi_kind(kind_or_type: str) -> str | None:
+    """``bi_dataset``, ``chart`` or ``dashboard`` for a BI object's kind or Atlas type, else None."""
+    return _KIND_OF_TYPE.get(kind_or_type)
+
+
 def bi_id(tool: str, kind: str, key: str) -> str:
     """The dataset id of a BI object: ``<tool>:<kind>:<stable id>``."""
     return f"{tool}:{kind}:{key}"
