@@ -2,8 +2,9 @@
 
 Superset's own export endpoints give each object exactly as an export ZIP holds it (uuids, a dataset's
 SQL, a dashboard's layout), so the reader lists the ids (``GET /api/v1/<kind>/``, ``page_size`` per
-request) and fetches the objects in exports of ``page_size`` ids (``GET /api/v1/<kind>/export/``), up
-to ``workers`` requests at a time: O(objects / page size) requests. Every dashboard and every chart
+request) and fetches the dashboards in exports of ``page_size`` ids (``GET /api/v1/dashboard/export/``,
+which brings their charts, datasets and databases), then the charts no dashboard holds
+(``GET /api/v1/chart/export/``), up to ``workers`` requests at a time: O(objects / page size) requests. Every dashboard and every chart
 (a chart on no dashboard too); with ``select``, the dashboards named (title, id or uuid) and what
 they use. The user needs Superset's export permission (``can_export``).
 
@@ -111,6 +112,25 @@ class SupersetApi:
         return read_export_bytes(r.content, f"{self.url}/api/v1/{kind}/export/")
 
 
+def _export_all(
+    client: SupersetApi,
+    pool: ThreadPoolExecutor,
+    kind: str,
+    ids: list[int],
+    page_size: int,
+    content: SupersetContent,
+    update: Callable[[int, int], None],
+) -> None:
+    """Export ``ids`` in batches of ``page_size``, in parallel, into ``content``."""
+    batches = [ids[i : i + page_size] for i in range(0, len(ids), page_size)]
+    for done, part in enumerate(pool.map(lambda b: client.export(kind, b), batches), start=1):
+        for section in ("databases", "datasets", "charts", "dashboards"):
+            getattr(content, section).update(getattr(part, section))
+        content.origin.update(part.origin)
+        content.unreadable.extend(part.unreadable)
+        update(done, len(batches))
+
+
 def _json(r: requests.Response, where: str) -> dict[str, Any]:
     try:
         doc = r.json()
@@ -136,39 +156,39 @@ def read_api(
     client = api or SupersetApi(url)
     client.login(*credentials())
     dashboards = client.list_ids("dashboard", page_size, ("id", "dashboard_title", "uuid"))
-    work: list[tuple[str, list[int]]] = []
-    if select:
-        wanted = {s.strip() for s in select if s.strip()}
-        chosen = [
-            int(d["id"])
-            for d in dashboards
-            if str(d.get("id")) in wanted or d.get("dashboard_title") in wanted or d.get("uuid") in wanted
-        ]
-        if not chosen:
-            raise InputError(f"no dashboard of {client.url} matches --select {', '.join(sorted(wanted))}")
-        work += [("dashboard", chosen[i : i + page_size]) for i in range(0, len(chosen), page_size)]
-    else:
-        charts = client.list_ids("chart", page_size, ("id",))
-        d_ids = [int(d["id"]) for d in dashboards]
-        c_ids = [int(c["id"]) for c in charts]
-        work += [("dashboard", d_ids[i : i + page_size]) for i in range(0, len(d_ids), page_size)]
-        work += [("chart", c_ids[i : i + page_size]) for i in range(0, len(c_ids), page_size)]
     content = SupersetContent()
+    chart_ids: dict[str, Any] = {}
     with (
         progress_report(f"Superset exports from {client.url}", quiet=not progress) as update,
         ThreadPoolExecutor(max_workers=max(1, workers)) as pool,
     ):
-        for done, part in enumerate(pool.map(lambda w: client.export(*w), work), start=1):
-            for section in ("databases", "datasets", "charts", "dashboards"):
-                getattr(content, section).update(getattr(part, section))
-            content.origin.update(part.origin)
-            content.unreadable.extend(part.unreadable)
-            update(done, len(work))
+        if select:
+            wanted = {s.strip() for s in select if s.strip()}
+            chosen = [
+                int(d["id"])
+                for d in dashboards
+                if str(d.get("id")) in wanted or d.get("dashboard_title") in wanted or d.get("uuid") in wanted
+            ]
+            if not chosen:
+                raise InputError(f"no dashboard of {client.url} matches --select {', '.join(sorted(wanted))}")
+            _export_all(client, pool, "dashboard", chosen, page_size, content, update)
+        else:
+            charts = client.list_ids("chart", page_size, ("id", "uuid"))
+            chart_ids = {str(c.get("uuid")): c.get("id") for c in charts}
+            _export_all(
+                client, pool, "dashboard", [int(d["id"]) for d in dashboards], page_size, content, update
+            )
+            # then only the charts no dashboard holds (a dashboard's export brought the others)
+            rest = [int(c["id"]) for c in charts if str(c.get("uuid")) not in content.charts]
+            _export_all(client, pool, "chart", rest, page_size, content, update)
     # ids for links back to Superset (an export has uuids only)
     by_uuid = {str(d.get("uuid")): d.get("id") for d in dashboards}
     for uuid, dash in content.dashboards.items():
         if by_uuid.get(uuid) is not None:
             dash["id"] = by_uuid[uuid]
+    for uuid, chart in content.charts.items():
+        if chart_ids.get(uuid) is not None:
+            chart["id"] = chart_ids[uuid]
     if on_api is not None:
         on_api(client)
     return content

@@ -35,6 +35,8 @@ class SupersetContent:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
 
 
+# libyaml's safe loader when PyYAML has it: ~10x the pure-Python one on a big export
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SECTIONS = {"databases": "databases", "datasets": "datasets", "charts": "charts", "dashboards": "dashboards"}
 
 
@@ -110,7 +112,7 @@ def _content(files: list[tuple[str, bytes]], path: str) -> SupersetContent:
         inner = "/".join(parts[parts.index(section) :])
         where = f"{path}:{inner}"
         try:
-            doc = yaml.safe_load(raw.decode("utf-8"))
+            doc = yaml.load(raw.decode("utf-8"), Loader=_LOADER)  # noqa: S506 - a safe loader
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             content.unreadable.append((where, f"invalid YAML: {first}"))
