@@ -138,7 +138,8 @@ class BiBuilder:
         process = self.graph.add_process(
             Process(
                 id=target.id,
-                name=f"{self.tool} {target.kind.replace('_', ' ')} {target.name}",
+                # the tool's word for it when it has one (a LookML view or explore), else the kind
+                name=f"{self.tool} {target.facets.get('objectType') or target.kind.replace('_', ' ')} {target.name}",
                 kind="bi",
                 inputs=ins,
                 outputs=[target.id],

@@ -24,7 +24,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CLI = Path(sys.executable).parent / "atlas-sync"
-NAMES = ["spark-cars", "sql", "openlineage", "pii-flow", "seatunnel", "whaletunnel", "dbt"]
+NAMES = [
+    "spark-cars",
+    "sql",
+    "openlineage",
+    "pii-flow",
+    "seatunnel",
+    "whaletunnel",
+    "dbt",
+    "superset",
+    "lookml",
+]
 
 
 def blocks(readme: Path, lang: str) -> list[str]:
@@ -254,3 +264,26 @@ def test_pii_flow_picture_marks_the_three_email_columns_own_and_propagated(readm
     assert all(m == ("", "", "", []) for m in marks.values()), marks  # the others carry none
     legend = (here / "pii-flow.html").read_text(encoding="utf-8")
     assert "own classification</span>" in legend and "propagated classification</span>" in legend
+
+
+def test_superset_example_reaches_the_warehouse_tables_and_draws_bi_nodes(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, here, outputs = readme_run("superset")
+    # from the export: the dashboard's three charts, over datasets on main_marts.customers and fct_orders
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.customers",
+        "jaffle.main_marts.fct_orders",
+    }
+    page = (here / "dashboard.html").read_text(encoding="utf-8")
+    assert (
+        page.count('class="node dataset bi chart"') == 3
+        and page.count('class="node dataset bi dashboard"') == 1
+    )
+
+
+def test_lookml_example_reaches_the_warehouse_tables(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("lookml")
+    # the overview's elements use the orders explore: orders joined to customers
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.fct_orders",
+        "jaffle.main_marts.customers",
+    }

@@ -198,7 +198,7 @@ class LookmlGraph:
             name,
             columns=list(fields),
             description=view.get("description"),
-            facets={"lookmlType": "view"},
+            facets={"objectType": "view"},
         )
         connection = self._view_connection.get(name)
         prefix = self._prefix(connection)
@@ -340,7 +340,7 @@ class LookmlGraph:
             str(e.get("label") or e["name"]),
             namespace=model,
             description=e.get("description"),
-            facets={"lookmlType": "explore"},
+            facets={"objectType": "explore"},
         )
         inputs: list[str] = []
         edges: list[FieldEdge] = []

@@ -215,7 +215,7 @@ class SupersetGraph:
         columns = [c for c in ds.get("columns") or [] if isinstance(c, dict) and c.get("column_name")]
         metrics = [m for m in ds.get("metrics") or [] if isinstance(m, dict) and m.get("metric_name")]
         fields = [str(c["column_name"]) for c in columns] + [str(m["metric_name"]) for m in metrics]
-        facets: dict[str, Any] = {"database": db_name} if db_name else {}
+        facets: dict[str, Any] = {"objectType": "dataset", **({"database": db_name} if db_name else {})}
         if self.base_url and ds.get("id") is not None:
             facets["url"] = f"{self.base_url}/explore/?datasource_type=table&datasource_id={ds['id']}"
         target = self.b.bi_object(
