@@ -75,19 +75,24 @@ def test_atlas_profile_renders_bi_types_next_to_the_hook_named_tables() -> None:
         ("bi_dataset", "superset:bi_dataset:ds-1@primary"),
         ("bi_chart", "superset:chart:c-1@primary"),
         ("bi_dashboard", "superset:dashboard:d-1@primary"),
-        ("bi_field", "superset:bi_dataset:ds-1.amount@primary"),
-        ("bi_field", "superset:chart:c-1.SUM(amount)@primary"),
-        ("Process", "bi:superset:chart:c-1@primary"),
+        ("bi_dataset_column", "superset:bi_dataset:ds-1.amount@primary"),
+        ("bi_chart_column", "superset:chart:c-1.SUM(amount)@primary"),
+        ("bi_process", "bi:superset:chart:c-1@primary"),
     } <= keys
     dash = state.entities[("bi_dashboard", "superset:dashboard:d-1@primary")]
     assert dash.refs["charts"] == [
         ("bi_chart", "superset:chart:c-1@primary"),
         ("bi_chart", "superset:chart:c-2@primary"),
     ]
-    field = state.entities[("bi_field", "superset:chart:c-1.SUM(amount)@primary")]
+    field = state.entities[("bi_chart_column", "superset:chart:c-1.SUM(amount)@primary")]
     assert field.refs["chart"] == ("bi_chart", "superset:chart:c-1@primary")
-    feed = state.entities[("Process", "bi:superset:bi_dataset:ds-1@primary")]
+    feed = state.entities[("bi_process", "bi:superset:bi_dataset:ds-1@primary")]
     assert feed.refs["inputs"] == [("hive_table", "jaffle:main.orders@primary")]
+    # column lineage of a BI step: bi_column_lineage in its bi_process (hive_column_lineage needs a hive_process)
+    cl = state.entities[("bi_column_lineage", "bi:superset:chart:c-1@primary:superset:chart:c-1.SUM(amount)")]
+    assert cl.refs["process"] == ("bi_process", "bi:superset:chart:c-1@primary")
+    assert cl.refs["inputs"] == [("bi_dataset_column", "superset:bi_dataset:ds-1.amount@primary")]
+    assert cl.attributes["dependencyType"] == "AGGREGATION"
 
 
 def test_a_renamed_chart_is_an_update_and_a_removed_chart_is_deleted() -> None:

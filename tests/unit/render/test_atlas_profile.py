@@ -42,7 +42,9 @@ def test_atlas_is_a_builtin_profile_that_registers_only_the_bi_types() -> None:
     assert {"hive_table", "hive_column", "hive_db", "hdfs_path", "kafka_topic", "spark_process"} <= set(
         profile.entity_types()
     )
-    assert {"bi_dataset", "bi_chart", "bi_dashboard", "bi_field"} <= set(profile.entity_types())
+    assert {"bi_dataset", "bi_chart", "bi_dashboard", "bi_dataset_column", "bi_chart_column"} <= set(
+        profile.entity_types()
+    )
 
 
 def test_spark_insert_into_catalog_tables_renders_hive_tables_and_a_spark_process() -> None:
