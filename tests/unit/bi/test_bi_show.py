@@ -63,3 +63,15 @@ def test_model_kinds_draw_the_same_as_atlas_types() -> None:
     html = to_html(g)
     assert 'class="node dataset bi dashboard"' in html and 'class="node dataset bi chart"' in html
     assert "\u25a6 dashboard" in html and "\u25d4 chart" in html
+
+
+def test_sync_counts_the_input_warnings_in_its_summary_and_json(tmp_path: Path) -> None:
+    import json
+
+    shutil.copy(EXPORT, tmp_path / "export.zip")
+    text = _run(tmp_path, "sync", "--domain", "w1", "export.zip")
+    # no connection map: the unmapped database, and the virtual dataset's Jinja
+    assert "Input: 2 warning(s), listed above" in text
+    doc = json.loads(_run(tmp_path, "sync", "--domain", "w2", "export.zip", "--json"))
+    assert len(doc["input_warnings"]) == 2
+    assert any("t_big_customers" in w for w in doc["input_warnings"])
