@@ -48,6 +48,8 @@ def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tupl
     """The reader's name (``auto`` resolved, and said) and its options."""
     from atlas_sync.lineage import registry
 
+    if reader == "auto" and not files and kwargs.get("superset_url"):
+        reader = "superset"  # a live Superset is the input
     if not files and registry.needs_files(reader):
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
