@@ -263,8 +263,17 @@ def run_api(args: argparse.Namespace) -> dict[str, object]:
         base_url=args.superset_url,
     ).build()
     t_all = time.perf_counter() - t1
+    from atlas_sync.api import Publisher
+    from atlas_sync.emulator import Emulator
+    from atlas_sync.factory import embedded_client
+
+    t2 = time.perf_counter()
+    plan = Publisher(embedded_client(emulator=Emulator(None)), profile="lineage", domain="bench").plan(graph)
+    t_plan = time.perf_counter() - t2
     return {
         "mode": "api",
+        "plan_s": round(t_plan, 2),
+        "plan": plan.counts,
         "page_size": args.page_size,
         "workers": args.workers,
         "requests": made[0],
