@@ -4,6 +4,7 @@ SQL reaches the warehouse: ``@{constants}`` and the common Liquid forms (see :fu
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,8 @@ def load_project(paths: Sequence[str], *, name: str | None = None) -> Project:
                     project.constants[str(c["name"])] = str(c.get("value", ""))
     if not project.name:
         project.name = root.resolve().name if root is not None else "lookml"
+    explore_files: dict[Path, list[dict[str, Any]]] = {}
+    includes: dict[str, list[str]] = {}
     for f, doc in parsed:
         for view in doc.get("views") or []:
             if not isinstance(view, dict) or not view.get("name"):
@@ -128,12 +131,42 @@ def load_project(paths: Sequence[str], *, name: str | None = None) -> Project:
                 doc.get("connection") if isinstance(doc.get("connection"), str) else None,
                 [e for e in doc.get("explores") or [] if isinstance(e, dict) and e.get("name")],
             )
+            includes[mname] = [str(i) for i in doc.get("includes") or [] if isinstance(i, str)]
         elif doc.get("explores"):  # explores in an .explore.lkml file: their model is the one including it
-            project.warnings.append(
-                (str(f), "explores outside a model file are not read (include them in a model)")
-            )
+            explore_files[f.resolve()] = [e for e in doc["explores"] if isinstance(e, dict) and e.get("name")]
+    _attach_explore_files(project, explore_files, includes, root)
     _resolve_extends(project)
     return project
+
+
+def _attach_explore_files(
+    project: Project,
+    explore_files: dict[Path, list[dict[str, Any]]],
+    includes: dict[str, list[str]],
+    root: Path | None,
+) -> None:
+    """Explores of ``.explore.lkml`` files belong to the models whose ``include:`` matches the file
+    (``/path`` from the project folder, else from the model's folder; ``*`` and ``**`` as Looker's)."""
+    used: set[Path] = set()
+    for mname, patterns in includes.items():
+        model = project.models[mname]
+        for pattern in patterns:
+            if pattern.startswith("//"):
+                continue  # another project's files
+            base = root if pattern.startswith("/") and root is not None else Path(model.file).parent
+            rel = pattern.lstrip("/")
+            for f, explores in explore_files.items():
+                try:
+                    name = f.relative_to(base.resolve()).as_posix()
+                except ValueError:
+                    continue
+                if fnmatch.fnmatchcase(name, rel) or fnmatch.fnmatchcase(name, rel.replace("**/", "")):
+                    known = {e["name"] for e in model.explores}
+                    model.explores += [e for e in explores if e["name"] not in known]
+                    used.add(f)
+    for f in explore_files:
+        if f not in used:
+            project.warnings.append((str(f), "no model includes this file: its explores are not read"))
 
 
 def _read(f: Path) -> str:

@@ -1,5 +1,6 @@
 connection: "warehouse"
 include: "/views/*.view.lkml"
+include: "/explores/*.explore.lkml"
 
 explore: orders {
   label: "Orders"
@@ -11,5 +12,3 @@ explore: orders {
 }
 
 explore: big_orders {}
-
-explore: customer_facts {}
