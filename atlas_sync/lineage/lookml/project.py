@@ -135,8 +135,46 @@ def load_project(paths: Sequence[str], *, name: str | None = None) -> Project:
         elif doc.get("explores"):  # explores in an .explore.lkml file: their model is the one including it
             explore_files[f.resolve()] = [e for e in doc["explores"] if isinstance(e, dict) and e.get("name")]
     _attach_explore_files(project, explore_files, includes, root)
+    _apply_refinements(project)
     _resolve_extends(project)
     return project
+
+
+def _refine(base: dict[str, Any], refinement: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with a refinement's (``view: +name``) keys: fields added or replaced by name, the rest
+    replaced, as Looker applies them in order."""
+    out = dict(base)
+    for k, v in refinement.items():
+        if k == "name":
+            continue
+        if k in _FIELD_LISTS or k == "joins":
+            names = {x.get("name") for x in v if isinstance(x, dict)}
+            out[k] = [x for x in out.get(k, []) if x.get("name") not in names] + list(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _apply_refinements(project: Project) -> None:
+    for vname in [v for v in project.views if v.startswith("+")]:
+        refinement = project.views.pop(vname)
+        project.view_files.pop(vname, None)
+        base = vname[1:].strip()
+        if base in project.views:
+            project.views[base] = _refine(project.views[base], refinement)
+        else:
+            project.warnings.append((None, f"refinement of view {base!r}, which the project does not define"))
+    for model in project.models.values():
+        plain = [e for e in model.explores if not str(e["name"]).startswith("+")]
+        for e in [e for e in model.explores if str(e["name"]).startswith("+")]:
+            target = next((x for x in plain if x["name"] == str(e["name"])[1:].strip()), None)
+            if target is None:
+                project.warnings.append(
+                    (model.file, f"refinement of explore {e['name'][1:]!r}, not in the model")
+                )
+                continue
+            plain[plain.index(target)] = _refine(target, e)
+        model.explores = plain
 
 
 def _attach_explore_files(

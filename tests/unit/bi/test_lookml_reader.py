@@ -59,6 +59,7 @@ def test_shop_project_views_explores_derived_tables_and_dashboard() -> None:
         (f"{t}.amount", V + "orders.card_share", "TRANSFORMATION"),  # through ${amount_value}
         (f"{t}.credit_card_amount", V + "orders.card_share", "TRANSFORMATION"),
         (f"{t}.amount", V + "orders.total_amount", "AGGREGATION"),  # type: sum of ${amount_value}
+        (f"{t}.amount", V + "orders.is_big", "TRANSFORMATION"),  # from the refinement view: +orders
         ("jaffle.main_marts.customers.first_name", V + "customers.full_name", "TRANSFORMATION"),
         ("jaffle.main_marts.customers.last_name", V + "customers.full_name", "TRANSFORMATION"),
         # derived SQL, with {% condition %} kept as a filter on its column
@@ -89,6 +90,7 @@ def test_shop_project_views_explores_derived_tables_and_dashboard() -> None:
     dash = g.dataset("lookml:dashboard:shop.overview")
     assert dash is not None and dash.name == "Shop overview"
     assert g.dataset("lookml:chart:shop.overview.note") is None  # a text tile is no chart
+    assert g.dataset(V + "+orders") is None  # a refinement is its view
     codes = sorted(p.code or "" for p in g.problems)
     assert codes == ["lookml-liquid", "lookml-liquid", "lookml-unresolved"]
     assert all(p.severity == "warning" for p in g.problems)
