@@ -380,12 +380,16 @@ class LookmlGraph:
     def _dashboard(self, dash: dict[str, Any], file: str) -> None:
         dname = str(dash["dashboard"])
         charts: list[str] = []
-        for el in dash.get("elements") or []:
+        elements = dash.get("elements")
+        for el in elements if isinstance(elements, list) else []:
             if not isinstance(el, dict) or not el.get("name") or el.get("type") in ("text", "button"):
                 continue
             key = f"{self.p.name}.{dname}.{el['name']}"
             chart = self.b.bi_object(
-                CHART, key, str(el.get("title") or el["name"]), facets={"chartType": el.get("type")}
+                CHART,
+                key,
+                str(el.get("title") or el["name"]),
+                facets={"chartType": str(el.get("type") or "") or None},
             )
             charts.append(chart.id)
             model, explore = el.get("model"), el.get("explore")
@@ -398,7 +402,8 @@ class LookmlGraph:
                 )
                 continue
             edges: list[FieldEdge] = []
-            for f in el.get("fields") or []:
+            fields = el.get("fields")
+            for f in fields if isinstance(fields, list) else []:
                 src = self._explore_field(eid, str(f))
                 if src is not None:
                     edges.append((eid, src, str(f), "IDENTITY", None))

@@ -196,7 +196,7 @@ class SupersetGraph:
     def _database(self, ds: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
         """(database name, namespace prefix or None when unmapped, SQLAlchemy URI) of a dataset."""
         db = self.c.databases.get(str(ds.get("database_uuid") or "")) or {}
-        name = str(db.get("database_name") or ds.get("database_name") or "")
+        name = _text(db.get("database_name")) or _text(ds.get("database_name")) or ""
         mapped = self.cmap.lookup(name) if name else None
         if mapped is None and name and name not in self._unmapped_warned:
             self._unmapped_warned.add(name)
@@ -205,15 +205,16 @@ class SupersetGraph:
                 "the SQL gives them (map it to the namespace the other readers use, -o connection_map=FILE)",
                 code="superset-unmapped-database",
             )
-        return name, mapped, db.get("sqlalchemy_uri")
+        uri = db.get("sqlalchemy_uri")
+        return name, mapped, uri if isinstance(uri, str) else None
 
     # ------------------------------------------------------------------ datasets
     def _dataset(self, uuid: str, ds: Mapping[str, Any]) -> None:
         origin = self.c.origin.get(uuid)
-        name = str(ds.get("table_name") or uuid)
+        name = _text(ds.get("table_name")) or uuid
         db_name, prefix, uri = self._database(ds)
-        columns = [c for c in ds.get("columns") or [] if isinstance(c, dict) and c.get("column_name")]
-        metrics = [m for m in ds.get("metrics") or [] if isinstance(m, dict) and m.get("metric_name")]
+        columns = [c for c in _items(ds.get("columns")) if isinstance(c, dict) and c.get("column_name")]
+        metrics = [m for m in _items(ds.get("metrics")) if isinstance(m, dict) and m.get("metric_name")]
         fields = [str(c["column_name"]) for c in columns] + [str(m["metric_name"]) for m in metrics]
         facets: dict[str, Any] = {"objectType": "dataset", **({"database": db_name} if db_name else {})}
         if self.base_url and ds.get("id") is not None:
@@ -230,7 +231,7 @@ class SupersetGraph:
         dialect = dialect_of(uri)
         connection = connection_of(uri)
         schema = ds.get("schema") if isinstance(ds.get("schema"), str) and ds.get("schema") else None
-        catalog = prefix if prefix is not None else (ds.get("catalog") or None)
+        catalog = prefix if prefix is not None else _text(ds.get("catalog"))
         default = ".".join(p for p in (catalog, schema) if p) or None
         sql = ds.get("sql") if isinstance(ds.get("sql"), str) and str(ds.get("sql")).strip() else None
         if sql is not None:
@@ -316,7 +317,7 @@ class SupersetGraph:
     # ------------------------------------------------------------------ charts
     def _chart(self, uuid: str, chart: Mapping[str, Any]) -> None:
         origin = self.c.origin.get(uuid)
-        name = str(chart.get("slice_name") or uuid)
+        name = _text(chart.get("slice_name")) or uuid
         params = chart.get("params")
         if isinstance(params, str):
             import json
@@ -326,7 +327,9 @@ class SupersetGraph:
             except ValueError:
                 params = {}
         params = params if isinstance(params, dict) else {}
-        facets: dict[str, Any] = {"chartType": chart.get("viz_type")} if chart.get("viz_type") else {}
+        facets: dict[str, Any] = (
+            {"chartType": _text(chart.get("viz_type"))} if _text(chart.get("viz_type")) else {}
+        )
         if self.base_url and chart.get("id") is not None:
             facets["url"] = f"{self.base_url}/explore/?slice_id={chart['id']}"
         target = self.b.bi_object(
@@ -369,8 +372,10 @@ class SupersetGraph:
     # ------------------------------------------------------------------ dashboards
     def _dashboard(self, uuid: str, dash: Mapping[str, Any]) -> None:
         origin = self.c.origin.get(uuid)
-        name = str(dash.get("dashboard_title") or uuid)
-        uuids = list(dash.get("chart_uuids") or position_chart_uuids(dash.get("position")))
+        name = _text(dash.get("dashboard_title")) or uuid
+        uuids = [str(u) for u in _items(dash.get("chart_uuids"))] or position_chart_uuids(
+            dash.get("position")
+        )
         charts = []
         for c in uuids:
             if c in self.c.charts:
@@ -395,6 +400,20 @@ class SupersetGraph:
 
 def _quote(name: str, dialect: str) -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect=dialect or None)
+
+
+def _text(value: Any) -> str | None:
+    """A name the export holds as text (a number is taken as its text; anything else is no name)."""
+    return (
+        str(value)
+        if isinstance(value, str | int | float) and not isinstance(value, bool) and value != ""
+        else None
+    )
+
+
+def _items(value: Any) -> list[Any]:
+    """A list the export holds, or nothing (a hand-edited file may hold anything there)."""
+    return value if isinstance(value, list) else []
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -229,3 +229,31 @@ def test_the_lineage_document_round_trips() -> None:
     g = registry.read("superset", [str(EXPORT)], connection_map=MAP)
     doc = json.loads(json.dumps(g.to_document()))
     assert {d["id"] for d in doc["datasets"]} >= {DASH, LTV}
+
+
+def test_hand_edited_exports_with_odd_values_are_read_without_a_crash(tmp_path: Path) -> None:
+    export = _write_export(
+        tmp_path,
+        {
+            "databases/PG.yaml": {"database_name": "PG", "sqlalchemy_uri": True, "uuid": "db-1"},
+            "datasets/PG/d.yaml": _dataset("d", columns=1, metrics="x", catalog={"a": 1}, table_name={}),
+            "charts/c.yaml": {
+                "uuid": "c",
+                "slice_name": ["x"],
+                "viz_type": 3,
+                "dataset_uuid": "d",
+                "params": "{no json",
+            },
+            "dashboards/x.yaml": {
+                "uuid": "x",
+                "dashboard_title": None,
+                "position": "not json",
+                "chart_uuids": 5,
+            },
+        },
+    )
+    g = registry.read("superset", [str(export)], connection_map={"PG": "pg"})
+    # names fall back to the uuid; the dataset reads nothing it can name: said, not guessed
+    assert g.dataset("superset:bi_dataset:d").name == "d"  # type: ignore[union-attr]
+    assert g.dataset("superset:dashboard:x") is not None
+    assert all(p.severity == "warning" for p in g.problems)
