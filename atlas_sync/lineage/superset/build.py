@@ -244,16 +244,20 @@ class SupersetGraph:
                     code="superset-jinja",
                     file=origin,
                 )
-            source = f"({sql.strip().rstrip(';')}) AS virtual_table"
+            source = quoted_source = f"({sql.strip().rstrip(';')}) AS virtual_table"
         else:
-            source = ".".join(
-                exp.to_identifier(p, quoted=True).sql(dialect=dialect or None)
-                for p in (catalog, schema, name)
-                if p
-            )
+            parts = [p for p in (catalog, schema, name) if p]
+            source = ".".join(_source_ident(p, dialect) for p in parts)
+            quoted_source = ".".join(_quote(p, dialect) for p in parts)
         exprs = [(str(c["column_name"]), c.get("expression") or None) for c in columns]
         exprs += [(str(m["metric_name"]), m.get("expression") or None) for m in metrics]
-        edges, reads, why = self._analyse(source, exprs, dialect, default)
+        edges, reads, why = self._analyse((source, quoted_source), exprs, dialect, default)
+        # the SQL reader may fold an output name (Snowflake's "ORDER_ID" is order_id): the field's own name
+        by_folded = {f.lower(): f for f in fields}
+        edges = [
+            (src, sc, tc if tc is None or tc in by_folded.values() else by_folded.get(tc.lower(), tc), k, x)
+            for src, sc, tc, k, x in edges
+        ]
         if why is not None and sql is None:
             # the physical table is known even when an expression does not parse
             parts = [p for p in (catalog, schema, name) if p]
@@ -273,21 +277,32 @@ class SupersetGraph:
         self.b.feed(target, ids, edges=edges, query_text=sql or f"SELECT * FROM {source}", source_file=origin)
 
     def _analyse(
-        self, source: str, exprs: list[tuple[str, str | None]], dialect: str, default: str | None
+        self,
+        sources: tuple[str, str],
+        exprs: list[tuple[str, str | None]],
+        dialect: str,
+        default: str | None,
     ) -> tuple[list[FieldEdge], list[tuple[str, str, str]], str | None]:
-        """Column edges into the dataset's fields and the tables read, from ``SELECT <exprs> FROM source``;
-        with a reason when it (or, failing that, the plain ``SELECT *``) does not parse."""
-        items = [
-            f"{expr if expr else _quote(name, dialect)} AS {_quote(name, dialect)}" for name, expr in exprs
-        ] or ["*"]
+        """Column edges into the dataset's fields and the tables read, from ``SELECT <exprs> FROM source``:
+        plain names unquoted (as other SQL names them), then all quoted (a plain name may be a reserved
+        word), then ``SELECT *``; with a reason when the first does not parse."""
+        selects = []
+        for source, ident in ((sources[0], _source_ident), (sources[1], _quote)):
+            items = [
+                f"{expr if expr else ident(name, dialect)} AS {_quote(name, dialect)}" for name, expr in exprs
+            ]
+            selects.append(f"SELECT {', '.join(items or ['*'])} FROM {source}")
+        selects.append(f"SELECT * FROM {sources[0]}")
         why: str | None = None
-        for select in (f"SELECT {', '.join(items)} FROM {source}", f"SELECT * FROM {source}"):
+        for select in dict.fromkeys(selects):
             result = self._lineage(select, dialect, default)
             if isinstance(result, str):
                 why = why or result
                 continue
-            if why is not None:
+            if why is not None and select == selects[-1] and exprs:
                 why = f"{why} (its fields' lineage is left out)"
+            elif why is not None:
+                why = None  # the quoted form read it all
             return (*result, why)
         return [], [], why
 
@@ -400,6 +415,16 @@ class SupersetGraph:
 
 def _quote(name: str, dialect: str) -> str:
     return exp.to_identifier(name, quoted=True).sql(dialect=dialect or None)
+
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _source_ident(name: str, dialect: str) -> str:
+    """A table part or column as the SQL reads it: a plain name unquoted, so the SQL reader folds it as
+    it folds the same name in any SQL (``ORDERS`` on Snowflake is ``orders``, as dbt's and the SQL
+    reader's names are); another name quoted, kept as it is."""
+    return name if _PLAIN.match(name) else _quote(name, dialect)
 
 
 def _text(value: Any) -> str | None:

@@ -257,3 +257,30 @@ def test_hand_edited_exports_with_odd_values_are_read_without_a_crash(tmp_path: 
     assert g.dataset("superset:bi_dataset:d").name == "d"  # type: ignore[union-attr]
     assert g.dataset("superset:dashboard:x") is not None
     assert all(p.severity == "warning" for p in g.problems)
+
+
+def test_names_fold_as_the_other_readers_fold_them_and_reserved_words_still_read(tmp_path: Path) -> None:
+    export = _write_export(
+        tmp_path,
+        {
+            "databases/SF.yaml": {
+                "database_name": "SF",
+                "sqlalchemy_uri": "snowflake://acct/db",
+                "uuid": "db-1",
+            },
+            "datasets/SF/o.yaml": _dataset(
+                "o",
+                schema="MART",
+                table_name="ORDERS",
+                columns=[{"column_name": "ORDER_ID"}, {"column_name": "order"}],
+            ),
+        },
+    )
+    g = registry.read("superset", [str(export)], connection_map={"SF": "ANALYTICS"})
+    # Snowflake folds unquoted names: ANALYTICS.MART.ORDERS is analytics.mart.orders (dbt's and the SQL
+    # reader's name); `order` is a reserved word, read quoted; the fields keep Superset's names
+    assert g.process("superset:bi_dataset:o").inputs == ["analytics.mart.orders"]  # type: ignore[union-attr]
+    edges = _edges(g)
+    assert ("analytics.mart.orders.order_id", "superset:bi_dataset:o.ORDER_ID", "IDENTITY") in edges
+    assert any(t == "superset:bi_dataset:o.order" for _s, t, _k in edges)
+    assert not g.problems
