@@ -247,13 +247,19 @@ class Publisher:
             from atlas_sync.typedefs import load_bundle
             from atlas_sync.typedefs.engine import read_bundle_types, read_types_by_name
 
-            if self.profile.typedef_sources:
+            if self.profile.typedef_sources and self.profile.mapping_file is None:
                 bundle = load_bundle(*self.profile.typedef_sources)
                 self._server_types = read_bundle_types(self.client, bundle)
             else:
-                # (and a native profile's metadata record, read beside them: whether it is registered)
+                # (and a native profile's metadata record, read beside them: whether it is registered;
+                # and what it registers of its own, the atlas profile's BI types)
                 record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
-                self._server_types = read_types_by_name(self.client, [*self.profile.root_types(), *record])
+                own: list[str] = []
+                if self.profile.typedef_sources:
+                    bundle = load_bundle(*self.profile.typedef_sources)
+                    own = [*bundle.entries, *bundle.external_references()]
+                names = dict.fromkeys([*self.profile.root_types(), *record, *own])
+                self._server_types = read_types_by_name(self.client, list(names))
         return self._server_types
 
     def forget_types(self) -> None:

@@ -108,7 +108,8 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             multiple=True,
             metavar="SPEC",
             help="dbt: only these nodes (dbt selection: name, tag:T, path:P, source:S, +name, name+; "
-            "repeatable; a part of the project, so nothing is deleted)",
+            "repeatable; a part of the project, so nothing is deleted); superset: only these dashboards "
+            "(title, id or uuid)",
         ),
         click.option(
             "--run-results",
@@ -131,6 +132,12 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "or the driver's own, e.g. PGPASSWORD, MYSQL_PWD]",
         ),
         click.option(
+            "--superset-url",
+            metavar="URL",
+            help="superset: read a live Superset's dashboards, charts and datasets (no input file); user "
+            "and password from SUPERSET_USERNAME and SUPERSET_PASSWORD_FILE or SUPERSET_PASSWORD",
+        ),
+        click.option(
             "-o",
             "--option",
             "extra",
@@ -148,7 +155,7 @@ def collect_reader_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     """Pop the reader flags from a command's kwargs into the reader's keyword options."""
     out: dict[str, Any] = {}
     names = ("dialect", "schema", "default_schema", "mode", "path", "explain", "namespace_map", "strict")
-    for name in (*names, "db_url", "db_password_file"):
+    for name in (*names, "db_url", "db_password_file", "superset_url"):
         v = kwargs.pop(name, None)
         if v is not None:
             out[name] = v

@@ -49,6 +49,8 @@ def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tupl
     """The reader's name (``auto`` resolved, and said) and its options."""
     from atlas_sync.lineage import registry
 
+    if reader == "auto" and not files and kwargs.get("superset_url"):
+        reader = "superset"  # a live Superset is the input
     if not files and registry.needs_files(reader):
         raise click.UsageError("give at least one input FILE (or - for stdin)")
     options = collect_reader_options(kwargs)
@@ -63,7 +65,13 @@ def _reader(reader: str, files: tuple[str, ...], kwargs: dict[str, Any]) -> tupl
 
 
 def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None:
-    """Print the input's problems; refuse (before any write) when it has errors."""
+    """Print the input's problems; refuse (before any write) when it has errors. The warnings are kept
+    for the summary (its count) and ``--json`` (``input_warnings``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta.setdefault("atlas_sync.input_warnings", []).extend(
+            str(p) for p in problems if p.severity != "error"
+        )
     errors = [p for p in problems if p.severity == "error"]
     for p in errors:
         click.echo(f"error: {p}", err=True)
@@ -461,13 +469,16 @@ def sync_cmd(
                 ),
                 quiet=quiet or as_json,
             )
+    input_warnings = click.get_current_context().meta.get("atlas_sync.input_warnings", [])
     if as_json:
         extra = {"queued": queued.to_json(), "not_visible": left} if queued is not None else {}
-        echo_json(result.to_json() | extra)
+        echo_json(result.to_json() | extra | {"input_warnings": input_warnings})
         return
     if not quiet:
         changed = plan_text(result.plan)
         click.echo(changed)
+        if input_warnings:
+            click.echo(f"Input: {len(input_warnings)} warning(s), listed above (what could not be resolved).")
         if result.applied and queued is not None:
             click.echo(
                 f"Queued: {queued.created} created, {queued.updated} updated, {queued.deleted} deleted in "

@@ -46,9 +46,23 @@ ALL_KINDS: tuple[str, ...] = (
 )
 
 # Dataset kinds readers use. Free text is allowed for plugins; these are the ones profiles know.
-DATASET_KINDS = ("table", "view", "file", "intermediate", "local", "topic", "query")
-# Process kinds: one per job, one per SQL statement, or one per Spark plan operator (pico).
-PROCESS_KINDS = ("job", "statement", "operator")
+DATASET_KINDS = (
+    "table",
+    "view",
+    "file",
+    "intermediate",
+    "local",
+    "topic",
+    "query",
+    # BI objects (lineage/bi.py): a BI tool's dataset (Superset dataset, LookML view or explore), a chart
+    # (Superset chart, LookML dashboard element) and a dashboard
+    "bi_dataset",
+    "chart",
+    "dashboard",
+)
+# Process kinds: one per job, one per SQL statement, one per Spark plan operator (pico), or the step
+# into a BI object (table -> BI dataset -> chart -> dashboard).
+PROCESS_KINDS = ("job", "statement", "operator", "bi")
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
 

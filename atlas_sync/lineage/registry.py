@@ -43,6 +43,8 @@ BUILTIN: dict[str, str] = {
     "whaletunnel": "atlas_sync.lineage.readers.seatunnel:WHALETUNNEL_READER",
     "dbt": "atlas_sync.lineage.readers.dbt:READER",
     "database": "atlas_sync.lineage.readers.database:READER",
+    "superset": "atlas_sync.lineage.readers.superset:READER",
+    "lookml": "atlas_sync.lineage.readers.lookml:READER",
 }
 
 

@@ -304,7 +304,9 @@ class NativeRender:
             main["relationshipAttributes"] = {container["relation"]: _ref(container["type"], cqn)}
         return docs
 
-    def dataset(self, dataset: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def dataset(self, dataset: Mapping[str, Any], members: list[Any] | None = None) -> list[dict[str, Any]]:
+        """The dataset's entity (and container); ``members``: references to what it contains (a dashboard's
+        charts), set on the relationship attribute the rule's ``members`` names."""
         ctx = {**self._base(), "dataset": dataset, **dataset_facts(dataset, self._ns)}
         found = first_match(self._mapping.datasets, ctx)
         if found is None:
@@ -318,6 +320,8 @@ class NativeRender:
             "shared": True,
         }
         docs = self._with_container(main, m.get("container"), shared=True)
+        if m.get("members"):
+            main.setdefault("relationshipAttributes", {})[str(m["members"])] = list(members or [])
         self._columns[str(dataset.get("id"))] = (rule, {**ctx, "table_qualified_name": qn})
         return docs
 

@@ -17,7 +17,9 @@ from atlas_sync.errors import ConfigError
 from atlas_sync.render.schema import EntitySchema
 from atlas_sync.resources import builtin_dir
 
-TEMPLATE_KINDS = ("dataset", "column", "process", "column_lineage")
+# ``bi`` (optional): the template of BI datasets, charts and dashboards (lineage/bi.py), which also sees
+# ``charts`` (references to a dashboard's charts); without it they render with the dataset template.
+TEMPLATE_KINDS = ("dataset", "column", "process", "column_lineage", "bi")
 
 
 @dataclass

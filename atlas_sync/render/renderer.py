@@ -17,6 +17,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
+from atlas_sync.lineage.bi import BI_KINDS
 from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
 from atlas_sync.render.metadata import entity_metadata
 from atlas_sync.render.names import process_display_name
@@ -391,7 +392,14 @@ def render(
                 column_sets[ref.dataset].setdefault(ref.column)
     columns: dict[str, list[str]] = {k: list(v) for k, v in column_sets.items()}
 
-    for d in graph.datasets:
+    # BI objects with the bi template; dashboards after everything else, as they refer to their charts
+    with_bi = "bi" in profile.templates
+    datasets = graph.datasets
+    if with_bi and any(d.kind == "dashboard" for d in datasets):
+        datasets = [d for d in datasets if d.kind != "dashboard"] + [
+            d for d in datasets if d.kind == "dashboard"
+        ]
+    for d in datasets:
         ctx = d.model_dump(exclude={"columns"})
         # templates see a column's name, type and description (its metadata goes beside the entity)
         ctx["columns"] = (
@@ -399,7 +407,11 @@ def render(
             if d.columns
             else [{"name": c} for c in columns[d.id]]
         )
-        ent = r.render_main("dataset", f"dataset {d.id!r}", {"dataset": ctx})
+        if with_bi and d.kind in BI_KINDS:
+            charts = [_ref(ds_refs[c]) for c in d.facets.get("charts") or () if c in ds_refs]
+            ent = r.render_main("bi", f"dataset {d.id!r}", {"dataset": ctx, "charts": charts})
+        else:
+            ent = r.render_main("dataset", f"dataset {d.id!r}", {"dataset": ctx})
         if ent is None:
             raise RenderError(f"template {profile.templates['dataset']} (dataset {d.id!r}) rendered nothing")
         ds_keys[d.id] = ent.key

@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from atlas_sync.errors import InputError
+from atlas_sync.lineage.bi import bi_kind
 from atlas_sync.lineage.model import Classification, ColumnEdge, Dataset, LineageGraph, Process
 from atlas_sync.wording import counted
 
@@ -61,6 +62,12 @@ DATASET_FILL = {
     "topic": "#ffe4e6",
 }
 PROCESS_FILL = "#fed7aa"
+# BI objects (lineage/bi.py) are nodes of their own kind: fill, a sign before the kind, and a border
+BI_STYLE = {
+    "bi_dataset": ("#ccfbf1", "\u25eb", "BI dataset", "#0f766e", 1.5),
+    "chart": ("#fde68a", "\u25d4", "chart", "#a16207", 2.0),
+    "dashboard": ("#fecaca", "\u25a6", "dashboard", "#991b1b", 3.0),
+}
 # Metadata marks after a dataset's kind line or a column's name: the sign tells the kind in a
 # picture seen without colour too; colour and style repeat it. kind -> (sign, colour, weight, style, words)
 MARKS = {
@@ -185,7 +192,9 @@ def _marks_tip(marks: list[tuple[str, str]]) -> str:
 
 
 def _dataset_node(d: Dataset, key: str, columns: bool) -> Node:
-    sub = d.kind if not d.namespace else f"{d.kind} · {d.namespace}"
+    bk = bi_kind(d.kind)
+    shown = f"{BI_STYLE[bk][1]} {BI_STYLE[bk][2]}" if bk else d.kind
+    sub = shown if not d.namespace else f"{shown} · {d.namespace}"
     marks: dict[str | None, list[tuple[str, str]]] = {}
     if d.classifications or d.terms:
         marks[None] = _marks(d.classifications, d.terms)
@@ -208,8 +217,8 @@ def _dataset_node(d: Dataset, key: str, columns: bool) -> Node:
         title=d.name or d.id,
         subtitle=sub,
         tooltip="\n".join(tip),
-        fill=DATASET_FILL.get(d.kind, "#e2e8f0"),
-        css="dataset classified" if marks else "dataset",
+        fill=BI_STYLE[bk][0] if bk else DATASET_FILL.get(d.kind, "#e2e8f0"),
+        css=("dataset classified" if marks else "dataset") + (f" bi {bk}" if bk else ""),
         rows=cols,
         marks=marks,
     )
@@ -661,12 +670,17 @@ def _svg_body(scene: Scene) -> tuple[list[str], dict[str, int]]:
         if n.role == "dummy":
             continue
         rx = 16 if n.role == "process" else 4
+        stroke, stroke_width = "#475569", 1.0
+        bk = next((k for k in BI_STYLE if f" bi {k}" in f" {n.css}"), None)
+        if bk is not None:
+            stroke, stroke_width = BI_STYLE[bk][3], BI_STYLE[bk][4]
+            rx = 0 if bk == "dashboard" else rx
         out.append(
             f'<g class="node {n.css}" data-k="{k(n.key)}"{_mark_data(n.marks.get(None, []))} '
             f'transform="translate({n.x:.1f},{n.y:.1f})">'
             f"<title>{xml_escape(n.tooltip)}</title>"
             f'<rect width="{n.width:.1f}" height="{n.height:.1f}" rx="{rx}" fill="{n.fill}" '
-            f'stroke="#475569"/>'
+            f'stroke="{stroke}" stroke-width="{stroke_width:g}"/>'
             f'<text class="t" x="{n.width / 2:.1f}" y="17" font-size="{TITLE_SIZE}" '
             f'text-anchor="middle" font-weight="bold">{xml_escape(shorten(n.title))}</text>'
             f'<text class="s" x="{n.width / 2:.1f}" y="31" font-size="{SMALL_SIZE}" '
@@ -823,7 +837,12 @@ def to_html(graph: LineageGraph, *, columns: bool = False) -> str:
     present = {n.fill for n in scene.nodes.values()}
     legend = "".join(
         f'<span><i style="background:{fill}"></i>{xml_escape(kind)}</span>'
-        for kind, fill in [*DATASET_FILL.items(), ("other", "#e2e8f0"), ("process", PROCESS_FILL)]
+        for kind, fill in [
+            *DATASET_FILL.items(),
+            *((style[2], style[0]) for style in BI_STYLE.values()),
+            ("other", "#e2e8f0"),
+            ("process", PROCESS_FILL),
+        ]
         if fill in present
     )
     kinds = {kind for n in scene.nodes.values() for m in n.marks.values() for kind, _ in m}

@@ -25,7 +25,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 CLI = Path(sys.executable).parent / "atlas-sync"
-NAMES = ["spark-cars", "sql", "openlineage", "pii-flow", "seatunnel", "whaletunnel", "dbt"]
+NAMES = [
+    "spark-cars",
+    "sql",
+    "openlineage",
+    "pii-flow",
+    "seatunnel",
+    "whaletunnel",
+    "dbt",
+    "superset",
+    "lookml",
+]
 
 
 def blocks(readme: Path, lang: str) -> list[str]:
@@ -302,3 +312,26 @@ def test_reader_plugin_readme_runs_inside_its_folder(tmp_path: Path) -> None:
     for block in blocks(EXAMPLES / "reader-plugin" / "README.md", "text"):
         for line in block.rstrip("\n").splitlines():
             assert line in lines, f"README line not in the output: {line!r}"
+
+
+def test_superset_example_reaches_the_warehouse_tables_and_draws_bi_nodes(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, here, outputs = readme_run("superset")
+    # from the export: the dashboard's three charts, over datasets on main_marts.customers and fct_orders
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.customers",
+        "jaffle.main_marts.fct_orders",
+    }
+    page = (here / "dashboard.html").read_text(encoding="utf-8")
+    assert (
+        page.count('class="node dataset bi chart"') == 3
+        and page.count('class="node dataset bi dashboard"') == 1
+    )
+
+
+def test_lookml_example_reaches_the_warehouse_tables(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("lookml")
+    # the overview's elements use the orders explore: orders joined to customers
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.fct_orders",
+        "jaffle.main_marts.customers",
+    }

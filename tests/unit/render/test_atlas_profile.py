@@ -34,11 +34,15 @@ def _one(state: DesiredState, type_name: str, qn: str) -> Any:
     return state.entities[(type_name, qn)]
 
 
-def test_atlas_is_a_builtin_profile_that_registers_no_typedefs() -> None:
+def test_atlas_is_a_builtin_profile_that_registers_only_the_bi_types() -> None:
     assert "atlas" in builtin_profiles()
     profile = load_profile("atlas")
-    assert profile.typedef_sources == []
+    # Atlas has no BI model: the BI types are the only ones it registers (typedefs/bi)
+    assert profile.typedef_sources == ["bi"]
     assert {"hive_table", "hive_column", "hive_db", "hdfs_path", "kafka_topic", "spark_process"} <= set(
+        profile.entity_types()
+    )
+    assert {"bi_dataset", "bi_chart", "bi_dashboard", "bi_dataset_column", "bi_chart_column"} <= set(
         profile.entity_types()
     )
 

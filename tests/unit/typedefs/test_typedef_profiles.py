@@ -110,7 +110,16 @@ LINEAGE_ENTITIES = {
         },
     ),
 }
+LINEAGE_ENTITIES |= {  # the BI objects (lineage/bi.py): datasets, so their columns and lineage are a dataset's
+    "lineage_bi_dataset": ("lineage_dataset", {"tool": S}),
+    "lineage_chart": ("lineage_dataset", {"tool": S, "chartType": S}),
+    "lineage_dashboard": ("lineage_dataset", {"tool": S}),
+}
 LINEAGE_RELATIONSHIPS = {
+    "lineage_dashboard_charts": (
+        ("lineage_dashboard", "charts", "SET", True),
+        ("lineage_chart", "dashboards", "SET"),
+    ),
     "lineage_dataset_columns": (
         ("lineage_dataset", "columns", "SET", True),
         ("lineage_column", "dataset", "SINGLE"),
@@ -160,7 +169,10 @@ def test_lineage_bundle_types_and_relationships() -> None:
     for name, (end1, end2) in LINEAGE_RELATIONSHIPS.items():
         r = bundle.entries[name].definition
         assert isinstance(r, RelationshipDef)
-        assert r.relationshipCategory == "COMPOSITION"
+        # a chart may be on several dashboards: contained, not owned
+        assert r.relationshipCategory == (
+            "AGGREGATION" if name == "lineage_dashboard_charts" else "COMPOSITION"
+        )
         assert r.propagateTags == "NONE"
         assert (r.endDef1.type, r.endDef1.name, r.endDef1.cardinality, r.endDef1.isContainer) == end1
         assert (r.endDef2.type, r.endDef2.name, r.endDef2.cardinality) == end2

@@ -1,0 +1,1 @@
+explore: customer_facts {}

@@ -1,0 +1,5 @@
+project_name: "shop"
+
+constant: marts {
+  value: "main_marts"
+}
