@@ -104,10 +104,12 @@ def test_a_renamed_chart_is_an_update_and_a_removed_chart_is_deleted() -> None:
     second = pub.sync(_graph(), job="bi")
     assert not second.plan.has_changes
     renamed = pub.sync(_graph(chart_name="Revenue by day"), job="bi")
-    # the chart and its process (named after it) are updated in place
+    # the chart, its process (named after it) and its fields' labels (`<chart>.<field>` in Atlas's UI)
+    # are updated in place
     assert {i.key for i in renamed.plan.by_action("update")} == {
         ("lineage_chart", "superset:chart:c-1@demo"),
         ("lineage_process", "bi:superset:chart:c-1@demo"),
+        ("lineage_column", "superset:chart:c-1.SUM(amount)@demo"),
     }
     assert not renamed.plan.by_action("create") and not renamed.plan.by_action("delete")
     dropped = pub.sync(_graph(chart_name="Revenue by day", with_second_chart=False), job="bi", force=True)
