@@ -34,6 +34,7 @@ class Publishing:
     event_types: str
     max_delete_percent: float | None
     force: bool
+    lenient_events: bool
 
     def settings(self) -> Any:
         settings = settings_from_options(
@@ -60,7 +61,15 @@ class Publishing:
         return load_namespace_map(self.namespace_map) if self.namespace_map else None
 
 
-_PUBLISHING_FIELDS = ("domain", "profile", "namespace_map", "event_types", "max_delete_percent", "force")
+_PUBLISHING_FIELDS = (
+    "domain",
+    "profile",
+    "namespace_map",
+    "event_types",
+    "max_delete_percent",
+    "force",
+    "lenient_events",
+)
 
 
 def _publishing_options(func: Any) -> Any:
@@ -98,6 +107,12 @@ def _publishing_options(func: Any) -> Any:
             "--force",
             is_flag=True,
             help="let every run replace what the job's previous run published, beyond --max-delete-percent",
+        ),
+        click.option(
+            "--lenient-events",
+            is_flag=True,
+            help="accept events without eventTime, or whose runId is not a UUID (the OpenLineage spec "
+            "requires both; refused by default, naming the field)",
         ),
     ]
     out: Any = wrapper
@@ -276,6 +291,7 @@ def serve_cmd(
         api_key=api_key,
         event_types=types,
         namespace_map=publishing.namespaces(),
+        lenient_events=publishing.lenient_events,
         max_attempts=max_attempts,
         drain_timeout=drain_timeout,
         journal_path=Path(journal) if journal else data_dir / "openlineage-journal.sqlite",
@@ -456,6 +472,7 @@ def consume_cmd(
         kafka_config=load_client_properties(kafka_config) if kafka_config else {},
         event_types=types,
         namespace_map=publishing.namespaces(),
+        lenient_events=publishing.lenient_events,
         batch_max=batch_size,
         poll_timeout=batch_wait,
         dead_letter_path=Path(dead_letter)

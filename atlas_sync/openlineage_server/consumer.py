@@ -68,6 +68,7 @@ class ConsumerConfig:
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
+    lenient_events: bool = False  # accept events without eventTime, runIds that are not UUIDs
     batch_max: int = 500
     poll_timeout: float = 0.2  # seconds consume() waits to fill a batch
     retry_base: float = 0.5
@@ -129,7 +130,9 @@ class Poison:
     reason: str
 
 
-def decode_message(value: bytes | None, *, where: str) -> dict[str, Any] | Poison:
+def decode_message(
+    value: bytes | None, *, where: str, lenient_events: bool = False
+) -> dict[str, Any] | Poison:
     """The event a message value holds, or why it holds none (never raises)."""
     if value is None:
         return Poison("empty message (no value)")
@@ -144,7 +147,7 @@ def decode_message(value: bytes | None, *, where: str) -> dict[str, Any] | Poiso
     except RecursionError:
         return Poison("JSON nested too deeply")
     try:
-        validate_event(event, file=where)
+        validate_event(event, file=where, lenient_events=lenient_events)
     except InputError as exc:
         return Poison(f"not an OpenLineage event: {exc}")
     return event
@@ -337,7 +340,11 @@ class KafkaLineageConsumer:
         poison: list[tuple[Any, str]] = []
         self._in_hand = []
         for m in messages:
-            decoded = decode_message(m.value(), where=f"{m.topic()}[{m.partition()}]@{m.offset()}")
+            decoded = decode_message(
+                m.value(),
+                where=f"{m.topic()}[{m.partition()}]@{m.offset()}",
+                lenient_events=self.config.lenient_events,
+            )
             if isinstance(decoded, Poison):
                 poison.append((m, decoded.reason))
                 continue
