@@ -425,6 +425,15 @@ def _atlas_probe(client: Any) -> Any:
     type=click.FloatRange(0.5),
     help="seconds between progress lines (consumed, synced, lag, throughput)",
 )
+@click.option(
+    "--startup-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    metavar="SECONDS",
+    help="exit with an error (code 1) when no broker answers within SECONDS of the start; 0 waits for ever. "
+    "Later outages are waited out (one line per change of state)",
+)
 @_publishing_options
 @write_path_options(wait=False)
 def consume_cmd(
@@ -439,6 +448,7 @@ def consume_cmd(
     dead_letter_topic: str | None,
     metrics_port: int | None,
     stats_interval: float,
+    startup_timeout: float,
 ) -> None:
     """Read OpenLineage events from Kafka (OpenLineage's Kafka transport) and sync each job to Atlas.
 
@@ -480,6 +490,7 @@ def consume_cmd(
         else Path(settings.data_dir) / "openlineage-kafka-dead-letter.jsonl",
         dead_letter_topic=dead_letter_topic,
         stats_interval=stats_interval,
+        startup_timeout=startup_timeout or None,
     )
     client = wrap_client(client_from_options(settings=settings))
     publisher = Publisher.from_settings(client, settings)
