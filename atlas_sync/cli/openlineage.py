@@ -314,8 +314,12 @@ def serve_cmd(
             stderr(f"{p.severity}: job {job}: {p}")
         return publisher.sync(graph, job, force=force)
 
+    not_atlas: list[Exception] = []
     endpoint = LineageEndpoint(
-        sync, config, probe=_atlas_probe(client), atlas_stats=lambda: getattr(client, "stats", None)
+        sync,
+        config,
+        probe=_atlas_probe(client, not_atlas),
+        atlas_stats=lambda: getattr(client, "stats", None),
     )
     try:
         server = serve(
@@ -327,6 +331,9 @@ def serve_cmd(
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror}", hint="pick another --port"
         ) from None
+    if not_atlas:  # the start's probe: Atlas may be down for now, but a URL that is no Atlas is wrong
+        server.shutdown(drain=False, timeout=5)
+        raise not_atlas[0]
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -354,11 +361,13 @@ def serve_cmd(
     )
 
 
-def _atlas_probe(client: Any) -> Any:
+def _atlas_probe(client: Any, not_atlas: list[Exception] | None = None) -> Any:
     """``GET /api/atlas/admin/status`` once, without the client's retries (GET /ready must tell
-    at once that Atlas is down), ACTIVE or it raises."""
+    at once that Atlas is down), ACTIVE or it raises; an answer that is no Atlas's is also kept in
+    ``not_atlas``."""
     import copy
 
+    from atlas_sync.atlas import NotAtlasError
     from atlas_sync.atlas.retry import RetryPolicy
 
     if not hasattr(client, "status"):
@@ -368,11 +377,32 @@ def _atlas_probe(client: Any) -> Any:
     probe.timeout = (2.0, 5.0)
 
     def check() -> None:
-        state = probe.status()
+        try:
+            state = probe.status()
+        except NotAtlasError as exc:
+            if not_atlas is not None:
+                not_atlas.append(exc)
+            raise
         if state != "ACTIVE":
             raise ConfigError(f"Atlas is {state}, not ACTIVE")
 
     return check
+
+
+def _refuse_no_atlas(client: Any) -> None:
+    """One probe at start: a URL that answers but is no Atlas is an error now, not at the first
+    event; Atlas down for now is a warning (the worker waits for it)."""
+    from atlas_sync.atlas import AtlasError, NotAtlasError
+
+    probe = _atlas_probe(client)
+    if probe is None:
+        return
+    try:
+        probe()
+    except NotAtlasError:
+        raise
+    except (AtlasError, ConfigError) as exc:
+        stderr(f"warning: Atlas cannot take writes yet ({exc}): the events wait for it")
 
 
 @openlineage_group.command("consume")
@@ -504,6 +534,7 @@ def consume_cmd(
             publisher.forget_types()
             raise
 
+    _refuse_no_atlas(client)
     worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
 
     def on_signal(signum: int, frame: Any) -> None:
