@@ -188,7 +188,7 @@ def journal_alone(threads_list: list[int], events: int) -> None:
     from atlas_sync.openlineage_server import MemoryJournal, SqliteJournal
 
     evs = [
-        {"eventType": "COMPLETE", "eventTime": f"2026-12-01T00:00:{i % 60:02d}Z", "run": {"runId": f"r{i}"},
+        {"eventType": "COMPLETE", "eventTime": f"2026-12-01T00:00:{i % 60:02d}Z", "run": {"runId": f"00000000-0000-4000-8000-{i:012d}"},
          "job": {"namespace": "bench", "name": f"job{i % 100}"}, "producer": "bench"}
         for i in range(events)
     ]  # fmt: skip

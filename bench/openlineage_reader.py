@@ -72,7 +72,7 @@ def event(n: int, bad: bool) -> dict[str, Any]:
         "eventType": "COMPLETE",
         "eventTime": "2026-11-28T08:00:00.000Z",
         "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.26.0/integration/spark",
-        "run": {"runId": f"run-{n}"},
+        "run": {"runId": f"00000000-0000-4000-8000-{n:012d}"},
         "job": {"namespace": "spark-bench", "name": f"job_{n}", "facets": {"sql": {"query": "INSERT ..."}}},
         "inputs": inputs,
         "outputs": [out],

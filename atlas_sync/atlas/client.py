@@ -32,6 +32,7 @@ from atlas_sync.atlas.errors import (
     AtlasError,
     AuthError,
     ConflictError,
+    NotAtlasError,
     NotFoundError,
     TransportError,
     error_class_for,
@@ -283,6 +284,8 @@ class AtlasClient:
                     self._clock_offset = parsedate_to_datetime(resp.headers["Date"]).timestamp() - time.time()
             self.stats.record(kind, bytes_received=len(content), seconds=time.monotonic() - t0)
             status = resp.status_code
+            if status == 404 or (status < 300 and "html" in resp.headers.get("Content-Type", "")):
+                self._check_atlas_answer(kind, method, path, resp, content)
             log.debug(
                 "%s %s%s -> %d (%.0f ms, %d B sent, %d B received)",
                 method,
@@ -330,6 +333,33 @@ class AtlasClient:
             plain = urlunsplit(("http", parts.netloc, parts.path, "", ""))
             return f"the server answers plain HTTP, not HTTPS: use {plain}"
         return ca
+
+    def _check_atlas_answer(
+        self, kind: str, method: str, path: str, resp: requests.Response, content: bytes
+    ) -> None:
+        """Raise :class:`NotAtlasError` unless a 404 carries Atlas's error JSON (every 404 of Atlas's
+        REST API does: ``{"errorCode": "ATLAS-404-...", ...}``) and a success is not an HTML page.
+        Only the answer at hand is read: no request is added."""
+        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip() or "no content type"
+        if resp.status_code == 404:
+            try:
+                body = json.loads(content)
+            except ValueError:
+                body = None
+            code = body.get("errorCode") if isinstance(body, dict) else None
+            if isinstance(code, str) and code.startswith("ATLAS-404"):
+                return
+        self.stats.record(kind, errors=1)
+        raise NotAtlasError(
+            f"no Atlas at {self.base_url} ({method} {API}{path} answered HTTP {resp.status_code} "
+            f"{ctype}, not Atlas's JSON)",
+            status=resp.status_code,
+            method=method,
+            path=API + path,
+            hint=f"check ATLAS_URL / --url: give Atlas's root (its REST API is <URL>{API}/...), "
+            "e.g. http://atlas-host:21000, with no path unless Atlas is served under one; a login page "
+            "or proxy in front of Atlas answers like this too",
+        )
 
     def _transport_error(self, method: str, path: str, exc: Exception, attempts: int) -> TransportError:
         what = "timed out" if isinstance(exc, requests.exceptions.Timeout) else "could not connect"

@@ -106,6 +106,12 @@ class TransportError(AtlasError):
     """No HTTP answer: connection refused/reset, DNS, TLS or timeout, after the retries."""
 
 
+class NotAtlasError(AtlasError):
+    """The URL answers, but not as Atlas does: a 404 without Atlas's ``ATLAS-404-...`` JSON body, or
+    an HTML page where Atlas's REST API answers JSON (a wrong URL or context path, another server).
+    Not a :class:`NotFoundError`: nothing may read it as "absent"."""
+
+
 def error_class_for(status: int) -> type[AtlasError]:
     """The :class:`AtlasError` subclass for an HTTP status."""
     if status in (401, 403, 419):

@@ -35,6 +35,7 @@ class Publishing:
     event_types: str
     max_delete_percent: float | None
     force: bool
+    lenient_events: bool
 
     def settings(self) -> Any:
         settings = settings_from_options(
@@ -62,7 +63,15 @@ class Publishing:
         return load_namespace_map(self.namespace_map) if self.namespace_map else None
 
 
-_PUBLISHING_FIELDS = ("domain", "profile", "namespace_map", "event_types", "max_delete_percent", "force")
+_PUBLISHING_FIELDS = (
+    "domain",
+    "profile",
+    "namespace_map",
+    "event_types",
+    "max_delete_percent",
+    "force",
+    "lenient_events",
+)
 
 
 def _publishing_options(func: Any) -> Any:
@@ -100,6 +109,12 @@ def _publishing_options(func: Any) -> Any:
             "--force",
             is_flag=True,
             help="let every run replace what the job's previous run published, beyond --max-delete-percent",
+        ),
+        click.option(
+            "--lenient-events",
+            is_flag=True,
+            help="accept events without eventTime, or whose runId is not a UUID (the OpenLineage spec "
+            "requires both; refused by default, naming the field)",
         ),
     ]
     out: Any = wrapper
@@ -278,6 +293,7 @@ def serve_cmd(
         api_key=api_key,
         event_types=types,
         namespace_map=publishing.namespaces(),
+        lenient_events=publishing.lenient_events,
         max_attempts=max_attempts,
         drain_timeout=drain_timeout,
         journal_path=Path(journal) if journal else data_dir / "openlineage-journal.sqlite",
@@ -300,8 +316,12 @@ def serve_cmd(
             stderr(f"{p.severity}: job {job}: {p}")
         return publisher.sync(graph, job, force=force)
 
+    not_atlas: list[Exception] = []
     endpoint = LineageEndpoint(
-        sync, config, probe=_atlas_probe(client), atlas_stats=lambda: getattr(client, "stats", None)
+        sync,
+        config,
+        probe=_atlas_probe(client, not_atlas),
+        atlas_stats=lambda: getattr(client, "stats", None),
     )
     try:
         server = serve(
@@ -313,6 +333,9 @@ def serve_cmd(
         raise ConfigError(
             f"cannot listen on {host}:{port}: {exc.strerror}", hint="pick another --port"
         ) from None
+    if not_atlas:  # the start's probe: Atlas may be down for now, but a URL that is no Atlas is wrong
+        server.shutdown(drain=False, timeout=5)
+        raise not_atlas[0]
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -340,11 +363,13 @@ def serve_cmd(
     )
 
 
-def _atlas_probe(client: Any) -> Any:
+def _atlas_probe(client: Any, not_atlas: list[Exception] | None = None) -> Any:
     """``GET /api/atlas/admin/status`` once, without the client's retries (GET /ready must tell
-    at once that Atlas is down), ACTIVE or it raises."""
+    at once that Atlas is down), ACTIVE or it raises; an answer that is no Atlas's is also kept in
+    ``not_atlas``."""
     import copy
 
+    from atlas_sync.atlas import NotAtlasError
     from atlas_sync.atlas.retry import RetryPolicy
 
     if not hasattr(client, "status"):
@@ -354,11 +379,32 @@ def _atlas_probe(client: Any) -> Any:
     probe.timeout = (2.0, 5.0)
 
     def check() -> None:
-        state = probe.status()
+        try:
+            state = probe.status()
+        except NotAtlasError as exc:
+            if not_atlas is not None:
+                not_atlas.append(exc)
+            raise
         if state != "ACTIVE":
             raise ConfigError(f"Atlas is {state}, not ACTIVE")
 
     return check
+
+
+def _refuse_no_atlas(client: Any) -> None:
+    """One probe at start: a URL that answers but is no Atlas is an error now, not at the first
+    event; Atlas down for now is a warning (the worker waits for it)."""
+    from atlas_sync.atlas import AtlasError, NotAtlasError
+
+    probe = _atlas_probe(client)
+    if probe is None:
+        return
+    try:
+        probe()
+    except NotAtlasError:
+        raise
+    except (AtlasError, ConfigError) as exc:
+        stderr(f"warning: Atlas cannot take writes yet ({exc}): the events wait for it")
 
 
 @openlineage_group.command("consume")
@@ -411,6 +457,15 @@ def _atlas_probe(client: Any) -> Any:
     type=click.FloatRange(0.5),
     help="seconds between progress lines (consumed, synced, lag, throughput)",
 )
+@click.option(
+    "--startup-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    metavar="SECONDS",
+    help="exit with an error (code 1) when no broker answers within SECONDS of the start; 0 waits for ever. "
+    "Later outages are waited out (one line per change of state)",
+)
 @_publishing_options
 @write_path_options(wait=False)
 def consume_cmd(
@@ -425,6 +480,7 @@ def consume_cmd(
     dead_letter_topic: str | None,
     metrics_port: int | None,
     stats_interval: float,
+    startup_timeout: float,
 ) -> None:
     """Read OpenLineage events from Kafka (OpenLineage's Kafka transport) and sync each job to Atlas.
 
@@ -458,6 +514,7 @@ def consume_cmd(
         kafka_config=load_client_properties(kafka_config) if kafka_config else {},
         event_types=types,
         namespace_map=publishing.namespaces(),
+        lenient_events=publishing.lenient_events,
         batch_max=batch_size,
         poll_timeout=batch_wait,
         dead_letter_path=Path(dead_letter)
@@ -465,6 +522,7 @@ def consume_cmd(
         else Path(settings.data_dir) / "openlineage-kafka-dead-letter.jsonl",
         dead_letter_topic=dead_letter_topic,
         stats_interval=stats_interval,
+        startup_timeout=startup_timeout or None,
     )
     client = wrap_client(client_from_options(settings=settings))
     publisher = Publisher.from_settings(client, settings)
@@ -478,6 +536,7 @@ def consume_cmd(
             publisher.forget_types()
             raise
 
+    _refuse_no_atlas(client)
     worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
 
     def on_signal(signum: int, frame: Any) -> None:

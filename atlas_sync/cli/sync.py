@@ -326,7 +326,7 @@ def plan_cmd(
       atlas-sync plan --domain demo etl.sql --out etl.plan.json   # then: atlas-sync apply etl.plan.json
       atlas-sync plan --domain demo etl.sql --detailed-exitcode    # in CI: exit 2 when Atlas differs
     """
-    from atlas_sync.reconcile import plan_text
+    from atlas_sync.reconcile import PlanRefused, plan_text
 
     t = target
     pub, _ = _publisher(t.domain, t.profile, max_delete_percent=t.max_delete_percent)
@@ -337,30 +337,42 @@ def plan_cmd(
         )
     # a plan file holds every entity: never streamed
     graph, chunks = _read_maybe_chunks(pub, t, False if out else stream)
-    if chunks is not None:
-        plan = pub.plan_chunks(
-            chunks,
-            t.job,
-            allow_delete=not t.no_delete,
-            force=t.force,
-            refresh=t.refresh,
-            on_read=lambda problems: _report(problems, True, False),
-        )
-    else:
-        plan = pub.plan(
-            graph,
-            t.job,
-            allow_delete=not t.no_delete,
-            force=t.force,
-            refresh=t.refresh,
-            stream=False if out else stream,
-        )
-    if out:
+    refused: PlanRefused | None = None
+    try:
+        if chunks is not None:
+            plan = pub.plan_chunks(
+                chunks,
+                t.job,
+                allow_delete=not t.no_delete,
+                force=t.force,
+                refresh=t.refresh,
+                on_read=lambda problems: _report(problems, True, False),
+            )
+        else:
+            plan = pub.plan(
+                graph,
+                t.job,
+                allow_delete=not t.no_delete,
+                force=t.force,
+                refresh=t.refresh,
+                stream=False if out else stream,
+            )
+    except PlanRefused as exc:
+        if exc.plan is None:
+            raise
+        # the delete fail-safe tripped: the plan is shown all the same (never saved), then the refusal
+        refused, plan = exc, exc.plan
+    if out and refused is None:
         Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
     if as_json:
-        echo_json(plan.to_json() | {"entities": None})
+        extra = {"refused": {"error": refused.message, "hint": refused.hint}} if refused else {}
+        echo_json(plan.to_json() | {"entities": None} | extra)
     else:
         click.echo(plan_text(plan, show_unchanged=show_unchanged))
+    if refused is not None:
+        if out:
+            refused.hint = f"{refused.hint}; {out} was not written"
+        raise refused
     return 2 if detailed_exitcode and plan.has_changes else 0
 
 

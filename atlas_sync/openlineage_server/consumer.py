@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas_sync.errors import ConfigError, InputError
+from atlas_sync.errors import AtlasSyncError, ConfigError, InputError
 from atlas_sync.lineage.openlineage import NamespaceMap, validate_event
 from atlas_sync.openlineage_server.jobsync import GiveBack, JobSyncer, SyncFn
 from atlas_sync.openlineage_server.journal import Entry, Watermark
@@ -68,6 +68,7 @@ class ConsumerConfig:
     kafka_config: Mapping[str, str] = field(default_factory=dict, repr=False)
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
+    lenient_events: bool = False  # accept events without eventTime, runIds that are not UUIDs
     batch_max: int = 500
     poll_timeout: float = 0.2  # seconds consume() waits to fill a batch
     retry_base: float = 0.5
@@ -76,6 +77,8 @@ class ConsumerConfig:
     dead_letter_topic: str | None = None
     auto_offset_reset: str = "earliest"  # a new group starts at the beginning of the topic
     stats_interval: float = 5.0  # seconds between librdkafka statistics (lag) and log lines
+    # seconds to wait at start for a broker to answer before giving up (None: wait for ever)
+    startup_timeout: float | None = None
 
     def consumer_settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {
@@ -129,7 +132,9 @@ class Poison:
     reason: str
 
 
-def decode_message(value: bytes | None, *, where: str) -> dict[str, Any] | Poison:
+def decode_message(
+    value: bytes | None, *, where: str, lenient_events: bool = False
+) -> dict[str, Any] | Poison:
     """The event a message value holds, or why it holds none (never raises)."""
     if value is None:
         return Poison("empty message (no value)")
@@ -144,7 +149,7 @@ def decode_message(value: bytes | None, *, where: str) -> dict[str, Any] | Poiso
     except RecursionError:
         return Poison("JSON nested too deeply")
     try:
-        validate_event(event, file=where)
+        validate_event(event, file=where, lenient_events=lenient_events)
     except InputError as exc:
         return Poison(f"not an OpenLineage event: {exc}")
     return event
@@ -192,6 +197,17 @@ class _SyncCounts:
             self.worker.counters.last_error = message
 
 
+class _LibrdkafkaLog:
+    """librdkafka's own log lines (``%3|...|FAIL|...``), to our log at DEBUG: at its default they go to
+    stderr beside what ``error_cb`` reports, each error twice."""
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        log.debug("librdkafka: " + msg, *args)
+
+
+_LIBRDKAFKA_LOG = _LibrdkafkaLog()
+
+
 class KafkaLineageConsumer:
     """One worker of a consumer group: Kafka -> per-job sync -> commit.
 
@@ -216,6 +232,8 @@ class KafkaLineageConsumer:
         consumer_metrics(self.prometheus, self.metrics, atlas_stats)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._kafka_errors: set[str] = set()  # logged since Kafka last answered: each once
+        self._kafka_cause: str | None = None  # the first of them
         self._consecutive_failures = 0
         self._partition_lag: dict[tuple[str, int], int] = {}
         # per job, the newest run this worker synced (what the endpoint's journal keeps on disk; here
@@ -238,6 +256,7 @@ class KafkaLineageConsumer:
             settings = config.consumer_settings()
             settings["stats_cb"] = self._on_stats
             settings["error_cb"] = self._on_error
+            settings["logger"] = _LIBRDKAFKA_LOG  # its own lines repeat what error_cb says: -v shows them
             consumer = kafka.Consumer(settings)
         self.consumer = consumer
         if producer is None and config.dead_letter_topic:
@@ -267,8 +286,42 @@ class KafkaLineageConsumer:
             for k, v in deltas.items():
                 setattr(self.counters, k, getattr(self.counters, k) + v)
 
+    def wait_for_broker(self, timeout: float) -> None:
+        """Return once a broker answers a metadata request (or :meth:`stop` was called); raise
+        :class:`AtlasSyncError` naming the servers and the cause when none does within ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        failure: Exception | None = None
+        while not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:  # in slices of a second: a SIGTERM meanwhile ends the wait
+                self.consumer.list_topics(timeout=min(1.0, left))
+            except Exception as exc:  # confluent_kafka.KafkaException: no answer in time
+                failure = exc
+                continue
+            self._kafka_ok()
+            return
+        if self._stop.is_set():
+            return
+        self.consumer.poll(0)  # (serves the error callbacks queued meanwhile: they hold the cause)
+        arg: Any = failure.args[0] if failure is not None and failure.args else failure
+        cause = self._kafka_cause or (arg.str() if hasattr(arg, "str") else str(arg))
+        raise AtlasSyncError(
+            f"no Kafka broker answered at {self.config.bootstrap_servers} within {timeout:g} s ({cause})",
+            hint="check --bootstrap-servers (and --kafka-config) and that the broker is up and reachable "
+            "from here; --startup-timeout 0 waits for ever",
+        )
+
     def run(self, *, on_stats: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Consume until stopped; then close the consumer (leaving the group)."""
+        """Consume until stopped; then close the consumer (leaving the group). With
+        ``config.startup_timeout``, first :meth:`wait_for_broker` (its error closes the consumer)."""
+        if self.config.startup_timeout:
+            try:
+                self.wait_for_broker(self.config.startup_timeout)
+            except AtlasSyncError:
+                self._close()
+                raise
         self.consumer.subscribe(
             list(self.config.topics), on_assign=self._on_assign, on_revoke=self._on_revoke
         )
@@ -277,20 +330,26 @@ class KafkaLineageConsumer:
             while not self._stop.is_set():
                 messages = self.consumer.consume(self.config.batch_max, timeout=self.config.poll_timeout)
                 if messages:
+                    if any(m.error() is None for m in messages):
+                        self._kafka_ok()
                     self.process(messages)
                 if on_stats is not None and time.monotonic() >= next_stats:
                     next_stats = time.monotonic() + self.config.stats_interval
                     on_stats(self.metrics())
         finally:
-            self.consumer.close()
-            if self.producer is not None:
-                self.producer.flush(30)
+            self._close()
+
+    def _close(self) -> None:
+        self.consumer.close()
+        if self.producer is not None:
+            self.producer.flush(30)
 
     # ------------------------------------------------------------------ callbacks
     def _on_assign(self, consumer: Any, partitions: Sequence[Any]) -> None:
         with self._lock:
             self.counters.rebalances += 1
             self.counters.assigned_partitions += len(partitions)
+        self._kafka_ok()
         log.info("assigned %s", ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing")
 
     def _on_revoke(self, consumer: Any, partitions: Sequence[Any]) -> None:
@@ -302,9 +361,24 @@ class KafkaLineageConsumer:
         log.info("revoked %s", ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing")
 
     def _on_error(self, err: Any) -> None:
-        log.warning("kafka: %s", err)
+        # librdkafka reports the same failure at every reconnect (~20 a second for a refused
+        # connection): one line per change of state
+        text = err.str() if hasattr(err, "str") else str(err)
         with self._lock:
-            self.counters.last_error = f"kafka: {err}"
+            self.counters.last_error = f"kafka: {text}"
+            if not self._kafka_errors:
+                self._kafka_cause = text  # (rather than the "all brokers are down" that follows it)
+            repeated = text in self._kafka_errors
+            self._kafka_errors.add(text)
+        if not repeated:
+            log.warning("kafka: %s", text)
+
+    def _kafka_ok(self) -> None:
+        """Kafka answered (metadata, an assignment, a message): the next error is news again."""
+        with self._lock:
+            if self._kafka_errors:
+                log.warning("kafka: reachable again")
+            self._kafka_errors = set()
 
     def _on_stats(self, stats_json: str) -> None:
         try:
@@ -337,7 +411,11 @@ class KafkaLineageConsumer:
         poison: list[tuple[Any, str]] = []
         self._in_hand = []
         for m in messages:
-            decoded = decode_message(m.value(), where=f"{m.topic()}[{m.partition()}]@{m.offset()}")
+            decoded = decode_message(
+                m.value(),
+                where=f"{m.topic()}[{m.partition()}]@{m.offset()}",
+                lenient_events=self.config.lenient_events,
+            )
             if isinstance(decoded, Poison):
                 poison.append((m, decoded.reason))
                 continue

@@ -72,6 +72,7 @@ class EndpointConfig:
     api_key: str | None = field(default=None, repr=False)
     event_types: tuple[str, ...] = ("COMPLETE",)
     namespace_map: NamespaceMap | None = None
+    lenient_events: bool = False  # accept events without eventTime, runIds that are not UUIDs
     batch_max: int = 10_000  # a batch takes everything queued: fewer syncs under load
     linger: float = 0.05  # seconds to wait for more events to fill a batch
     retry_base: float = 0.5
@@ -331,7 +332,11 @@ class LineageEndpoint:
             return 200, {}, {"accepted": 0}
         for i, ev in enumerate(events):
             try:
-                validate_event(ev, path=f"$[{i}]" if isinstance(data, list) else "$")
+                validate_event(
+                    ev,
+                    path=f"$[{i}]" if isinstance(data, list) else "$",
+                    lenient_events=self.config.lenient_events,
+                )
             except InputError as exc:
                 refuse("invalid_event", len(events))
                 return 400, {}, {"error": str(exc), "path": exc.path}

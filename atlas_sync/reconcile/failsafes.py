@@ -25,6 +25,7 @@ from atlas_sync.reconcile.plan import (
     Plan,
     PlanItem,
     PlanOptions,
+    PlanRefused,
     check_deletes,
     foreign_process,
     missing_to_skip,
@@ -82,22 +83,31 @@ def deletes(
     ref_attrs: set[str],
     ref_names: Set[str],
     scope_attribute: str | None,
+    dry_run: bool = False,
 ) -> list[PlanItem]:
     """This job's entities the input no longer produces (datasets only when nothing else refers
     to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
     and a warning); decided before anything is written. ``ref_names``: the reference attributes the
-    profile renders; ``scope_attribute``: the server's, for counting the domain."""
+    profile renders; ``scope_attribute``: the server's, for counting the domain. In a ``dry_run`` a
+    refusal of too many deletes is kept in ``plan.refused`` and the deletes are planned: the caller
+    raises it with the whole plan, for the user to see what tripped it."""
     out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names)
     if not out:
         return []
-    plan.deletes_blocked = check_deletes(
-        len(out),
-        holdings.domain_size(spool, scope_attribute),
-        spool.desired_count() > 0,
-        holdings.domain,
-        holdings.job,
-        options,
-    )
+    try:
+        plan.deletes_blocked = check_deletes(
+            len(out),
+            holdings.domain_size(spool, scope_attribute),
+            spool.desired_count() > 0,
+            holdings.domain,
+            holdings.job,
+            options,
+        )
+    except PlanRefused as exc:
+        if not dry_run:
+            raise
+        plan.refused = exc
+        return out
     if plan.deletes_blocked:
         plan.warnings.append(plan.deletes_blocked)
         return []

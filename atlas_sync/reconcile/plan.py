@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,7 +30,10 @@ PLAN_FORMAT = 1
 
 
 class PlanRefused(AtlasSyncError):
-    """A fail-safe stopped the plan (too many deletes, input with errors, ...)."""
+    """A fail-safe stopped the plan (too many deletes, input with errors, ...). ``plan``: when the
+    delete fail-safe refused a plan computed in full (a dry run), that plan, deletes included."""
+
+    plan: Plan | None = None
 
 
 @dataclass
@@ -66,6 +70,8 @@ class Plan:
     desired: dict[Key, DesiredEntity] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     deletes_blocked: str | None = None
+    # a dry run's delete fail-safe refusal, kept to be raised once the plan is whole (not saved)
+    refused: PlanRefused | None = field(default=None, repr=False, compare=False)
 
     def by_action(self, action: Action) -> list[PlanItem]:
         return [i for i in self.items if i.action == action]
@@ -328,7 +334,8 @@ def check_deletes(
         raise PlanRefused(
             f"the plan would delete {count} of the {scope} entities of domain {domain!r} "
             f"(job {job!r}; {pct:.0f}% > --max-delete-percent {opts.max_delete_percent:g})",
-            hint="check the input; if this is intended, re-run with --force (or --no-delete to skip deletes)",
+            hint="check the input; if this is intended, re-run with --force or --max-delete-percent "
+            f"{math.ceil(pct)} (or --no-delete to skip the deletes)",
         )
     return None
 

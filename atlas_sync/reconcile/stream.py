@@ -348,6 +348,7 @@ class StreamSync:
             ref_attrs=ref_attrs,
             ref_names=self._ref_names,
             scope_attribute=scope_attribute,
+            dry_run=dry_run,
         )
         # 3. compare chunk by chunk, in dependency order; the writer writes what differs
         writer = self._writer = SyncWriter(
@@ -400,6 +401,9 @@ class StreamSync:
         writer.delete(deletes, purge=purge)
         applied = writer.applied
         holdings.write_keys(self.spool, plan, applied, dry_run)
+        if plan.refused is not None:  # (a dry run: the plan is whole, refused all the same)
+            plan.refused.plan = plan
+            raise plan.refused
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 

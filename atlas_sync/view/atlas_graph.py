@@ -22,7 +22,13 @@ def _dataset(header: dict[str, Any]) -> Dataset:
 def from_lineage(info: dict[str, Any], process_types: set[str]) -> LineageGraph:
     """A LineageGraph from Atlas's lineage API answer (guidEntityMap + relations)."""
     g = LineageGraph()
-    ents: dict[str, dict[str, Any]] = info.get("guidEntityMap") or {}
+    # Atlas's lineage walks soft-deleted entities too (a process deleted and created again is there
+    # twice under one qualifiedName): what is deleted is not lineage.
+    ents: dict[str, dict[str, Any]] = {
+        guid: h
+        for guid, h in (info.get("guidEntityMap") or {}).items()
+        if h.get("status", "ACTIVE") == "ACTIVE"
+    }
     is_proc = {
         guid
         for guid, h in ents.items()

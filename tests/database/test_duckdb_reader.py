@@ -67,8 +67,16 @@ def test_duckdb_views_and_column_types(warehouse: str) -> None:
 
 
 def test_duckdb_has_no_history_and_a_missing_file_is_an_error(warehouse: str, tmp_path: Path) -> None:
-    graph = READER.read(db_url=warehouse, passes="queries")
-    assert graph.processes == [] and [p.code for p in graph.problems] == ["no-history"]
+    # every pass by default: DuckDB's missing history is a warning naming the fix, the views are read
+    graph = READER.read(db_url=warehouse)
+    (warning,) = graph.problems
+    assert (warning.code, warning.severity) == ("no-history", "warning")
+    assert "duckdb keeps no query history (give one with -o query_template=FILE" in warning.message
+    assert graph.processes
+    # asked for explicitly, it is an error
+    with pytest.raises(InputError, match="duckdb keeps no query history") as err:
+        READER.read(db_url=warehouse, passes="queries")
+    assert "-o query_template=FILE" in (err.value.hint or "")
     with pytest.raises(InputError, match="no DuckDB database at"):
         READER.read(db_url=f"duckdb:///{tmp_path / 'typo.duckdb'}")
     assert not (tmp_path / "typo.duckdb").exists()

@@ -251,7 +251,7 @@ def test_missing_permission_on_the_history_is_a_clear_error(myshop: MySQLDatabas
     url = myshop.server.database_url(myshop.name, user=user)
     try:
         with pytest.raises(AtlasSyncError) as denied:
-            READER.read(db_url=url, db_password_file=str(pw))
+            READER.read(db_url=url, db_password_file=str(pw), passes="views,queries")  # asked for
         message = str(denied.value)
         assert message.startswith(f"reading the query history of {url}: SELECT command denied")
         assert "events_statements_history_long" in message
@@ -262,6 +262,12 @@ def test_missing_permission_on_the_history_is_a_clear_error(myshop: MySQLDatabas
             READER.read(db_url=url, db_password_file=str(pw), history="doris_audit_log")
         assert "SELECT command denied" in str(no_audit.value) and "audit_log" in str(no_audit.value)
         assert "GRANT SELECT_PRIV ON __internal_schema.audit_log" in (no_audit.value.hint or "")
+        # every pass by default: the history this user cannot read is a warning naming the fix
+        graph = READER.read(db_url=url, db_password_file=str(pw))
+        (warning,) = [p for p in graph.problems if p.code == "no-history"]
+        assert "SELECT command denied" in warning.message
+        assert "GRANT SELECT ON performance_schema.*" in warning.message
+        assert process_lineage(graph, myshop) == VIEWS
         # without the history pass the same user reads the views; the routines' bodies are the
         # definer's: hidden from this user, said so
         graph = READER.read(db_url=url, db_password_file=str(pw), passes="views,procedures")

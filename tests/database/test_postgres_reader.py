@@ -247,7 +247,7 @@ def test_missing_permission_on_the_history_is_a_clear_error(shop: Database, tmp_
     url = shop.server.database_url(shop.name, user=role)
     try:
         with pytest.raises(AtlasSyncError) as denied:
-            READER.read(db_url=url, db_password_file=str(pw))
+            READER.read(db_url=url, db_password_file=str(pw), passes="views,queries")  # asked for
         assert "permission denied" in str(denied.value) and "pg_stat_statements" in str(denied.value)
         assert "pg_read_all_stats" in (denied.value.hint or "")
         assert secret not in f"{denied.value} {denied.value.hint}"
@@ -255,6 +255,11 @@ def test_missing_permission_on_the_history_is_a_clear_error(shop: Database, tmp_
         assert (
             process_lineage(READER.read(db_url=url, db_password_file=str(pw), passes="views"), shop) == VIEWS
         )
+        # every pass by default: the history this user cannot read is a warning naming the fix
+        graph = READER.read(db_url=url, db_password_file=str(pw))
+        (warning,) = [p for p in graph.problems if p.code == "no-history"]
+        assert warning.severity == "warning" and "permission denied" in warning.message
+        assert "pg_read_all_stats" in warning.message and secret not in warning.message
     finally:
         shop.execute("GRANT SELECT ON pg_stat_statements TO PUBLIC")
 

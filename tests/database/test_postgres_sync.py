@@ -108,3 +108,38 @@ def test_unreachable_server_is_one_clear_line(shop: Database, tmp_path: Path) ->
     assert "error: cannot connect to postgresql://atlas@127.0.0.1:9/" in proc.stderr
     assert "hint: is the server running" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_without_pg_stat_statements_the_views_and_procedures_are_synced_with_a_warning(
+    shop: Database, tmp_path: Path
+) -> None:
+    """One rule for every engine (issue 39 item 12): a query history that is not there is a warning
+    naming the fix, the other passes published; an error only when `-o passes=` asks for queries."""
+    shop.execute("DROP EXTENSION pg_stat_statements")
+    data = tmp_path / "atlas"
+    proc = sync(shop, data)
+    doc = summary(proc)
+    assert doc["applied"]["created"] > 0
+    warning = [line for line in proc.stderr.splitlines() if "the queries pass is skipped" in line]
+    assert len(warning) == 1, proc.stderr
+    assert 'relation "pg_stat_statements" does not exist' in warning[0]
+    assert "CREATE EXTENSION pg_stat_statements" in warning[0]
+    show = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", "show", "--domain", "shop"],
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")},
+            "ATLAS_SYNC_DATA_DIR": str(data),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # a view's process and a procedure's process, both from the catalog
+    assert f"-> {shop.name}.mart.top_customers" in show.stdout, show.stdout
+    assert f"-> {shop.name}.mart.customer_totals" in show.stdout
+    # asked for explicitly, the missing history is an error and nothing is published
+    data2 = tmp_path / "atlas2"
+    proc = sync(shop, data2, "-o", "passes=views,procedures,queries")
+    assert proc.returncode != 0
+    assert "pg_stat_statements" in proc.stderr and "hint: CREATE EXTENSION pg_stat_statements" in proc.stderr
+    assert "Traceback" not in proc.stderr

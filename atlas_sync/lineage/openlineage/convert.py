@@ -301,6 +301,7 @@ def events_to_graph(
     prefer_symlinks: bool = True,
     validate: bool = True,
     strict: bool = False,
+    lenient_events: bool = False,
 ) -> LineageGraph:
     """Build the lineage graph the given events state.
 
@@ -310,6 +311,7 @@ def events_to_graph(
     one. A facet that breaks its schema is dropped with a warning (``openlineage-bad-facet``) naming
     its JSON path and the rule, also when ``validate`` is off (the endpoint validated the core before
     queueing); ``strict`` instead rejects the whole event for it, as an :class:`InputError`.
+    ``lenient_events`` accepts events without ``eventTime`` and ``runId``s that are not UUIDs.
     """
     nsmap = (
         load_namespace_map(namespace_map) if not isinstance(namespace_map, NamespaceMap) else namespace_map
@@ -320,7 +322,14 @@ def events_to_graph(
     for order, item in enumerate(events):
         raw = item if isinstance(item, RawEvent) else RawEvent(item, None, None, "$")
         if validate or strict:
-            validate_event(raw.event, file=raw.file, line=raw.line, path=raw.path, strict=strict)
+            validate_event(
+                raw.event,
+                file=raw.file,
+                line=raw.line,
+                path=raw.path,
+                strict=strict,
+                lenient_events=lenient_events,
+            )
         et = raw.event.get("eventType")
         if wanted is not None and "run" in raw.event and str(et).upper() not in wanted:
             skipped[str(et)] = skipped.get(str(et), 0) + 1

@@ -12,11 +12,17 @@ The spec validates each facet against its own schema, apart from the event, and 
 keep a run whose facets they cannot read. So by default an event is rejected only when its core is
 unusable; a facet that breaks its schema is dropped alone (:func:`drop_bad_facets`, a warning naming
 its JSON path and the rule). ``strict`` validation keeps the whole-event rejection.
+
+Two rules of the spec's core are checked outside the schema, and only they can be waived
+(``lenient_events``, for producers that break them): every event has an ``eventTime`` (an ISO 8601
+date-time: it orders a job's runs), and a run's ``runId`` is a UUID.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import jsonschema_rs
@@ -235,13 +241,21 @@ def event_kind(event: dict[str, Any]) -> str | None:
 
 
 def validate_event(
-    event: Any, *, file: str | None = None, line: int | None = None, path: str = "$", strict: bool = False
+    event: Any,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    path: str = "$",
+    strict: bool = False,
+    lenient_events: bool = False,
 ) -> None:
     """Raise :class:`InputError` (naming file, line and JSON path) when ``event`` is not a usable event.
 
-    By default only the core is checked: event type, run, job, and each dataset's namespace and name;
-    facets are checked one by one by :func:`drop_bad_facets`. ``strict`` checks the facets atlas-sync
-    reads as part of the event, so one bad facet rejects the event.
+    By default only the core is checked: event type, ``eventTime`` (a date-time), run (its ``runId`` a
+    UUID), job, and each dataset's namespace and name; facets are checked one by one by
+    :func:`drop_bad_facets`. ``strict`` checks the facets atlas-sync reads as part of the event, so one
+    bad facet rejects the event. ``lenient_events`` accepts an event without ``eventTime`` (or with
+    one that is not a date-time) and a ``runId`` that is not a UUID.
     """
     if not isinstance(event, dict):
         raise InputError(
@@ -260,9 +274,12 @@ def validate_event(
             hint="see https://openlineage.io/spec",
         )
     if _fast_valid((_FAST_STRICT if strict else _FAST_CORE)[kind], event):
-        return
-    err = next(iter((_STRICT if strict else _CORE)[kind].iter_errors(event)), None)
+        err = None
+    else:
+        err = next(iter((_STRICT if strict else _CORE)[kind].iter_errors(event)), None)
     if err is None:
+        if not lenient_events:
+            _check_spec_core(event, kind, file=file, line=line, path=path)
         return
     where = _json_path(path, err.absolute_path)
     if err.validator == "enum":
@@ -272,6 +289,43 @@ def validate_event(
     raise InputError(
         f"{kind}: {msg}", file=file, line=line, path=where, hint="see https://openlineage.io/spec"
     )
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_LENIENT_HINT = (
+    "the OpenLineage spec requires it (https://openlineage.io/spec); to accept such events anyway, pass "
+    "--lenient-events (`openlineage serve|consume`) or -o lenient_events=true (the reader)"
+)
+
+
+def _check_spec_core(
+    event: dict[str, Any], kind: str, *, file: str | None, line: int | None, path: str
+) -> None:
+    """The spec's ``eventTime`` (every event; an ISO 8601 date-time) and ``run.runId`` (a UUID)."""
+    t = event.get("eventTime")
+    if t is None:
+        raise InputError(
+            f"{kind}: 'eventTime' is required", file=file, line=line, path=path, hint=_LENIENT_HINT
+        )
+    try:
+        datetime.fromisoformat(t)
+    except ValueError:
+        raise InputError(
+            f"{kind}: eventTime {t!r} is not an ISO 8601 date-time",
+            file=file,
+            line=line,
+            path=f"{path}.eventTime",
+            hint=_LENIENT_HINT,
+        ) from None
+    run = event.get("run")
+    if kind == "RunEvent" and isinstance(run, dict) and not _UUID.fullmatch(str(run.get("runId"))):
+        raise InputError(
+            f"{kind}: runId {run.get('runId')!r} is not a UUID",
+            file=file,
+            line=line,
+            path=f"{path}.run.runId",
+            hint=_LENIENT_HINT,
+        )
 
 
 def _fast_valid(validator: Any, instance: Any) -> bool:

@@ -16,7 +16,9 @@ passes, each switchable with ``-o passes=views,procedures,queries``:
   query_limit=N`` (default 1000) and ``-o query_window=HOURS`` (default 24), parsed in chunks in
   parallel with per-statement timeouts by the query-log reader (``workers``, ``timeout``,
   ``chunk_size``); ``CREATE VIEW``/``FUNCTION``/``PROCEDURE`` statements are left to the catalog
-  passes.
+  passes. A history that is not there or not readable is a ``no-history`` warning naming the fix
+  (the other passes stand), an error only when asked for (``passes`` naming ``queries``,
+  ``query_template``, ``history``).
 
 Names are the SQL reader's, fully qualified: ``database.schema.table``. Every table and view of the
 lineage gets its columns and their types from the catalog. Options: ``db_url``, ``db_password_file``
@@ -169,6 +171,10 @@ class DatabaseReader:
         sa_error = engine.dialect.dbapi.Error if engine.dialect.dbapi else Exception
         doing = "reading the catalog of"
         history_hint: str | None = None
+        # One rule for every engine: a history that is not there (or not readable by this user) is a
+        # warning naming the fix, the other passes published; an error only when asked for explicitly.
+        explicit = bool(passes) and "queries" in chosen or template is not None or bool(history)
+        missing_history: InputError | None = None
         try:
             from sqlalchemy.exc import SQLAlchemyError
 
@@ -194,7 +200,13 @@ class DatabaseReader:
                     window_hours=window,
                     now=catalog.now() if hasattr(catalog, "now") else None,
                 )
-                rows = catalog.history(sql)
+                try:
+                    rows = catalog.history(sql)
+                except (SQLAlchemyError, sa_error) as exc:
+                    err = _pass_error(exc, url, secret, doing, template is not None, history_hint)
+                    if explicit or not _unavailable(err.message):
+                        raise err from None
+                    missing_history = err  # the other passes stand: a warning, after them
         except (SQLAlchemyError, sa_error) as exc:
             raise _pass_error(exc, url, secret, doing, template is not None, history_hint) from None
         finally:
@@ -205,16 +217,26 @@ class DatabaseReader:
         graph = LineageGraph(job=job or name, source="database")
         graph.problems.extend(getattr(catalog, "problems", ()))
         self._catalog_passes(graph, db, catalog.default_schema, sql_dialect, relations, views, routines)
-        if "queries" in chosen and not (template or catalog.history_template):
-            if passes:  # asked for explicitly
-                graph.problems.append(
-                    Problem(
-                        message=f"{url.get_backend_name()} keeps no query history: give one with "
-                        "-o query_template=FILE",
-                        severity="warning",
-                        code="no-history",
-                    )
+        if missing_history is not None:
+            graph.problems.append(
+                Problem(
+                    message=f"the queries pass is skipped: {missing_history.message} (to read it: "
+                    f"{missing_history.hint or 'check the query history'})",
+                    severity="warning",
+                    code="no-history",
                 )
+            )
+        elif "queries" in chosen and not (template or catalog.history_template):
+            fix = "give one with -o query_template=FILE, or leave the pass out: -o passes=views,procedures"
+            if explicit:
+                raise InputError(f"{backend} keeps no query history (-o passes asks for queries)", hint=fix)
+            graph.problems.append(
+                Problem(
+                    message=f"the queries pass is skipped: {backend} keeps no query history ({fix})",
+                    severity="warning",
+                    code="no-history",
+                )
+            )
         elif "queries" in chosen:
             audit = getattr(catalog, "history_kind", None) == "doris_audit_log"
             self._history_pass(
@@ -340,6 +362,12 @@ class DatabaseReader:
 
 
 _MISSING = re.compile(r"denied|doesn't exist|does not exist|unknown table|not found")
+
+
+def _unavailable(message: str) -> bool:
+    """The history's source is not there or not readable by this user (not a broken connection)."""
+    low = message.lower()
+    return bool(_MISSING.search(low)) or "shared_preload_libraries" in low
 
 
 def _pass_error(

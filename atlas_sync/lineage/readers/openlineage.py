@@ -35,6 +35,7 @@ class OpenLineageReader:
         event_types: Collection[str] | str | None = None,
         prefer_symlinks: bool | str = True,
         strict: bool | str = False,
+        lenient_events: bool | str = False,
         **options: Any,
     ) -> LineageGraph:
         """Read events from ``paths``.
@@ -43,7 +44,8 @@ class OpenLineageReader:
         metadata namespaces; ``event_types`` (e.g. ``["COMPLETE"]``, or ``"COMPLETE,RUNNING"``; default
         all); ``prefer_symlinks`` (name a dataset by its TABLE symlink, default true); ``strict``
         (reject a whole event for one malformed facet, default false: the facet is dropped with a
-        warning).
+        warning); ``lenient_events`` (accept events without ``eventTime`` and ``runId``s that are not
+        UUIDs, which the spec requires; default false).
         """
         nsmap = load_namespace_map(namespace_map)
         prefer_symlinks = _flag(prefer_symlinks)  # from `-o prefer_symlinks=false`
@@ -59,6 +61,7 @@ class OpenLineageReader:
             event_types=event_types,
             prefer_symlinks=prefer_symlinks,
             strict=strict,
+            lenient_events=_flag(lenient_events),
         )
 
 

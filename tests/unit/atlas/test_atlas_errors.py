@@ -148,3 +148,34 @@ def test_tls_failure_hints_at_ca_bundle(client: AtlasClient) -> None:
             client.status()
     assert "certificate verify failed" in str(info.value)
     assert "--ca-bundle" in (info.value.hint or "")
+
+
+@responses.activate
+def test_a_404_without_atlas_error_json_is_no_atlas_not_absent(client: AtlasClient) -> None:
+    from atlas_sync.atlas import NotAtlasError
+
+    responses.get(
+        API + "/v2/entity/guid/g", status=404, body="<html>Not Found</html>", content_type="text/html"
+    )
+    responses.get(API + "/v2/types/typedef/name/t", status=404, body="")
+    responses.get(API + "/v2/entity/uniqueAttribute/type/t", status=404, json={"error": "nope"})
+    for read in (
+        lambda: client.get_entity("g"),
+        lambda: client.get_typedef_by_name("t"),
+        lambda: client.get_entity_by_unique("t", "x@d"),
+    ):
+        with pytest.raises(NotAtlasError) as info:
+            read()
+        assert not isinstance(info.value, NotFoundError)
+        assert str(info.value).startswith(f"no Atlas at {client.base_url} (GET /api/atlas/")
+        assert "ATLAS_URL" in (info.value.hint or "")
+
+
+@responses.activate
+def test_an_html_page_where_atlas_answers_json_is_no_atlas(client: AtlasClient) -> None:
+    from atlas_sync.atlas import NotAtlasError
+
+    responses.get(API + "/admin/status", status=200, body="<html>login</html>", content_type="text/html")
+    with pytest.raises(NotAtlasError) as info:
+        client.status()
+    assert "HTTP 200 text/html" in str(info.value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +77,20 @@ class Recorder:
             self.calls.append((job, graph))
 
     def runs(self) -> list[tuple[str, str]]:
-        return [(job, g.processes[0].attributes["runId"]) for job, g in self.calls]
+        """(job, run name as :func:`event` was given it)."""
+        names = {_run_id(n): n for n in ("r1", "r2", "run-1", "run-2")}
+        return [(job, names.get(g.processes[0].attributes["runId"], "?")) for job, g in self.calls]
+
+
+def _run_id(name: str) -> str:
+    """A UUID for a run's name in these tests (the spec's runId is a UUID)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, name))
 
 
 def event(job: str, run: str, minute: int) -> dict[str, Any]:
     ev = json.loads(SPARK.read_text())
     ev["job"]["name"] = job
-    ev["run"]["runId"] = run
+    ev["run"]["runId"] = _run_id(run)
     ev["eventTime"] = f"2026-11-30T10:{minute:02d}:00Z"
     return ev
 

@@ -367,15 +367,16 @@ def test_latest_run_of_a_job_in_one_batch_is_synced_and_older_runs_superseded(ru
     server = running(rec)
     base = json.loads(SPARK.read_text())
     newer, older, same_run_as_newer = (json.loads(json.dumps(base)) for _ in range(3))
-    newer["run"]["runId"], newer["eventTime"] = "run-2", "2026-11-30T11:00:00Z"
-    older["run"]["runId"], older["eventTime"] = "run-1", "2026-11-30T10:00:00Z"  # arrives last, is older
-    same_run_as_newer["run"]["runId"], same_run_as_newer["eventTime"] = "run-2", "2026-11-30T10:30:00Z"
+    run1, run2 = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+    newer["run"]["runId"], newer["eventTime"] = run2, "2026-11-30T11:00:00Z"
+    older["run"]["runId"], older["eventTime"] = run1, "2026-11-30T10:00:00Z"  # arrives last, is older
+    same_run_as_newer["run"]["runId"], same_run_as_newer["eventTime"] = run2, "2026-11-30T10:30:00Z"
     r = requests.post(server.url + "/api/v1/lineage", json=[newer, same_run_as_newer, older])
     assert r.status_code == 201
     assert wait_for(lambda: server.endpoint.metrics()["synced"] == 2)
     assert server.endpoint.metrics()["superseded"] == 1
     [(job, graph)] = rec.calls
-    assert graph.processes[0].attributes["runId"] == "run-2"
+    assert graph.processes[0].attributes["runId"] == run2
 
 
 def test_reader_reads_events_serialised_by_openlineage_python(tmp_path):

@@ -246,7 +246,8 @@ _dataset = st.fixed_dictionaries(
 def test_any_facets_give_a_sound_graph_with_every_dataset(inputs, outputs, job_facets):
     ev = {
         "eventType": "COMPLETE",
-        "run": {"runId": "r"},
+        "eventTime": "2026-01-01T00:00:00Z",
+        "run": {"runId": "00000000-0000-4000-8000-000000000001"},
         "job": {"namespace": "n", "name": "j", "facets": job_facets},
         "inputs": inputs,
         "outputs": outputs,

@@ -19,7 +19,8 @@ UP = Path(__file__).resolve().parents[2] / "data" / "openlineage" / "upstream"
 
 
 def _read(name: str) -> LineageGraph:
-    return read("openlineage", [str(UP / name)])
+    # dbt's expected-event files are templates (`"runId": "{{ any(result) }}"`): not spec-valid runIds
+    return read("openlineage", [str(UP / name)], lenient_events=name.startswith("dbt_"))
 
 
 def _described(g: LineageGraph) -> dict[str, str]:
