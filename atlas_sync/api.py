@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import gc
 import re
@@ -54,6 +55,7 @@ class PlanKwargs(TypedDict, total=False):
     stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
     on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
     refresh: bool  # compare every entity in full, not only those whose stored digest differs (no receipt)
+    allow_empty: bool  # an input that produced nothing deletes the job's entities (sync --allow-empty)
 
 
 class SyncKwargs(PlanKwargs, total=False):
@@ -531,6 +533,8 @@ class Publisher:
                 max_delete_percent=self.max_delete_percent,
                 force=options.get("force", False),
                 input_has_errors=any(p.severity == "error" for p in s.problems),
+                allow_empty=options.get("allow_empty", False),
+                partial=s.partial,
                 missing_datasets=self.missing_datasets,
             ),
             batch_size=self.batch_size,
@@ -676,6 +680,60 @@ class Publisher:
             res = delete_typedefs(self.client, bundle)
             result.typedefs_deleted = list(getattr(res, "deleted", []) or [])
         return result
+
+    def plan_teardown_job(self, job: str) -> Plan:
+        """What :meth:`teardown_job` would delete: the plan of syncing ``job`` to nothing (nothing is
+        written). Its deletes are the job's own entities; a dataset (or column) the job created that
+        another entity still refers to stays, and the plan's warnings say how many."""
+        return (
+            self._without_rules()
+            ._run([LineageGraph(job=job)], _check_job(job), self._empty_options(), dry_run=True)
+            .plan
+        )
+
+    def teardown_job(
+        self, job: str, *, purge: bool = False, progress: Progress | None = None, parallel: int | None = None
+    ) -> SyncResult:
+        """Delete what ``job`` owns in the domain (a sync of the job to nothing, without the delete
+        fail-safes: asked for by name), and its receipt; ``purge``: hard-delete them too. Other jobs'
+        entities are never named; a dataset the job created stays while another entity refers to it.
+        Stopped at any point, the same call finishes the job."""
+        job = _check_job(job)
+        options = {**self._empty_options(), "purge": purge, "progress": progress, "parallel": parallel}
+        result = self._without_rules()._run([LineageGraph(job=job)], job, options)
+        roots = self._existing_root_types()
+        key_attr = self._server_attributes()["job_key_attribute"] if roots else None
+        if purge and key_attr is not None:
+            # what an earlier teardown (or sync) of the job deleted without purging: purged now
+            from atlas_sync.reconcile.actual import job_key, search_roots
+
+            flt = {"attributeName": key_attr, "operator": "eq", "attributeValue": job_key(self.domain, job)}
+            hits = search_roots(
+                self.client, roots, entity_filters=flt, exclude_deleted=False, attributes=["qualifiedName"]
+            )
+            deleted = [str(h["guid"]) for h in hits if h.get("status") == "DELETED"]
+            for lo in range(0, len(deleted), 1000):
+                self.client.purge_entities(deleted[lo : lo + 1000])
+            if deleted:
+                applied = result.applied or ApplyResult()
+                applied.purged += len(deleted)
+                result.applied = applied
+        if not self.native and roots:
+            from atlas_sync.reconcile.receipt import delete_receipts
+
+            delete_receipts(self.client, self.domain, purge=purge, job=job)
+        return result
+
+    def _empty_options(self) -> dict[str, Any]:
+        return {"allow_empty": True, "force": True, "stream": False, "ensure_typedefs": False}
+
+    def _without_rules(self) -> Publisher:
+        """This publisher without metadata rules: a teardown renders nothing for them to tag."""
+        if self.metadata_rules is None:
+            return self
+        other = copy.copy(self)
+        other.metadata_rules = None
+        return other
 
     def _scope_types(self) -> list[str]:
         """The root types to list the domain by: all of the profile's once its typedefs are ensured;

@@ -86,7 +86,15 @@ def deletes(
     to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
     and a warning); decided before anything is written. ``ref_names``: the reference attributes the
     profile renders; ``scope_attribute``: the server's, for counting the domain."""
-    out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names)
+    kept: list[str] = []
+    out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names, kept)
+    if kept and spool.desired_count() == 0 and options.allow_delete and options.allow_empty:
+        # a job synced to nothing (a teardown of the job): say what it leaves, and why
+        plan.warnings.append(
+            f"{len(kept)} entities of job {holdings.job!r} stay: other entities still refer to them "
+            f"(datasets other jobs use, and their columns), e.g. {kept[0]}; they go with the next "
+            "teardown of the job once nothing does"
+        )
     if not out:
         return []
     plan.deletes_blocked = check_deletes(
@@ -111,9 +119,10 @@ def _stale(
     by_guid: GuidKeys,
     ref_attrs: set[str],
     ref_names: Set[str],
+    kept: list[str] | None = None,
 ) -> list[PlanItem]:
     """The delete items of what ``job`` (its owner mark) holds and no longer wants: processes (tier 0),
-    and the datasets and columns nothing else still uses (tier 1)."""
+    and the datasets and columns nothing else still uses (tier 1; the others' names go to ``kept``)."""
     stale = spool.stale(job)
     if not stale:
         return []
@@ -129,6 +138,8 @@ def _stale(
             a = to_actual(raw, by_guid, ref_attrs)
             tier = 0 if type_name in process_types else 1
             if tier == 1 and _still_used(a, gone, by_guid, spool, ref_names):
+                if kept is not None:
+                    kept.append(qn)
                 continue
             out.append(PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a)))
     return out

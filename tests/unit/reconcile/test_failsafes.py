@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atlas_sync.reconcile.failsafes import refuse_foreign_processes
-from atlas_sync.reconcile.plan import PlanRefused
+from atlas_sync.reconcile.plan import PlanOptions, PlanRefused, check_deletes
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
 from atlas_sync.render.renderer import DesiredEntity, DesiredState
@@ -40,3 +40,20 @@ def test_the_job_s_own_process_is_not_refused() -> None:
     spool = _spool_holding(label_for(JOB_LABEL, "hourly"))
     refuse_foreign_processes(spool, {"Process"}, label_for(JOB_LABEL, "hourly"), "hourly")
     spool.close()
+
+
+def test_deletes_of_an_input_that_produced_nothing_are_skipped_unless_the_job_is_synced_to_nothing() -> None:
+    opts = PlanOptions(force=True)
+    why = check_deletes(8, 14, False, "shared", "a", opts)
+    assert why is not None and why.startswith("8 deletes skipped: the input produced nothing (--allow-empty")
+    assert check_deletes(8, 14, False, "shared", "a", PlanOptions(force=True, allow_empty=True)) is None
+    # the domain's share still applies to an empty input: only --force lets 8 of 14 go
+    with pytest.raises(PlanRefused, match="8 of the 14 entities"):
+        check_deletes(8, 14, False, "shared", "a", PlanOptions(allow_empty=True))
+
+
+def test_a_partial_input_says_why_it_deletes_nothing() -> None:
+    opts = PlanOptions(allow_delete=False, partial=True)
+    assert check_deletes(3, 30, True, "shop", "dbt", opts) == (
+        "3 deletes skipped: the input is part of the job's lineage (a selection or a run)"
+    )
