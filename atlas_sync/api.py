@@ -36,6 +36,10 @@ from atlas_sync.render.profile import Profile, load_profile
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
+# The built-in profiles whose entities carry the domain's key: `show` and `teardown` say what a domain
+# holds under them when the profile in use finds nothing there.
+OTHER_PROFILES = ("lineage", "pico")
+
 # A sync of a graph bigger than this (datasets + columns + processes + column edges) plans and
 # applies through a disk spool.
 STREAM_MIN_ENTITIES = 50_000
@@ -747,6 +751,38 @@ class Publisher:
         (type, qualifiedName): what ``show`` draws and ``teardown`` deletes. Lists the whole domain
         (by its key on Atlas's index); a job's sync never needs this."""
         return self._list_domain(self._existing_root_types())
+
+    def held_under_other_profiles(self) -> dict[str, int]:
+        """The built-in profiles other than this publisher's under which the domain holds ACTIVE
+        entities, and how many: counted by the domain's key on Atlas's index (one header of a search
+        per root type the server has; a type it lacks counts nothing). Under the ``atlas`` profile
+        the domain is a label, which Atlas's index cannot match (a scan of every dataset and process):
+        that profile is not counted. What ``show`` and ``teardown`` say when this profile finds
+        nothing, or leaves something."""
+        from atlas_sync.atlas.errors import BadRequestError
+        from atlas_sync.reconcile.actual import scope_key
+
+        out: dict[str, int] = {}
+        for name in OTHER_PROFILES:
+            if name == self.profile.name:
+                continue
+            other = load_profile(name)
+            if other.scope_attribute is None or set(other.root_types()) & set(self.profile.root_types()):
+                continue
+            flt = {
+                "attributeName": other.scope_attribute,
+                "operator": "eq",
+                "attributeValue": scope_key(self.domain),
+            }
+            total = 0
+            for t in other.root_types():
+                try:
+                    total += self.client.search_count(t, entity_filters=flt) or 0
+                except BadRequestError:
+                    continue  # the server lacks the type (or its key): nothing of it there
+            if total:
+                out[name] = total
+        return out
 
     def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""

@@ -598,12 +598,15 @@ def teardown_cmd(
             raise click.UsageError("--typedefs is for a teardown of the whole domain, not with --job")
         _teardown_job(pub, job, purge=purge, plan_only=plan_only, yes=yes, as_json=as_json, parallel=parallel)
         return
+    elsewhere = _elsewhere(pub, "teardown")  # (a few counts on Atlas's index: nothing beside a teardown)
     plan = pub.plan_teardown(purge=purge, batch_size=delete_batch)
     if plan_only:
         if as_json:
-            echo_json(plan.to_json())
+            echo_json(plan.to_json() | {"other_profiles": pub.held_under_other_profiles()})
         else:
             click.echo(plan.text())
+            if elsewhere:
+                click.echo(f"note: {elsewhere}")
         return
     if not yes:
         _confirm(
@@ -621,6 +624,20 @@ def teardown_cmd(
             + (f", typedefs deleted: {', '.join(result.typedefs_deleted)}" if result.typedefs_deleted else "")
             + f" ({result.requests} requests)."
         )
+        if elsewhere:
+            click.echo(f"note: {elsewhere}")
+
+
+def _elsewhere(pub: Any, command: str = "show") -> str | None:
+    """What the domain holds under the other built-in profiles, as a user reads it ("the domain holds
+    15 entities under profile pico: add --profile pico"), or ``None``."""
+    held = pub.held_under_other_profiles()
+    if not held:
+        return None
+    parts = [f"{n} entit{'y' if n == 1 else 'ies'} under profile {p}" for p, n in sorted(held.items())]
+    hints = " or ".join(f"--profile {p}" for p in sorted(held))
+    what = "they stay; to remove them too" if command == "teardown" else "to see them"
+    return f"the domain holds {' and '.join(parts)} ({what}: add {hints})"
 
 
 def _job_plan_text(pub: Any, plan: Any, purge: bool) -> str:
@@ -645,13 +662,16 @@ def _teardown_job(
     pub: Any, job: str, *, purge: bool, plan_only: bool, yes: bool, as_json: bool, parallel: int | None
 ) -> None:
     plan = pub.plan_teardown_job(job)
+    n = plan.counts["delete"]
+    elsewhere = None if n else _elsewhere(pub, "teardown")
     if plan_only:
         if as_json:
             echo_json(plan.to_json() | {"entities": None, "purge": purge})
         else:
             click.echo(_job_plan_text(pub, plan, purge))
+            if elsewhere:
+                click.echo(f"note: {elsewhere}")
         return
-    n = plan.counts["delete"]
     if n and not yes:
         _confirm(
             "teardown",
@@ -670,6 +690,8 @@ def _teardown_job(
     click.echo(
         f"Teardown of job {job} in {pub.domain}: {deleted} deleted, {purged} purged ({requests} requests)."
     )
+    if elsewhere:
+        click.echo(f"note: {elsewhere}")
 
 
 @click.command("rebuild")
@@ -821,6 +843,12 @@ def show_cmd(
     from atlas_sync.cli.lineage import render_graph
 
     text = render_graph(graph, fmt, columns=columns)
+    if qualified_name is None and not (graph.datasets or graph.processes):
+        elsewhere = _elsewhere(pub)  # (only for an empty answer: what other profiles hold)
+        if elsewhere and fmt == "text":
+            text = f"(no lineage under profile {pub.profile.name}; {elsewhere})"
+        elif elsewhere:
+            stderr(f"note: no lineage under profile {pub.profile.name}; {elsewhere}")
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:

@@ -174,3 +174,31 @@ def test_a_job_synced_to_nothing_only_when_asked_and_says_so(
     assert sorted(set(after) - set(of_b(after))) == ["s.t2", "s.t2.a"]
     again = cli(env, tmp_path, "sync", "-d", domain, "-j", "a", empty, "--allow-empty", "--force")
     assert "Nothing to do: Atlas already matches the input." in again
+
+
+CARS = Path(__file__).resolve().parents[2] / "examples" / "spark-cars" / "cars.plan.txt"
+
+
+def test_show_and_teardown_say_what_the_domain_holds_under_another_profile(
+    client: AtlasClient, env: dict[str, str], tmp_path: Path, domain: str
+) -> None:
+    # the README's quick start, then the commands without --profile
+    cli(env, tmp_path, "sync", "-q", "-d", domain, "--profile", "pico", str(CARS))
+    try:
+        shown = cli(env, tmp_path, "show", "-d", domain)
+        assert shown == (
+            "(no lineage under profile lineage; the domain holds 15 entities under profile pico "
+            "(to see them: add --profile pico))\n"
+        )
+        planned = cli(env, tmp_path, "teardown", "-d", domain, "--plan")
+        assert planned.splitlines() == [
+            f"Teardown of domain {domain}: nothing to delete.",
+            "note: the domain holds 15 entities under profile pico (they stay; to remove them too: add "
+            "--profile pico)",
+        ]
+        done = cli(env, tmp_path, "teardown", "-d", domain, "--yes")
+        assert "0 deleted" in done and "the domain holds 15 entities under profile pico" in done
+        # with the profile it holds them, and nothing else is said
+        assert "the domain holds" not in cli(env, tmp_path, "show", "-d", domain, "--profile", "pico")
+    finally:
+        Publisher(client, domain=domain, profile="pico").teardown(purge=True)
