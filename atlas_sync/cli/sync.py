@@ -506,6 +506,11 @@ def sync_cmd(
         elif result.plan.deletes_blocked:
             # (the plan's warning says which and why): Atlas still holds what the input no longer has
             click.echo(f"Nothing written: {result.plan.deletes_blocked}.")
+        elif result.plan.left_out:
+            click.echo(
+                f"Nothing written: Atlas holds the input but for the {result.plan.left_out} entities left "
+                "out (--missing-datasets skip)."
+            )
         else:
             click.echo("Nothing to do: Atlas already matches the input.")
     if left:

@@ -62,6 +62,7 @@ def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: 
     outputs = spool.desired_outputs() if policy == "skip" and missing else {}
     skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
     if skipped:
+        plan.left_out = len(skipped)
         plan.warnings.append(
             f"{len(skipped)} entities left out: datasets missing from Atlas (--missing-datasets skip) "
             "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])

@@ -65,6 +65,8 @@ class Plan:
     desired: dict[Key, DesiredEntity] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     deletes_blocked: str | None = None
+    # entities of the input left out (--missing-datasets skip): Atlas does not hold them after a sync
+    left_out: int = 0
 
     def by_action(self, action: Action) -> list[PlanItem]:
         return [i for i in self.items if i.action == action]
