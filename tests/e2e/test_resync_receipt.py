@@ -176,6 +176,19 @@ def test_teardown_deletes_the_domains_receipts(client: AtlasClient, domain: str)
     assert held(client, domain) is None
 
 
+def test_a_teardown_of_the_job_deletes_its_receipt_and_a_resync_writes_it_all_again(
+    client: AtlasClient, domain: str
+) -> None:
+    pub = Publisher(client, domain=domain)
+    pub.sync(graph(), JOB)
+    assert held(client, domain) is not None
+    gone = pub.teardown_job(JOB, purge=True)
+    assert gone.applied is not None and gone.applied.deleted == TOTAL
+    assert held(client, domain) is None
+    again = Publisher(client, domain=domain).sync(graph(), JOB)
+    assert not again.plan.by_receipt and again.plan.counts["create"] == TOTAL
+
+
 def test_a_server_that_refuses_the_receipt_gets_full_syncs_not_failed_ones(
     client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
