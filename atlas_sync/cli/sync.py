@@ -603,11 +603,12 @@ def teardown_cmd(
             raise click.UsageError("--typedefs is for a teardown of the whole domain, not with --job")
         _teardown_job(pub, job, purge=purge, plan_only=plan_only, yes=yes, as_json=as_json, parallel=parallel)
         return
-    elsewhere = _elsewhere(pub, "teardown")  # (a few counts on Atlas's index: nothing beside a teardown)
+    others = pub.held_under_other_profiles()  # (a few counts on Atlas's index: nothing beside a teardown)
+    elsewhere = _elsewhere(others, "teardown")
     plan = pub.plan_teardown(purge=purge, batch_size=delete_batch)
     if plan_only:
         if as_json:
-            echo_json(plan.to_json() | {"other_profiles": pub.held_under_other_profiles()})
+            echo_json(plan.to_json() | {"other_profiles": others})
         else:
             click.echo(plan.text())
             if elsewhere:
@@ -633,10 +634,10 @@ def teardown_cmd(
             click.echo(f"note: {elsewhere}")
 
 
-def _elsewhere(pub: Any, command: str = "show") -> str | None:
-    """What the domain holds under the other built-in profiles, as a user reads it ("the domain holds
-    15 entities under profile pico: add --profile pico"), or ``None``."""
-    held = pub.held_under_other_profiles()
+def _elsewhere(held: dict[str, int], command: str = "show") -> str | None:
+    """What the domain holds under the other built-in profiles (``held``: profile -> entities), as a
+    user reads it ("the domain holds 15 entities under profile pico (...: add --profile pico)"), or
+    ``None``."""
     if not held:
         return None
     parts = [f"{n} entit{'y' if n == 1 else 'ies'} under profile {p}" for p, n in sorted(held.items())]
@@ -668,7 +669,7 @@ def _teardown_job(
 ) -> None:
     plan = pub.plan_teardown_job(job)
     n = plan.counts["delete"]
-    elsewhere = None if n else _elsewhere(pub, "teardown")
+    elsewhere = None if n else _elsewhere(pub.held_under_other_profiles(), "teardown")
     if plan_only:
         if as_json:
             echo_json(plan.to_json() | {"entities": None, "purge": purge})
@@ -849,7 +850,7 @@ def show_cmd(
 
     text = render_graph(graph, fmt, columns=columns)
     if qualified_name is None and not (graph.datasets or graph.processes):
-        elsewhere = _elsewhere(pub)  # (only for an empty answer: what other profiles hold)
+        elsewhere = _elsewhere(pub.held_under_other_profiles())  # (only for an empty answer)
         if elsewhere and fmt == "text":
             text = f"(no lineage under profile {pub.profile.name}; {elsewhere})"
         elif elsewhere:
