@@ -759,7 +759,7 @@ class Publisher:
         the domain is a label, which Atlas's index cannot match (a scan of every dataset and process):
         that profile is not counted. What ``show`` and ``teardown`` say when this profile finds
         nothing, or leaves something."""
-        from atlas_sync.atlas.errors import BadRequestError
+        from atlas_sync.atlas.errors import BadRequestError, NotFoundError
         from atlas_sync.reconcile.actual import scope_key
 
         out: dict[str, int] = {}
@@ -778,7 +778,7 @@ class Publisher:
             for t in other.root_types():
                 try:
                     total += self.client.search_count(t, entity_filters=flt) or 0
-                except BadRequestError:
+                except (BadRequestError, NotFoundError):
                     continue  # the server lacks the type (or its key): nothing of it there
             if total:
                 out[name] = total
