@@ -67,6 +67,8 @@ class Plan:
     deletes_blocked: str | None = None
     # entities of the input left out (--missing-datasets skip): Atlas does not hold them after a sync
     left_out: int = 0
+    # a job synced to nothing: its entities other jobs still use, by guid, and the job each passes to
+    handover: dict[str, str] = field(default_factory=dict)
 
     def by_action(self, action: Action) -> list[PlanItem]:
         return [i for i in self.items if i.action == action]

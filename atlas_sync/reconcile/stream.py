@@ -400,6 +400,10 @@ class StreamSync:
         writer.delete(deletes, purge=purge)
         applied = writer.applied
         holdings.write_keys(self.spool, plan, applied, dry_run)
+        if plan.handover and not dry_run:  # (after the deletes: a sync stopped before finds them again)
+            applied.requests += failsafes.hand_over(
+                self.client, plan.handover, self.domain, job_key_attribute
+            )
         has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 

@@ -40,7 +40,7 @@ A = _doc([("load_t2", "t1", "t2"), ("load_t3", "t2", "t3")])
 B = _doc([("load_t4", "t2", "t4")])
 EMPTY: dict[str, Any] = {"datasets": [], "processes": [], "columns": []}
 # Job a: 3 datasets, 3 columns, 2 processes, 2 column lineages (10); t2 and t2.a stay while b reads
-# them. Job b: t4, t4.a, its process and column lineage (4).
+# them, and pass to b when a goes. Job b: t4, t4.a, its process and column lineage (4).
 
 
 @pytest.fixture
@@ -119,24 +119,29 @@ def test_teardown_of_a_job_deletes_what_it_owns_and_leaves_the_other_job_alone(
         line for line in listed if "lineage_dataset s.t2@" in line or "lineage_column s.t2.a@" in line
     ]
     assert "Plan: 8 to delete, nothing purged (no --purge)." in shown
-    assert "warning: 2 entities of job 'a' stay" in shown
+    assert "warning: 2 entities of job 'a' stay" in shown and "they pass to job 'b', which uses them" in shown
     assert held(client, domain) == before  # --plan writes nothing
 
     out = cli(env, tmp_path, "teardown", "-d", domain, "--job", "a", "--purge", "--yes")
     assert f"Teardown of job a in {domain}: 8 deleted, 8 purged" in out
     after = held(client, domain)
-    # b's entities untouched (same guid, version and update time), a's shared t2 and t2.a kept for b
+    # b's entities untouched (same guid, version and update time); a's shared t2 and t2.a kept, now b's
     assert of_b(after) == of_b(before)
     assert sorted(set(after) - set(of_b(after))) == ["s.t2", "s.t2.a"]
-    assert after["s.t2"] == before["s.t2"] and after["s.t2.a"] == before["s.t2.a"]
+    assert after["s.t2"][0] == before["s.t2"][0] and after["s.t2.a"][0] == before["s.t2.a"][0]
+    for type_name, qn in (("lineage_dataset", "s.t2"), ("lineage_column", "s.t2.a")):
+        got = client.get_entity_by_unique(type_name, f"{qn}@{domain}")
+        assert got is not None and got["attributes"]["atlasSyncJob"] == "b"
 
     again = cli(env, tmp_path, "teardown", "-d", domain, "--job", "a", "--purge", "--yes")
     assert f"Teardown of job a in {domain}: 0 deleted, 0 purged" in again
     assert held(client, domain) == after
+    # b's sync finds them its own, unchanged
+    assert "Nothing to do" in cli(env, tmp_path, "sync", "-d", domain, "-j", "b", write(tmp_path, "b", B))
 
-    # once b is gone too, a's second teardown takes what b kept alive: the domain is empty
-    cli(env, tmp_path, "teardown", "-d", domain, "--job", "b", "--yes")
-    cli(env, tmp_path, "teardown", "-d", domain, "--job", "a", "--yes")
+    # b's teardown then takes them too: the domain is empty
+    out = cli(env, tmp_path, "teardown", "-d", domain, "--job", "b", "--yes")
+    assert f"Teardown of job b in {domain}: 6 deleted" in out
     assert held(client, domain) == {}
 
 
@@ -168,7 +173,7 @@ def test_a_job_synced_to_nothing_only_when_asked_and_says_so(
     cli(env, tmp_path, "sync", "-d", domain, "-j", "a", empty, "--allow-empty", code=1)
     out = cli(env, tmp_path, "sync", "-d", domain, "-j", "a", empty, "--allow-empty", "--force")
     assert "Applied: 0 created, 0 updated, 8 deleted" in out
-    assert "warning: 2 entities of job 'a' stay" in out
+    assert "warning: 2 entities of job 'a' stay" in out and "they pass to job 'b'" in out
     after = held(client, domain)
     assert of_b(after) == of_b(before)
     assert sorted(set(after) - set(of_b(after))) == ["s.t2", "s.t2.a"]
