@@ -189,9 +189,8 @@ def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: 
     wanted = sorted({r for _, _, refs in kept for r in refs} - ours)
     owner: dict[str, str] = {}
     for lo in range(0, len(wanted), READ_CHUNK):
-        for e in client.get_entities(
-            wanted[lo : lo + READ_CHUNK], min_ext_info=True, ignore_relationships=True
-        ):
+        # (not minExtInfo: Atlas answers an owned entity asked after its owner with its name alone)
+        for e in client.get_entities(wanted[lo : lo + READ_CHUNK], ignore_relationships=True):
             attrs = e.get("attributes") or {}
             who, qn = attrs.get(OWNER_ATTRIBUTE), attrs.get("qualifiedName")
             if isinstance(who, str) and who != job and isinstance(qn, str) and qn.endswith("@" + domain):
@@ -200,8 +199,10 @@ def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: 
     out: dict[str, str] = {}
     for _, guid, refs in kept:
         mine = sorted({owner[r] for r in refs if r in owner})
-        if mine or every:
-            out[guid] = (mine or every)[0]
+        if mine:
+            out[guid] = mine[0]
+        elif every and refs <= ours:  # (kept alive by other kept entities alone)
+            out[guid] = every[0]
     return out
 
 

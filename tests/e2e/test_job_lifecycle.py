@@ -81,9 +81,8 @@ def write(tmp_path: Path, name: str, doc: dict[str, Any]) -> str:
 def held(client: AtlasClient, domain: str) -> dict[str, tuple[Any, ...]]:
     """qualifiedName -> (guid, version, updateTime) of the domain's ACTIVE entities."""
     headers = Publisher(client, domain=domain).list_domain()
-    got = client.get_entities(
-        [h.guid for h in headers.values()], min_ext_info=True, ignore_relationships=True
-    )
+    # (not minExtInfo: an owned entity asked after its owner comes back with its name alone)
+    got = client.get_entities([h.guid for h in headers.values()], ignore_relationships=True)
     return {
         e["attributes"]["qualifiedName"].removesuffix("@" + domain): (
             e["guid"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from atlas_sync.reconcile.failsafes import refuse_foreign_processes
+from atlas_sync.reconcile.failsafes import heirs, refuse_foreign_processes
 from atlas_sync.reconcile.plan import PlanOptions, PlanRefused, check_deletes
 from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.native import JOB_LABEL, label_for
@@ -57,3 +57,33 @@ def test_a_partial_input_says_why_it_deletes_nothing() -> None:
     assert check_deletes(3, 30, True, "shop", "dbt", opts) == (
         "3 deletes skipped: the input is part of the job's lineage (a selection or a run)"
     )
+
+
+class _Reads:
+    """Answers get_entities from a dict (guid -> (owner job, qualifiedName))."""
+
+    def __init__(self, held: dict[str, tuple[str, str]]) -> None:
+        self.held = held
+
+    def get_entities(self, guids: list[str], **_: object) -> list[dict[str, object]]:
+        return [
+            {"guid": g, "attributes": {"atlasSyncJob": self.held[g][0], "qualifiedName": self.held[g][1]}}
+            for g in guids
+            if g in self.held
+        ]
+
+
+def test_what_a_torn_down_job_leaves_passes_to_the_first_job_that_uses_it() -> None:
+    client = _Reads(
+        {
+            "p-b": ("b", "b:load@d"),
+            "p-c": ("c", "c:load@d"),
+            "p-x": ("x", "x:load@other"),  # another domain's job: never an heir
+        }
+    )
+    kept = [
+        ("t2@d", "g-t2", {"p-c", "p-b", "g-t2a"}),  # read by two jobs: the first by name
+        ("t2.a@d", "g-t2a", {"g-t2"}),  # kept only by its kept dataset: the first of all heirs
+        ("t9@d", "g-t9", {"p-x"}),  # only another domain refers to it: it stays a's
+    ]
+    assert heirs(client, kept, "a", "d") == {"g-t2": "b", "g-t2a": "b"}
