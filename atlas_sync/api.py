@@ -632,17 +632,12 @@ class Publisher:
     # ------------------------------------------------------------------ teardown / rebuild
     def plan_teardown(self, *, purge: bool = False, batch_size: int | None = None) -> TeardownPlan:
         """What :meth:`teardown` would delete and purge, from one listing of Atlas; nothing is written."""
-        from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain, owned_types
+        from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain
 
         roots = self._existing_root_types()
         scope = self._server_attributes()["scope_attribute"] if roots else None
         entities = list_domain(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
-        owned: frozenset[str] = frozenset()
-        if self.profile.typedef_sources:
-            from atlas_sync.typedefs import load_bundle
-
-            bundle = load_bundle(*self.profile.typedef_sources)
-            owned = owned_types(e.atlas() for e in bundle if e.category == "RELATIONSHIP")
+        owned = self._owned_types()
         return TeardownPlan(
             domain=self.domain,
             profile=self.profile.name,
@@ -696,37 +691,74 @@ class Publisher:
         )
 
     def teardown_job(
-        self, job: str, *, purge: bool = False, progress: Progress | None = None, parallel: int | None = None
+        self,
+        job: str,
+        *,
+        purge: bool = False,
+        progress: Progress | None = None,
+        parallel: int | None = None,
+        batch_size: int | None = None,
+        plan: Plan | None = None,
     ) -> SyncResult:
-        """Delete what ``job`` owns in the domain (a sync of the job to nothing, without the delete
-        fail-safes: asked for by name), and its receipt; ``purge``: hard-delete them too. Other jobs'
-        entities are never named; a dataset the job created stays while another entity refers to it.
-        Stopped at any point, the same call finishes the job."""
+        """Delete what ``job`` owns in the domain, as :meth:`plan_teardown_job` (or ``plan``, from it)
+        says, the way a teardown deletes (:mod:`atlas_sync.reconcile.teardown`: owned entities first,
+        ``batch_size`` guids a request, ``purge``: hard-deleted and purged too); what other jobs still
+        use passes to one of them; then the job's receipt goes. Other jobs' entities are never
+        named. Stopped at any point, the same call finishes the job (with ``purge``, what an earlier
+        run deleted is purged)."""
+        from atlas_sync.reconcile import failsafes
+        from atlas_sync.reconcile.actual import job_key, search_roots
+        from atlas_sync.reconcile.teardown import DELETE_BATCH, DomainEntity, TeardownPlan, run_teardown
+
         job = _check_job(job)
-        options = {**self._empty_options(), "purge": purge, "progress": progress, "parallel": parallel}
-        result = self._without_rules()._run([LineageGraph(job=job)], job, options)
+        if plan is None or plan.job != job:
+            plan = self.plan_teardown_job(job)
+        gone = [
+            DomainEntity(i.guid, i.type_name, i.qualified_name, "ACTIVE")
+            for i in plan.by_action("delete")
+            if i.guid
+        ]
+        todo = TeardownPlan(
+            domain=self.domain,
+            profile=self.profile.name,
+            purge=purge,
+            entities=gone,
+            owned_types=self._owned_types(),
+            process_types=frozenset(self.process_types),
+            batch_size=batch_size or DELETE_BATCH,
+        )
+        out = run_teardown(self.client, todo, parallel=parallel or self.parallel, progress=progress)
+        applied = ApplyResult(deleted=out.deleted, purged=out.purged, requests=out.requests)
         roots = self._existing_root_types()
         key_attr = self._server_attributes()["job_key_attribute"] if roots else None
+        if plan.handover:  # (after the deletes: a run stopped before finds them again)
+            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, key_attr)
         if purge and key_attr is not None:
             # what an earlier teardown (or sync) of the job deleted without purging: purged now
-            from atlas_sync.reconcile.actual import job_key, search_roots
-
             flt = {"attributeName": key_attr, "operator": "eq", "attributeValue": job_key(self.domain, job)}
             hits = search_roots(
                 self.client, roots, entity_filters=flt, exclude_deleted=False, attributes=["qualifiedName"]
             )
             deleted = [str(h["guid"]) for h in hits if h.get("status") == "DELETED"]
             for lo in range(0, len(deleted), 1000):
-                self.client.purge_entities(deleted[lo : lo + 1000])
-            if deleted:
-                applied = result.applied or ApplyResult()
-                applied.purged += len(deleted)
-                result.applied = applied
+                applied.requests += self.client.purge_entities(deleted[lo : lo + 1000]).requests
+            applied.purged += len(deleted)
         if not self.native and roots:
             from atlas_sync.reconcile.receipt import delete_receipts
 
-            delete_receipts(self.client, self.domain, purge=purge, job=job)
-        return result
+            applied.requests += delete_receipts(self.client, self.domain, purge=purge, job=job)
+        done = applied.deleted or applied.purged or plan.handover
+        return SyncResult(plan=plan, applied=applied if done else None)
+
+    def _owned_types(self) -> frozenset[str]:
+        """Entity types of the profile Atlas deletes with their owner (a dataset's columns)."""
+        if not self.profile.typedef_sources:
+            return frozenset()
+        from atlas_sync.reconcile.teardown import owned_types
+        from atlas_sync.typedefs import load_bundle
+
+        bundle = load_bundle(*self.profile.typedef_sources)
+        return owned_types(e.atlas() for e in bundle if e.category == "RELATIONSHIP")
 
     def _empty_options(self) -> dict[str, Any]:
         return {"allow_empty": True, "force": True, "stream": False, "ensure_typedefs": False}

@@ -601,7 +601,16 @@ def teardown_cmd(
     if job is not None:
         if typedefs:
             raise click.UsageError("--typedefs is for a teardown of the whole domain, not with --job")
-        _teardown_job(pub, job, purge=purge, plan_only=plan_only, yes=yes, as_json=as_json, parallel=parallel)
+        _teardown_job(
+            pub,
+            job,
+            purge=purge,
+            plan_only=plan_only,
+            yes=yes,
+            as_json=as_json,
+            parallel=parallel,
+            batch=delete_batch,
+        )
         return
     others = pub.held_under_other_profiles()  # (a few counts on Atlas's index: nothing beside a teardown)
     elsewhere = _elsewhere(others, "teardown")
@@ -665,7 +674,15 @@ def _job_plan_text(pub: Any, plan: Any, purge: bool) -> str:
 
 
 def _teardown_job(
-    pub: Any, job: str, *, purge: bool, plan_only: bool, yes: bool, as_json: bool, parallel: int | None
+    pub: Any,
+    job: str,
+    *,
+    purge: bool,
+    plan_only: bool,
+    yes: bool,
+    as_json: bool,
+    parallel: int | None,
+    batch: int | None,
 ) -> None:
     plan = pub.plan_teardown_job(job)
     n = plan.counts["delete"]
@@ -685,7 +702,9 @@ def _teardown_job(
             + (" and purge them?" if purge else "?"),
         )
     with progress("teardown", quiet=verbosity() < 0 or as_json) as update:
-        result = pub.teardown_job(job, purge=purge, progress=update, parallel=parallel)
+        result = pub.teardown_job(
+            job, purge=purge, progress=update, parallel=parallel, batch_size=batch, plan=plan
+        )
     a = result.applied
     deleted, purged, requests = (a.deleted, a.purged, a.requests) if a else (0, 0, 0)
     if as_json:
@@ -733,7 +752,16 @@ def rebuild_cmd(
     pub, _ = _publisher(target.domain, target.profile, parallel=parallel)
     graph = _read(pub, target)
     if target.job is not None:
-        _rebuild_job(pub, graph, target.job, plan_only=plan_only, yes=yes, as_json=as_json, parallel=parallel)
+        _rebuild_job(
+            pub,
+            graph,
+            target.job,
+            plan_only=plan_only,
+            yes=yes,
+            as_json=as_json,
+            parallel=parallel,
+            batch=delete_batch,
+        )
         return
     plan = pub.plan_teardown(purge=True, batch_size=delete_batch)
     if plan_only:
@@ -767,7 +795,15 @@ def rebuild_cmd(
 
 
 def _rebuild_job(
-    pub: Any, graph: Any, job: str, *, plan_only: bool, yes: bool, as_json: bool, parallel: int | None
+    pub: Any,
+    graph: Any,
+    job: str,
+    *,
+    plan_only: bool,
+    yes: bool,
+    as_json: bool,
+    parallel: int | None,
+    batch: int | None,
 ) -> None:
     plan = pub.plan_teardown_job(job)
     n = plan.counts["delete"]
@@ -790,7 +826,9 @@ def _rebuild_job(
         _confirm("rebuild", f"Delete {n} entities of job {job!r} and rebuild it in domain {pub.domain!r}?")
     quiet = verbosity() < 0 or as_json
     with progress("teardown", quiet=quiet) as down:
-        gone = pub.teardown_job(job, purge=True, progress=down, parallel=parallel)
+        gone = pub.teardown_job(
+            job, purge=True, progress=down, parallel=parallel, batch_size=batch, plan=plan
+        )
     with progress("applying", quiet=quiet) as update:
         result = pub.sync(graph, job, progress=update, parallel=parallel)
     if as_json:
