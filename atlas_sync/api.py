@@ -464,6 +464,11 @@ class Publisher:
                 if receipt is not None:
                     receipt.finish(s.spool)
                     writes += receipt.typedef_writes
+                if options.get("allow_empty") and s.is_empty and not dry_run and not self.native and roots:
+                    # a job synced to nothing keeps no receipt (a teardown of the job deletes it itself)
+                    from atlas_sync.reconcile.receipt import delete_receipts
+
+                    delete_receipts(self.client, self.domain, job=job)
             except AtlasError:
                 self.forget_types()  # e.g. a type error: someone changed the types; check them next time
                 raise
