@@ -93,7 +93,7 @@ echo "== contract suite and the publisher end to end against the real Atlas (and
 eval "$("${launcher[@]}" env --home "$home")"
 export ATLAS_URL ATLAS_USERNAME ATLAS_PASSWORD_FILE ATLAS_HOOK_BOOTSTRAP_SERVERS
 # shellcheck disable=SC2086
-.venv/bin/pytest tests/contract tests/e2e/test_real_atlas_publish.py tests/e2e/test_show_recreated_process.py tests/e2e/test_not_an_atlas.py tests/e2e/test_real_atlas_metadata.py tests/e2e/test_openlineage_upstream_sync.py tests/e2e/test_real_atlas_hook.py tests/e2e/test_existing_atlas.py tests/e2e/test_resync_digest.py tests/e2e/test_resync_receipt.py tests/e2e/test_resync_scope.py tests/e2e/test_concurrent_jobs.py tests/e2e/test_real_atlas_teardown.py tests/e2e/test_real_atlas_glossary.py tests/e2e/test_metadata_sync.py tests/e2e/test_metadata_shared.py tests/e2e/test_metadata_atlas_profile.py tests/e2e/test_atlas_ui_lineage.py -q -p no:cacheprovider --junitxml="$junit" ${REAL_ATLAS_PYTEST_ARGS:-}
+.venv/bin/pytest tests/contract tests/e2e/test_real_atlas_publish.py tests/e2e/test_show_recreated_process.py tests/e2e/test_not_an_atlas.py tests/e2e/test_real_atlas_metadata.py tests/e2e/test_openlineage_upstream_sync.py tests/e2e/test_real_atlas_hook.py tests/e2e/test_existing_atlas.py tests/e2e/test_resync_digest.py tests/e2e/test_resync_receipt.py tests/e2e/test_resync_scope.py tests/e2e/test_concurrent_jobs.py tests/e2e/test_real_atlas_teardown.py tests/e2e/test_job_lifecycle.py tests/e2e/test_real_atlas_glossary.py tests/e2e/test_metadata_sync.py tests/e2e/test_metadata_shared.py tests/e2e/test_metadata_atlas_profile.py tests/e2e/test_atlas_ui_lineage.py -q -p no:cacheprovider --junitxml="$junit" ${REAL_ATLAS_PYTEST_ARGS:-}
 rc=$?
 "${launcher[@]}" status --home "$home" || true
 stop_atlas

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import gc
 import re
@@ -36,6 +37,10 @@ from atlas_sync.wording import counted
 
 _JOB_RE = re.compile(r"^[^@\s][^@]*$")
 
+# The built-in profiles whose entities carry the domain's key: `show` and `teardown` say what a domain
+# holds under them when the profile in use finds nothing there.
+OTHER_PROFILES = ("lineage", "pico")
+
 # A sync of a graph bigger than this (datasets + columns + processes + column edges) plans and
 # applies through a disk spool.
 STREAM_MIN_ENTITIES = 50_000
@@ -55,6 +60,7 @@ class PlanKwargs(TypedDict, total=False):
     stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
     on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
     refresh: bool  # compare every entity in full, not only those whose stored digest differs (no receipt)
+    allow_empty: bool  # an input that produced nothing deletes the job's entities (sync --allow-empty)
 
 
 class SyncKwargs(PlanKwargs, total=False):
@@ -467,6 +473,11 @@ class Publisher:
                 if receipt is not None:
                     receipt.finish(s.spool)
                     writes += receipt.typedef_writes
+                if options.get("allow_empty") and s.is_empty and not dry_run and not self.native and roots:
+                    # a job synced to nothing keeps no receipt (a teardown of the job deletes it itself)
+                    from atlas_sync.reconcile.receipt import delete_receipts
+
+                    delete_receipts(self.client, self.domain, job=job)
             except AtlasError:
                 self.forget_types()  # e.g. a type error: someone changed the types; check them next time
                 raise
@@ -540,6 +551,8 @@ class Publisher:
                 max_delete_percent=self.max_delete_percent,
                 force=options.get("force", False),
                 input_has_errors=any(p.severity == "error" for p in s.problems),
+                allow_empty=options.get("allow_empty", False),
+                partial=s.partial,
                 missing_datasets=self.missing_datasets,
             ),
             batch_size=self.batch_size,
@@ -633,17 +646,12 @@ class Publisher:
     # ------------------------------------------------------------------ teardown / rebuild
     def plan_teardown(self, *, purge: bool = False, batch_size: int | None = None) -> TeardownPlan:
         """What :meth:`teardown` would delete and purge, from one listing of Atlas; nothing is written."""
-        from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain, owned_types
+        from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain
 
         roots = self._existing_root_types()
         scope = self._server_attributes()["scope_attribute"] if roots else None
         entities = list_domain(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
-        owned: frozenset[str] = frozenset()
-        if self.profile.typedef_sources:
-            from atlas_sync.typedefs import load_bundle
-
-            bundle = load_bundle(*self.profile.typedef_sources)
-            owned = owned_types(e.atlas() for e in bundle if e.category == "RELATIONSHIP")
+        owned = self._owned_types()
         return TeardownPlan(
             domain=self.domain,
             profile=self.profile.name,
@@ -686,6 +694,97 @@ class Publisher:
             result.typedefs_deleted = list(getattr(res, "deleted", []) or [])
         return result
 
+    def plan_teardown_job(self, job: str) -> Plan:
+        """What :meth:`teardown_job` would delete: the plan of syncing ``job`` to nothing (nothing is
+        written). Its deletes are the job's own entities; a dataset (or column) the job created that
+        another entity still refers to stays, and the plan's warnings say how many."""
+        return (
+            self._without_rules()
+            ._run([LineageGraph(job=job)], _check_job(job), self._empty_options(), dry_run=True)
+            .plan
+        )
+
+    def teardown_job(
+        self,
+        job: str,
+        *,
+        purge: bool = False,
+        progress: Progress | None = None,
+        parallel: int | None = None,
+        batch_size: int | None = None,
+        plan: Plan | None = None,
+    ) -> SyncResult:
+        """Delete what ``job`` owns in the domain, as :meth:`plan_teardown_job` (or ``plan``, from it)
+        says, the way a teardown deletes (:mod:`atlas_sync.reconcile.teardown`: owned entities first,
+        ``batch_size`` guids a request, ``purge``: hard-deleted and purged too); what other jobs still
+        use passes to one of them; then the job's receipt goes. Other jobs' entities are never
+        named. Stopped at any point, the same call finishes the job (with ``purge``, what an earlier
+        run deleted is purged)."""
+        from atlas_sync.reconcile import failsafes
+        from atlas_sync.reconcile.actual import job_key, search_roots
+        from atlas_sync.reconcile.teardown import DELETE_BATCH, DomainEntity, TeardownPlan, run_teardown
+
+        job = _check_job(job)
+        if plan is None or plan.job != job:
+            plan = self.plan_teardown_job(job)
+        gone = [
+            DomainEntity(i.guid, i.type_name, i.qualified_name, "ACTIVE")
+            for i in plan.by_action("delete")
+            if i.guid
+        ]
+        todo = TeardownPlan(
+            domain=self.domain,
+            profile=self.profile.name,
+            purge=purge,
+            entities=gone,
+            owned_types=self._owned_types(),
+            process_types=frozenset(self.process_types),
+            batch_size=batch_size or DELETE_BATCH,
+        )
+        out = run_teardown(self.client, todo, parallel=parallel or self.parallel, progress=progress)
+        applied = ApplyResult(deleted=out.deleted, purged=out.purged, requests=out.requests)
+        roots = self._existing_root_types()
+        key_attr = self._server_attributes()["job_key_attribute"] if roots else None
+        if plan.handover:  # (after the deletes: a run stopped before finds them again)
+            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, key_attr)
+        if purge and key_attr is not None:
+            # what an earlier teardown (or sync) of the job deleted without purging: purged now
+            flt = {"attributeName": key_attr, "operator": "eq", "attributeValue": job_key(self.domain, job)}
+            hits = search_roots(
+                self.client, roots, entity_filters=flt, exclude_deleted=False, attributes=["qualifiedName"]
+            )
+            deleted = [str(h["guid"]) for h in hits if h.get("status") == "DELETED"]
+            for lo in range(0, len(deleted), 1000):
+                applied.requests += self.client.purge_entities(deleted[lo : lo + 1000]).requests
+            applied.purged += len(deleted)
+        if not self.native and roots:
+            from atlas_sync.reconcile.receipt import delete_receipts
+
+            applied.requests += delete_receipts(self.client, self.domain, purge=purge, job=job)
+        done = applied.deleted or applied.purged or plan.handover
+        return SyncResult(plan=plan, applied=applied if done else None)
+
+    def _owned_types(self) -> frozenset[str]:
+        """Entity types of the profile Atlas deletes with their owner (a dataset's columns)."""
+        if not self.profile.typedef_sources:
+            return frozenset()
+        from atlas_sync.reconcile.teardown import owned_types
+        from atlas_sync.typedefs import load_bundle
+
+        bundle = load_bundle(*self.profile.typedef_sources)
+        return owned_types(e.atlas() for e in bundle if e.category == "RELATIONSHIP")
+
+    def _empty_options(self) -> dict[str, Any]:
+        return {"allow_empty": True, "force": True, "stream": False, "ensure_typedefs": False}
+
+    def _without_rules(self) -> Publisher:
+        """This publisher without metadata rules: a teardown renders nothing for them to tag."""
+        if self.metadata_rules is None:
+            return self
+        other = copy.copy(self)
+        other.metadata_rules = None
+        return other
+
     def _scope_types(self) -> list[str]:
         """The root types to list the domain by: all of the profile's once its typedefs are ensured;
         before that only those the server has (a plan against a fresh Atlas lists nothing, not a 400)."""
@@ -698,6 +797,38 @@ class Publisher:
         (type, qualifiedName): what ``show`` draws and ``teardown`` deletes. Lists the whole domain
         (by its key on Atlas's index); a job's sync never needs this."""
         return self._list_domain(self._existing_root_types())
+
+    def held_under_other_profiles(self) -> dict[str, int]:
+        """The built-in profiles other than this publisher's under which the domain holds ACTIVE
+        entities, and how many: counted by the domain's key on Atlas's index (one header of a search
+        per root type the server has; a type it lacks counts nothing). Under the ``atlas`` profile
+        the domain is a label, which Atlas's index cannot match (a scan of every dataset and process):
+        that profile is not counted. What ``show`` and ``teardown`` say when this profile finds
+        nothing, or leaves something."""
+        from atlas_sync.atlas.errors import BadRequestError, NotFoundError
+        from atlas_sync.reconcile.actual import scope_key
+
+        out: dict[str, int] = {}
+        for name in OTHER_PROFILES:
+            if name == self.profile.name:
+                continue
+            other = load_profile(name)
+            if other.scope_attribute is None or set(other.root_types()) & set(self.profile.root_types()):
+                continue
+            flt = {
+                "attributeName": other.scope_attribute,
+                "operator": "eq",
+                "attributeValue": scope_key(self.domain),
+            }
+            total = 0
+            for t in other.root_types():
+                try:
+                    total += self.client.search_count(t, entity_filters=flt) or 0
+                except (BadRequestError, NotFoundError):
+                    continue  # the server lacks the type (or its key): nothing of it there
+            if total:
+                out[name] = total
+        return out
 
     def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""

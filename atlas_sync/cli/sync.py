@@ -137,7 +137,7 @@ def _confirm(command: str, question: str) -> None:
     """Ask on a terminal; refuse in a pipe (scripts must say --yes)."""
     if not sys.stdin.isatty():
         raise AtlasSyncError(
-            f"{command} deletes the domain's entities and needs confirmation", hint="re-run with --yes"
+            f"{command} deletes entities of the domain and needs confirmation", hint="re-run with --yes"
         )
     click.confirm(question, abort=True, err=True)
 
@@ -209,6 +209,7 @@ class Target:
     max_delete_percent: float | None = None
     force: bool = False
     refresh: bool = False
+    allow_empty: bool = False
 
 
 _TARGET_FIELDS = (
@@ -221,6 +222,7 @@ _TARGET_FIELDS = (
     "max_delete_percent",
     "force",
     "refresh",
+    "allow_empty",
 )
 
 
@@ -269,6 +271,12 @@ def _safety(func: Any) -> Any:
             help="refuse to delete more than PCT% of the job's entities [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
+        click.option(
+            "--allow-empty",
+            is_flag=True,
+            help="an input that produces nothing deletes the job's entities (syncs the job to nothing; "
+            "--max-delete-percent still applies) [default: such an input deletes nothing]",
+        ),
         click.option(
             "--metadata-rules",
             type=click.Path(dir_okay=False),
@@ -346,6 +354,7 @@ def plan_cmd(
                 allow_delete=not t.no_delete,
                 force=t.force,
                 refresh=t.refresh,
+                allow_empty=t.allow_empty,
                 on_read=lambda problems: _report(problems, True, False),
             )
         else:
@@ -355,6 +364,7 @@ def plan_cmd(
                 allow_delete=not t.no_delete,
                 force=t.force,
                 refresh=t.refresh,
+                allow_empty=t.allow_empty,
                 stream=False if out else stream,
             )
     except PlanRefused as exc:
@@ -453,6 +463,7 @@ def sync_cmd(
         "ensure_typedefs": not no_typedefs,
         "allow_partial": allow_partial,
         "refresh": t.refresh,
+        "allow_empty": t.allow_empty,
     }
     with progress("applying", quiet=quiet or as_json) as update:
         if chunks is None:
@@ -476,7 +487,9 @@ def sync_cmd(
                 pub.client,
                 lambda: sum(
                     1
-                    for i in pub.plan(graph, t.job, allow_delete=not t.no_delete, force=True).items
+                    for i in pub.plan(
+                        graph, t.job, allow_delete=not t.no_delete, force=True, allow_empty=t.allow_empty
+                    ).items
                     if i.action != "unchanged"
                 ),
                 quiet=quiet or as_json,
@@ -513,6 +526,14 @@ def sync_cmd(
             click.echo(
                 "Nothing to do: Atlas holds what the last sync of this input wrote, unchanged since "
                 "(the job's receipt; --refresh compares every entity)."
+            )
+        elif result.plan.deletes_blocked:
+            # (the plan's warning says which and why): Atlas still holds what the input no longer has
+            click.echo(f"Nothing written: {result.plan.deletes_blocked}.")
+        elif result.plan.left_out:
+            click.echo(
+                f"Nothing written: Atlas holds the input but for the {result.plan.left_out} entities left "
+                "out (--missing-datasets skip)."
             )
         else:
             click.echo("Nothing to do: Atlas already matches the input.")
@@ -556,6 +577,12 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | N
 
 @click.command("teardown")
 @_common
+@click.option(
+    "--job",
+    "-j",
+    metavar="JOB",
+    help="delete only what job JOB created (a dataset another job still uses stays), not the whole domain",
+)
 @click.option("--purge", is_flag=True, help="purge the deleted entities (hard delete, frees the typedefs)")
 @click.option("--typedefs", is_flag=True, help="also delete the profile's typedefs if nothing else uses them")
 @click.option(
@@ -571,6 +598,7 @@ def apply_cmd(planfile: str, profile: str | None, purge: bool, parallel: int | N
 def teardown_cmd(
     domain: str | None,
     profile: str | None,
+    job: str | None,
     purge: bool,
     typedefs: bool,
     plan_only: bool,
@@ -579,24 +607,45 @@ def teardown_cmd(
     yes: bool,
     as_json: bool,
 ) -> None:
-    """Delete every entity of the domain; --purge to hard-delete them (and what was deleted before).
+    """Delete every entity of the domain (or, with --job, of one job); --purge to hard-delete them (and what was deleted before).
 
     Asks for confirmation on a terminal; in scripts and pipes pass --yes. Only entities of the
     domain (qualified name ending with @DOMAIN) are named; Atlas deletes what they own with them
-    (a dataset's columns). Stopped at any point, the same command run again finishes the job.
+    (a dataset's columns). With --job, only what that job created: its processes, and its datasets
+    and columns nothing else refers to (one another job reads stays). Stopped at any point, the same
+    command run again finishes the job.
 
     \b
     Examples:
       atlas-sync teardown --domain demo --purge --plan      # what would go
       atlas-sync teardown --domain demo --purge --yes
+      atlas-sync teardown --domain demo --job etl --yes     # one job
     """
     pub, _ = _publisher(domain, profile, parallel=parallel)
+    if job is not None:
+        if typedefs:
+            raise click.UsageError("--typedefs is for a teardown of the whole domain, not with --job")
+        _teardown_job(
+            pub,
+            job,
+            purge=purge,
+            plan_only=plan_only,
+            yes=yes,
+            as_json=as_json,
+            parallel=parallel,
+            batch=delete_batch,
+        )
+        return
+    others = pub.held_under_other_profiles()  # (a few counts on Atlas's index: nothing beside a teardown)
+    elsewhere = _elsewhere(others, "teardown")
     plan = pub.plan_teardown(purge=purge, batch_size=delete_batch)
     if plan_only:
         if as_json:
-            echo_json(plan.to_json())
+            echo_json(plan.to_json() | {"other_profiles": others})
         else:
             click.echo(plan.text())
+            if elsewhere:
+                click.echo(f"note: {elsewhere}")
         return
     if not yes:
         _confirm(
@@ -614,6 +663,84 @@ def teardown_cmd(
             + (f", typedefs deleted: {', '.join(result.typedefs_deleted)}" if result.typedefs_deleted else "")
             + f" ({counted(result.requests, 'request')})."
         )
+        if elsewhere:
+            click.echo(f"note: {elsewhere}")
+
+
+def _elsewhere(held: dict[str, int], command: str = "show") -> str | None:
+    """What the domain holds under the other built-in profiles (``held``: profile -> entities), as a
+    user reads it ("the domain holds 15 entities under profile pico (...: add --profile pico)"), or
+    ``None``."""
+    if not held:
+        return None
+    parts = [f"{counted(n, 'entity')} under profile {p}" for p, n in sorted(held.items())]
+    hints = " or ".join(f"--profile {p}" for p in sorted(held))
+    what = "they stay; to remove them too" if command == "teardown" else "to see them"
+    return f"the domain holds {' and '.join(parts)} ({what}: add {hints})"
+
+
+def _job_plan_text(pub: Any, plan: Any, purge: bool) -> str:
+    """What a teardown of ``plan.job`` deletes (``teardown --job --plan``)."""
+    gone = plan.by_action("delete")
+    head = f"Teardown of job {plan.job} in domain {pub.domain} (profile {pub.profile.name})"
+    if not gone:
+        lines = [f"{head}: nothing to delete (the job holds no entity there that nothing else uses)."]
+    else:
+        lines = [f"{head}:"]
+        mark = "delete+purge" if purge else "delete"
+        lines += [f"  - {i.type_name} {i.qualified_name} ({mark})" for i in gone]
+    lines += [f"warning: {w}" for w in plan.warnings]
+    if gone:
+        lines.append(
+            f"Plan: {len(gone)} to delete" + (", purged too." if purge else ", nothing purged (no --purge).")
+        )
+    return "\n".join(lines)
+
+
+def _teardown_job(
+    pub: Any,
+    job: str,
+    *,
+    purge: bool,
+    plan_only: bool,
+    yes: bool,
+    as_json: bool,
+    parallel: int | None,
+    batch: int | None,
+) -> None:
+    plan = pub.plan_teardown_job(job)
+    n = plan.counts["delete"]
+    elsewhere = None if n else _elsewhere(pub.held_under_other_profiles(), "teardown")
+    if plan_only:
+        if as_json:
+            echo_json(plan.to_json() | {"entities": None, "purge": purge})
+        else:
+            click.echo(_job_plan_text(pub, plan, purge))
+            if elsewhere:
+                click.echo(f"note: {elsewhere}")
+        return
+    if n and not yes:
+        _confirm(
+            "teardown",
+            f"Delete {counted(n, pub.profile.name + ' entity')} of job {job!r} in domain {pub.domain!r}"
+            + (" and purge them?" if purge else "?"),
+        )
+    with progress("teardown", quiet=verbosity() < 0 or as_json) as update:
+        result = pub.teardown_job(
+            job, purge=purge, progress=update, parallel=parallel, batch_size=batch, plan=plan
+        )
+    a = result.applied
+    deleted, purged, requests = (a.deleted, a.purged, a.requests) if a else (0, 0, 0)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    for w in result.plan.warnings:
+        click.echo(f"warning: {w}")
+    click.echo(
+        f"Teardown of job {job} in {pub.domain}: {deleted} deleted, {purged} purged ({counted(requests, 'request')})."
+    )
+    if elsewhere:
+        click.echo(f"note: {elsewhere}")
 
 
 @click.command("rebuild")
@@ -633,18 +760,33 @@ def teardown_cmd(
 def rebuild_cmd(
     target: Target, plan_only: bool, yes: bool, delete_batch: int | None, parallel: int | None, as_json: bool
 ) -> None:
-    """Teardown (with purge) + typedefs + sync: rebuild a demo domain from FILE....
+    """Teardown (with purge) + typedefs + sync: rebuild a demo domain (or, with --job, one job) from FILE....
 
     For demo domains, e.g. after an incompatible profile change; asks for confirmation (--yes in
-    scripts). The input is read and checked first: a bad input deletes nothing. Stopped at any
-    point, the same command run again finishes the job.
+    scripts). Without --job the whole domain is torn down, every job's entities; with --job only
+    what that job created (as `teardown --job`), then the job is synced. The input is read and
+    checked first: a bad input deletes nothing. Stopped at any point, the same command run again
+    finishes the job.
 
     \b
-    Example:
+    Examples:
       atlas-sync rebuild --domain demo --profile pico cars.plan.txt --yes
+      atlas-sync rebuild --domain shared --job etl etl.sql --yes   # job etl only
     """
     pub, _ = _publisher(target.domain, target.profile, parallel=parallel)
     graph = _read(pub, target)
+    if target.job is not None:
+        _rebuild_job(
+            pub,
+            graph,
+            target.job,
+            plan_only=plan_only,
+            yes=yes,
+            as_json=as_json,
+            parallel=parallel,
+            batch=delete_batch,
+        )
+        return
     plan = pub.plan_teardown(purge=True, batch_size=delete_batch)
     if plan_only:
         held = {
@@ -677,6 +819,54 @@ def rebuild_cmd(
     else:
         a = result.applied
         click.echo(f"Rebuilt {pub.domain}: {plan.counts['delete']} deleted, {a.created if a else 0} created.")
+
+
+def _rebuild_job(
+    pub: Any,
+    graph: Any,
+    job: str,
+    *,
+    plan_only: bool,
+    yes: bool,
+    as_json: bool,
+    parallel: int | None,
+    batch: int | None,
+) -> None:
+    plan = pub.plan_teardown_job(job)
+    n = plan.counts["delete"]
+    if plan_only:
+        held = {
+            "datasets": len(graph.datasets),
+            "processes": len(graph.processes),
+            "column_edges": len(graph.edges),
+        }
+        if as_json:
+            echo_json({"teardown": plan.to_json() | {"entities": None, "purge": True}, "input": held})
+        else:
+            click.echo(_job_plan_text(pub, plan, True))
+            click.echo(
+                f"Then: sync of job {job} ({held['datasets']} datasets, {held['processes']} processes, "
+                f"{held['column_edges']} column edges); `atlas-sync plan` lists its entities."
+            )
+        return
+    if n and not yes:
+        _confirm("rebuild", f"Delete {n} entities of job {job!r} and rebuild it in domain {pub.domain!r}?")
+    quiet = verbosity() < 0 or as_json
+    with progress("teardown", quiet=quiet) as down:
+        gone = pub.teardown_job(
+            job, purge=True, progress=down, parallel=parallel, batch_size=batch, plan=plan
+        )
+    with progress("applying", quiet=quiet) as update:
+        result = pub.sync(graph, job, progress=update, parallel=parallel)
+    if as_json:
+        echo_json(result.to_json() | {"teardown": gone.to_json()})
+        return
+    deleted = gone.applied.deleted if gone.applied else 0
+    a = result.applied
+    click.echo(
+        f"Rebuilt job {job} in {pub.domain}: {deleted} deleted, {a.created if a else 0} created"
+        f"{f', {a.updated} updated' if a and a.updated else ''}."
+    )
 
 
 @click.command("show")
@@ -724,6 +914,12 @@ def show_cmd(
     from atlas_sync.cli.lineage import render_graph
 
     text = render_graph(graph, fmt, columns=columns)
+    if qualified_name is None and not (graph.datasets or graph.processes):
+        elsewhere = _elsewhere(pub.held_under_other_profiles())  # (only for an empty answer)
+        if elsewhere and fmt == "text":
+            text = f"(no lineage under profile {pub.profile.name}; {elsewhere})"
+        elif elsewhere:
+            stderr(f"note: no lineage under profile {pub.profile.name}; {elsewhere}")
     if out:
         Path(out).write_text(text, encoding="utf-8")
     else:

@@ -177,13 +177,34 @@ def _metadata_of(
     :func:`_theirs`); the record to write with the entity goes into its attributes."""
     if o.metadata_attribute and not e.shared:
         held_record = actual.attributes.get(o.metadata_attribute) if actual else None
-        meta = _plan_metadata(e.metadata, actual, held_record, o.term_guids, o.job_key, o.domain)
+        meta = _plan_metadata(e.metadata, actual, held_record, o.term_guids, o.job_key, o.domain, _owner(e))
         if meta is not None:
             e.attributes[o.metadata_attribute] = meta.pre
+            _clear_owner(e, meta)
         return meta
     if o.metadata_record is not None and (guid is None or actual is not None) and not theirs:
-        return _native_metadata(e.metadata, actual, o.metadata_record, o.term_guids, o.job_key, o.domain)
+        meta = _native_metadata(
+            e.metadata, actual, o.metadata_record, o.term_guids, o.job_key, o.domain, _owner(e)
+        )
+        if meta is not None:
+            _clear_owner(e, meta)
+        return meta
     return None
+
+
+OWNER = "owner"  # the attribute a rule's (or a reader's) owners are written to
+
+
+def _owner(e: DesiredEntity) -> str | None:
+    value = e.attributes.get(OWNER)
+    return value if isinstance(value, str) and value else None
+
+
+def _clear_owner(e: DesiredEntity, meta: _EntityMetadata) -> None:
+    """The owner this job wrote and no longer sets, unchanged since and claimed by no other job:
+    written empty (Atlas clears an optional string given ``null``)."""
+    if meta.clear_owner:
+        e.attributes[OWNER] = None
 
 
 def _theirs(e: DesiredEntity, theirs: str, other: ActualEntity | None, o: CompareOptions) -> Decision:
@@ -226,6 +247,7 @@ class _EntityMetadata:
     invalidate: set[str]
     joined: list[str]
     left: list[str]
+    clear_owner: bool = False
 
     def claim_changes(self) -> list[Any]:
         """The plan's line for claims changed without a request: ``claims: +PII -gdpr``."""
@@ -240,13 +262,14 @@ def _native_metadata(
     term_guids: Mapping[str, str],
     me: str,
     domain: str,
+    owner: str | None = None,
 ) -> _EntityMetadata | None:
     """:func:`_plan_metadata` under a native profile: the record is a business attribute (``record``),
     written by requests of its own, before the others (claims) and after them (claims let go)."""
     bm, attr = record
     business = (actual.extras.get("businessAttributes") or {}) if actual is not None else {}
     held = (business.get(bm) or {}).get(attr) if isinstance(business, dict) else None
-    meta = _plan_metadata(desired, actual, held, term_guids, me, domain)
+    meta = _plan_metadata(desired, actual, held, term_guids, me, domain, owner)
     if meta is None:
         return None
     if meta.pre != meta.held:
@@ -263,26 +286,35 @@ def _plan_metadata(
     term_guids: Mapping[str, str],
     me: str,
     domain: str,
+    owner: str | None = None,
 ) -> _EntityMetadata | None:
     """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
     holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
     the record of every job's claims to write before and after them (``None`` when nothing is, nor
     was, claimed). A record written before claims
     were per job is upgraded: its claims become this job's where it wants them, and the entity's
-    owner's (the job that created it) for the rest, so a shared entity's other job decides on them."""
+    owner's (the job that created it) for the rest, so a shared entity's other job decides on them.
+    ``owner``: the ``owner`` attribute the job writes (an attribute, written with the entity): recorded
+    as the job's claim, and cleared once the job no longer sets it (``clear_owner``), unless another
+    job claims one or someone changed it since."""
     sections = read_record(held_record)
-    if not desired and not sections:
+    if not desired and not sections and owner is None:
         return None
     legacy = sections.pop(LEGACY, None)
     if legacy:
         sections[me] = union(sections.get(me, {}), legacy)
-        owner = getattr(actual, "owner", None)
-        if owner and job_key(domain, owner) != me:
-            sections[job_key(domain, owner)] = union(sections.get(job_key(domain, owner), {}), legacy)
+        creator = getattr(actual, "owner", None)  # (the job that created it)
+        if creator and job_key(domain, creator) != me:
+            sections[job_key(domain, creator)] = union(sections.get(job_key(domain, creator), {}), legacy)
     mine = sections.pop(me, {})
     others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None
     ops, new = plan_metadata(desired, held, mine, term_guids, others)
+    clear = False
+    if owner is not None:
+        new["o"] = owner
+    elif mine.get("o") is not None and others.get("o") is None and actual is not None:
+        clear = actual.attributes.get(OWNER) == mine["o"]  # (changed since: someone else's now)
     post = encode_record({**sections, me: new})
     pre = encode_record({**sections, me: union(mine, new)}) if ops else post
     dropped = minus(mine, new)
@@ -292,4 +324,8 @@ def _plan_metadata(
     joined = [*(c for c in flat["c"] if c not in old["c"]), *(x for x in flat["l"] if x not in old["l"])]
     joined += [t for t in flat["t"] if t not in old["t"]]
     left = [*dropped["c"], *dropped["l"], *dropped["t"]]
-    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left)
+    if flat.get("o") is not None and old.get("o") != flat["o"]:
+        joined.append(f"owner={flat['o']}")
+    if dropped.get("o") is not None and flat.get("o") is None:
+        left.append(f"owner={dropped['o']}")
+    return _EntityMetadata(ops, held_record, pre, post, invalidate, joined, left, clear)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Set
 from typing import Any
 
-from atlas_sync.reconcile.actual import ActualEntity, Key, fingerprint, to_actual
+from atlas_sync.reconcile.actual import OWNER_ATTRIBUTE, ActualEntity, Key, fingerprint, job_key, to_actual
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -64,6 +64,7 @@ def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: 
     outputs = spool.desired_outputs() if policy == "skip" and missing else {}
     skipped = missing_to_skip(missing, outputs, policy)  # "fail" refuses before any write
     if skipped:
+        plan.left_out = len(skipped)
         plan.warnings.append(
             f"{counted(len(skipped), 'entity')} left out: datasets missing from Atlas (--missing-datasets skip) "
             "and what only writes them, e.g. " + " ".join(sorted(qn for _, qn in skipped)[:3])
@@ -91,7 +92,22 @@ def deletes(
     profile renders; ``scope_attribute``: the server's, for counting the domain. In a ``dry_run`` a
     refusal of too many deletes is kept in ``plan.refused`` and the deletes are planned: the caller
     raises it with the whole plan, for the user to see what tripped it."""
-    out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names)
+    kept: list[tuple[str, str, set[str]]] = []
+    out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names, kept)
+    if kept and spool.desired_count() == 0 and options.allow_delete and options.allow_empty:
+        # a job synced to nothing (a teardown of the job): what it leaves, why, and to whom
+        if not holdings.native:
+            plan.handover = heirs(client, kept, holdings.job, holdings.domain)
+        to = sorted(set(plan.handover.values()))
+        plan.warnings.append(
+            f"{counted(len(kept), 'entity')} of job {holdings.job!r} stay: other entities still refer to them "
+            f"(datasets other jobs use, and their columns), e.g. {kept[0][0]}; "
+            + (
+                f"they pass to job {' and '.join(repr(j) for j in to)}, which uses them"
+                if to
+                else "they go with the next teardown of the job once nothing does"
+            )
+        )
     if not out:
         return []
     try:
@@ -122,9 +138,11 @@ def _stale(
     by_guid: GuidKeys,
     ref_attrs: set[str],
     ref_names: Set[str],
+    kept: list[tuple[str, str, set[str]]] | None = None,
 ) -> list[PlanItem]:
     """The delete items of what ``job`` (its owner mark) holds and no longer wants: processes (tier 0),
-    and the datasets and columns nothing else still uses (tier 1)."""
+    and the datasets and columns nothing else still uses (tier 1; the others go to ``kept``: name,
+    guid, and the guids of what refers to them)."""
     stale = spool.stale(job)
     if not stale:
         return []
@@ -140,6 +158,8 @@ def _stale(
             a = to_actual(raw, by_guid, ref_attrs)
             tier = 0 if type_name in process_types else 1
             if tier == 1 and _still_used(a, gone, by_guid, spool, ref_names):
+                if kept is not None:
+                    kept.append((qn, guid, a.referrers - gone))
                 continue
             out.append(PlanItem("delete", type_name, qn, guid=guid, tier=tier, fingerprint=fingerprint(a)))
     return out
@@ -169,6 +189,45 @@ def _still_used(
         if key not in containers:
             return True
     return False
+
+
+def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: str) -> dict[str, str]:
+    """The job each of ``kept`` passes to when ``job`` goes (guid -> job): the first, by name, of the
+    other jobs of ``domain`` that created what refers to it (read once, by guid); an entity kept only
+    by other kept ones (a dataset by its columns) passes to the first of all those jobs. Nothing for
+    what only another domain or tool refers to: it stays ``job``'s."""
+    ours = {guid for _, guid, _ in kept}
+    wanted = sorted({r for _, _, refs in kept for r in refs} - ours)
+    owner: dict[str, str] = {}
+    for lo in range(0, len(wanted), READ_CHUNK):
+        # (not minExtInfo: Atlas answers an owned entity asked after its owner with its name alone)
+        for e in client.get_entities(wanted[lo : lo + READ_CHUNK], ignore_relationships=True):
+            attrs = e.get("attributes") or {}
+            who, qn = attrs.get(OWNER_ATTRIBUTE), attrs.get("qualifiedName")
+            if isinstance(who, str) and who != job and isinstance(qn, str) and qn.endswith("@" + domain):
+                owner[str(e["guid"])] = who
+    every = sorted(set(owner.values()))
+    out: dict[str, str] = {}
+    for _, guid, refs in kept:
+        mine = sorted({owner[r] for r in refs if r in owner})
+        if mine:
+            out[guid] = mine[0]
+        elif every and refs <= ours:  # (kept alive by other kept entities alone)
+            out[guid] = every[0]
+    return out
+
+
+def hand_over(client: Any, handover: dict[str, str], domain: str, job_key_attribute: str | None) -> int:
+    """Write each entity's new owning job (``atlasSyncJob``, and its job key): two partial updates
+    an entity (no other attribute is written). Returns the number of requests."""
+    requests = 0
+    for guid, heir in sorted(handover.items()):
+        client.set_entity_attribute(guid, OWNER_ATTRIBUTE, heir)
+        requests += 1
+        if job_key_attribute:
+            client.set_entity_attribute(guid, job_key_attribute, job_key(domain, heir))
+            requests += 1
+    return requests
 
 
 def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:

@@ -61,9 +61,12 @@ def encode_record(sections: Mapping[str, Mapping[str, Any]]) -> str | None:
 
 
 def union(*claims: Mapping[str, Any]) -> dict[str, Any]:
-    """Claims (:func:`owned_of` dicts) merged: every name any of them holds."""
+    """Claims (:func:`owned_of` dicts) merged: every name any of them holds (and an owner one of
+    them set, the first's)."""
     out: dict[str, Any] = {"c": [], "l": [], "t": {}, "b": {}}
     for one in claims:
+        if one.get("o") is not None and out.get("o") is None:
+            out["o"] = one["o"]
         for k in ("c", "l"):
             out[k] = sorted({*out[k], *(one.get(k) or [])})
         out["t"].update(one.get("t") or {})
@@ -90,8 +93,9 @@ def claimants(sections: Mapping[str, Mapping[str, Any]], dropped: Mapping[str, A
 
 
 def minus(claims: Mapping[str, Any], gone: Mapping[str, Any]) -> dict[str, Any]:
-    """``claims`` without the names in ``gone``."""
+    """``claims`` without the names in ``gone`` (and without the owner when ``gone`` has none)."""
     return {
+        **({"o": claims["o"]} if claims.get("o") is not None and gone.get("o") is None else {}),
         "c": sorted(set(claims.get("c") or []) - set(gone.get("c") or [])),
         "l": sorted(set(claims.get("l") or []) - set(gone.get("l") or [])),
         "t": {q: g for q, g in (claims.get("t") or {}).items() if q not in (gone.get("t") or {})},
@@ -118,12 +122,15 @@ def _json(value: Any) -> dict[str, Any] | None:
 def owned_of(value: Any) -> dict[str, Any]:
     """One job's claims (or a record written before claims were per job: a JSON text) as a dict:
     ``c`` classification names, ``l`` labels, ``t`` term qualifiedName -> term guid (so a term no longer
-    wanted is removed without a lookup), ``b`` business metadata name -> attribute names. A value that
-    does not parse counts as nothing recorded."""
+    wanted is removed without a lookup), ``b`` business metadata name -> attribute names, ``o`` the
+    ``owner`` attribute the job wrote (an attribute, not a request: kept so that it goes when the job
+    no longer sets it). A value that does not parse counts as nothing recorded."""
     doc = _json(value)
     if doc is None:
         return {}
     out: dict[str, Any] = {}
+    if isinstance(doc.get("o"), str):
+        out["o"] = doc["o"]
     for k in ("c", "l"):
         if isinstance(doc.get(k), list):
             out[k] = [x for x in doc[k] if isinstance(x, str)]
@@ -141,6 +148,8 @@ def owned_of(value: Any) -> dict[str, Any]:
 def encode_owned(owned: Mapping[str, Any]) -> str | None:
     """The record as written: compact JSON with sorted names, ``None`` when nothing is ours."""
     doc: dict[str, Any] = {}
+    if isinstance(owned.get("o"), str):
+        doc["o"] = owned["o"]
     for k in ("c", "l"):
         if owned.get(k):
             doc[k] = sorted(set(owned[k]))

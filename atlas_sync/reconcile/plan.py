@@ -72,6 +72,10 @@ class Plan:
     deletes_blocked: str | None = None
     # a dry run's delete fail-safe refusal, kept to be raised once the plan is whole (not saved)
     refused: PlanRefused | None = field(default=None, repr=False, compare=False)
+    # entities of the input left out (--missing-datasets skip): Atlas does not hold them after a sync
+    left_out: int = 0
+    # a job synced to nothing: its entities other jobs still use, by guid, and the job each passes to
+    handover: dict[str, str] = field(default_factory=dict)
 
     def by_action(self, action: Action) -> list[PlanItem]:
         return [i for i in self.items if i.action == action]
@@ -290,6 +294,10 @@ class PlanOptions:
     max_delete_percent: float = 50.0
     force: bool = False
     input_has_errors: bool = False
+    # an input that produced nothing deletes the job's entities (sync --allow-empty, teardown --job)
+    allow_empty: bool = False
+    # the input is part of its job's lineage (a dbt selection or run): it deletes nothing
+    partial: bool = False
     # native profiles: a dataset missing from Atlas is created (ours), left out, or refuses the plan
     missing_datasets: str = "create"
 
@@ -323,12 +331,17 @@ def check_deletes(
 ) -> str | None:
     """The fail-safes on ``count`` deletes out of ``scope`` entities: why they are skipped (``None``:
     they go ahead); raises :class:`PlanRefused` when they are too many."""
+    if opts.partial:
+        return f"{count} deletes skipped: the input is part of the job's lineage (a selection or a run)"
     if not opts.allow_delete:
         return f"{count} deletes skipped (--no-delete)"
     if opts.input_has_errors:
         return f"{count} deletes skipped: the input had errors"
-    if not has_input:
-        return f"{count} deletes skipped: the input produced nothing"
+    if not has_input and not opts.allow_empty:
+        return (
+            f"{count} deletes skipped: the input produced nothing "
+            "(--allow-empty deletes the job's entities it no longer has; `atlas-sync teardown --job` too)"
+        )
     pct = 100.0 * count / max(1, scope)
     if pct > opts.max_delete_percent and not opts.force:
         raise PlanRefused(

@@ -497,16 +497,22 @@ class JobReceipt:
         return True
 
 
-def delete_receipts(client: Any, domain: str, *, purge: bool = False) -> int:
-    """Delete (and ``purge``) the receipts of every job of ``domain`` (a teardown); returns the
-    number of requests made."""
+def delete_receipts(client: Any, domain: str, *, purge: bool = False, job: str | None = None) -> int:
+    """Delete (and ``purge``) the receipts of every job of ``domain`` (a teardown), or of ``job``
+    alone (its receipt and its listing); returns the number of requests made."""
     by_scope = {"attributeName": SCOPE, "operator": "eq", "attributeValue": scope_key(domain)}
+    # (a domain holds one receipt per job: its receipts are listed by the domain's key, then picked)
+    names = None if job is None else {job_key(domain, job) + s for s in ("", BASE_SUFFIX)}
     try:
         guids = [
             str(h["guid"])
             for h in client.search_basic(
-                RECEIPT_TYPE, entity_filters=by_scope, exclude_deleted=not purge, attributes=[]
+                RECEIPT_TYPE,
+                entity_filters=by_scope,
+                exclude_deleted=not purge,
+                attributes=[] if names is None else ["qualifiedName"],
             )
+            if names is None or (h.get("attributes") or {}).get("qualifiedName") in names
         ]
     except BadRequestError as exc:
         if exc.error_code in (UNKNOWN_TYPE, "ATLAS-400-00-00A"):  # no receipt type on the server

@@ -401,6 +401,10 @@ class StreamSync:
         writer.delete(deletes, purge=purge)
         applied = writer.applied
         holdings.write_keys(self.spool, plan, applied, dry_run)
+        if plan.handover and not dry_run:  # (after the deletes: a sync stopped before finds them again)
+            applied.requests += failsafes.hand_over(
+                self.client, plan.handover, self.domain, job_key_attribute
+            )
         if plan.refused is not None:  # (a dry run: the plan is whole, refused all the same)
             plan.refused.plan = plan
             raise plan.refused

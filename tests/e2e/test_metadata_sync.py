@@ -163,6 +163,37 @@ def test_what_a_person_added_survives_resyncs_and_the_rule_removal(
     assert now["labels"] == ["reviewed"]
 
 
+def test_an_owner_a_rule_set_goes_with_the_rule_as_its_tags_do(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    qn = f"raw.customers@{names['domain']}"
+    assert _entity(client, "lineage_dataset", qn)["attributes"]["owner"] == "data-stewards"
+    # the owners line goes (the cost centre stays): the owner goes, in the entity's one write
+    _, rules2 = _files(tmp_path, names, RULES.replace('owners = ["data-stewards"]\n', ""))
+    changed = _sync(client, names, sql, rules2)
+    (item,) = [i for i in changed.plan.items if i.qualified_name == qn]
+    assert ("owner", "data-stewards", None) in [(c.attribute, c.before, c.after) for c in item.changes]
+    assert client.stats["entity_write"].requests == 1 and client.stats["metadata_write"].requests == 0
+    table = _entity(client, "lineage_dataset", qn)
+    assert table["attributes"].get("owner") is None
+    assert table["businessAttributes"] == {names["bm"]: {"costCentre": "CC-42"}}
+    assert _sync(client, names, sql, rules2).applied is None  # and then nothing to do
+
+
+def test_an_owner_a_person_changed_stays_when_the_rule_goes(
+    client: AtlasClient, names: dict[str, str], tmp_path: Path
+) -> None:
+    sql, rules = _files(tmp_path, names)
+    _sync(client, names, sql, rules)
+    qn = f"raw.customers@{names['domain']}"
+    guid = _entity(client, "lineage_dataset", qn)["guid"]
+    client.set_entity_attribute(guid, "owner", "jane")  # a person, in Atlas's UI
+    _sync(client, names, sql, None)  # the rules file left out
+    assert _entity(client, "lineage_dataset", qn)["attributes"]["owner"] == "jane"
+
+
 def test_a_changed_rule_makes_exactly_the_requests_its_change_needs(
     client: AtlasClient, names: dict[str, str], tmp_path: Path
 ) -> None:

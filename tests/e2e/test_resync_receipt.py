@@ -18,6 +18,7 @@ from resync_support import DOC, PROCESS, TOTAL, edit_in_atlas, entity, graph, re
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
+from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
 from atlas_sync.reconcile.actual import job_key
 from atlas_sync.reconcile.receipt import RECEIPT_TYPE, JobReceipt
@@ -173,6 +174,27 @@ def test_teardown_deletes_the_domains_receipts(client: AtlasClient, domain: str)
     Publisher(client, domain=domain).sync(graph())
     assert held(client, domain) is not None
     Publisher(client, domain=domain).teardown(purge=True)
+    assert held(client, domain) is None
+
+
+def test_a_teardown_of_the_job_deletes_its_receipt_and_a_resync_writes_it_all_again(
+    client: AtlasClient, domain: str
+) -> None:
+    pub = Publisher(client, domain=domain)
+    pub.sync(graph(), JOB)
+    assert held(client, domain) is not None
+    gone = pub.teardown_job(JOB, purge=True)
+    assert gone.applied is not None and gone.applied.deleted == TOTAL
+    assert held(client, domain) is None
+    again = Publisher(client, domain=domain).sync(graph(), JOB)
+    assert not again.plan.by_receipt and again.plan.counts["create"] == TOTAL
+
+
+def test_a_job_synced_to_nothing_keeps_no_receipt(client: AtlasClient, domain: str) -> None:
+    pub = Publisher(client, domain=domain)
+    pub.sync(graph(), JOB)
+    empty = pub.sync(LineageGraph(), JOB, allow_empty=True, force=True)
+    assert empty.applied is not None and empty.applied.deleted == TOTAL
     assert held(client, domain) is None
 
 
