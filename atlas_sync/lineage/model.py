@@ -304,6 +304,10 @@ class LineageGraph(_Model):
     statements: list[dict[str, Any]] = Field(default_factory=list)
     # The job scope a reader suggests (Spark app name, OpenLineage job, file stem, ...).
     job: str | None = None
+    # True when ``job`` is only the input file's name (the input names no job): it is not part of any
+    # process's identity, so a sync under another job names the processes under that job instead
+    # (:func:`process_id_under`): renaming the file, or ``--job``, renames nothing.
+    job_from_name: bool = False
     source: str | None = None
     # True when the graph is only part of its job's lineage (a dbt run of some models): a sync of it
     # should create and update, and delete nothing it lacks.
@@ -407,7 +411,8 @@ class LineageGraph(_Model):
             g.add_edge(e)
         g.problems.extend(other.problems)
         g.statements.extend(other.statements)
-        g.job = g.job or other.job
+        if not g.job:
+            g.job, g.job_from_name = other.job, other.job_from_name
         g.partial = g.partial or other.partial
         return g
 
@@ -497,6 +502,23 @@ class LineageGraph(_Model):
         if dangling:
             raise InputError(dangling[0], file=file)
         return g
+
+
+def process_id_under(process_id: str, graph: LineageGraph, job: str) -> str:
+    """The id of ``graph``'s process as a sync under ``job`` names it.
+
+    A reader names a process after the job it suggests (``<job>``, ``<job>:<target>:<digest>``); when
+    that job is only the file's name (``graph.job_from_name``), the sync's job takes its place, so the
+    process's name depends on the process and the sync's job, never on what the file is called.
+    """
+    old = graph.job
+    if not graph.job_from_name or not old or old == job:
+        return process_id
+    if process_id == old:
+        return job
+    if process_id.startswith(old + ":"):
+        return job + process_id[len(old) :]
+    return process_id
 
 
 # ----------------------------------------------------------------- reading the document, piece by piece

@@ -103,6 +103,7 @@ class StreamSync:
         self.problems: list[Problem] = []
         self.partial = False
         self.job: str | None = None
+        self.job_from_name = False  # (the first chunk's: LineageGraph.job_from_name)
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
@@ -159,7 +160,8 @@ class StreamSync:
     def add_chunk(self, graph: LineageGraph) -> None:
         """Take one chunk: datasets into the catalogue, processes and edges into the spool (in parts
         of at most ``RENDER_PROCESSES`` processes, so rendering one holds few entities)."""
-        self.job = self.job or graph.job
+        if not self.job:
+            self.job, self.job_from_name = graph.job, graph.job_from_name
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
         self.partial = self.partial or graph.partial  # part of the job's lineage: deletes nothing
@@ -234,7 +236,7 @@ class StreamSync:
             for ref in (e.source, e.target)
             if ref.column is not None
         }
-        part = LineageGraph(job=self.job, source=self.source)
+        part = LineageGraph(job=self.job, job_from_name=self.job_from_name, source=self.source)
         part.processes, part.edges = processes, edges
         self._add_state(
             job, self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs)))
@@ -258,7 +260,7 @@ class StreamSync:
                 self._render_dataset_batch(job, batch, extra)
 
     def _render_dataset_batch(self, job: str, datasets: list[Dataset], extra: dict[str, list[str]]) -> None:
-        part = LineageGraph(job=self.job, source=self.source)
+        part = LineageGraph(job=self.job, job_from_name=self.job_from_name, source=self.source)
         part.datasets = datasets
         state = self._render(job, part, extra_columns={d.id: extra[d.id] for d in datasets if d.id in extra})
         self._add_state(job, state)

@@ -17,7 +17,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
-from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
+from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph, process_id_under
 from atlas_sync.render.metadata import entity_metadata
 from atlas_sync.render.native import Namespaces, NativeRender
 from atlas_sync.render.profile import Profile
@@ -432,8 +432,13 @@ def render(
 
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
+        pdoc = p.model_dump()
+        # named under the sync's job where the reader's job was only the file's name
+        pdoc["id"] = process_id_under(p.id, graph, job)
+        if p.name == p.id:  # a name that is the id follows it
+            pdoc["name"] = pdoc["id"]
         ctx = {
-            "process": p.model_dump(),
+            "process": pdoc,
             "inputs": [_ref(ds_refs[i]) for i in p.inputs],
             "outputs": [_ref(ds_refs[o]) for o in p.outputs],
             "single_process": len(graph.processes) == 1 if single_process is None else single_process,

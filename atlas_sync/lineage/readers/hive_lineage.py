@@ -31,6 +31,7 @@ from atlas_sync.lineage.model import (
     dotted,
     split_dotted,
 )
+from atlas_sync.lineage.sql.naming import digest
 
 _AGGREGATES = {
     "sum",
@@ -151,13 +152,14 @@ class HiveLineageReader:
             raise InputError("no Hive lineage file given")
         graph = LineageGraph(
             job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]),
+            job_from_name=not job,
             source="hive-lineage",
         )
         for path in paths:
             file = None if path == "-" else path
             docs = parse_documents(read_text(path), file=file)
             for i, (doc, line) in enumerate(docs, start=1):
-                self._add(graph, doc, index=i, file=file, line=line, multi=len(paths) > 1, path=path)
+                self._add(graph, doc, index=i, file=file, line=line)
         return graph
 
     def _add(
@@ -168,8 +170,6 @@ class HiveLineageReader:
         index: int,
         file: str | None,
         line: int | None,
-        multi: bool,
-        path: str,
     ) -> None:
         where = f"$[{index - 1}]" if line is None else "$"
 
@@ -208,12 +208,22 @@ class HiveLineageReader:
                     columns=[Column(name=c) for c in cols],
                 )
             )
-        stem = "stdin" if path == "-" else Path(path).name.split(".")[0]
-        key = str(doc.get("hash") or index)
-        base = graph.job or "hive"
-        pid = f"{base}:{stem}:{key}" if multi else f"{base}:{key}"
-        if graph.process(pid) is not None:
-            pid = f"{pid}:{index}"
+        # Named by the query (Hive's hash of it, else a digest of its text, else of its lineage), never
+        # by the file or the document's place: a renamed file or another order renames nothing.
+        text = doc.get("queryText")
+        if doc.get("hash"):
+            key = str(doc["hash"])
+        elif isinstance(text, str) and text.strip():
+            key = digest(text)
+        else:
+            key = hashlib.sha1(
+                json.dumps([vertices, edges], sort_keys=True, default=str).encode("utf-8")
+            ).hexdigest()[:8]
+        base = pid = f"{graph.job or 'hive'}:{key}"
+        n = 1
+        while graph.process(pid) is not None:
+            n += 1
+            pid = f"{base}:{n}"
         inputs: list[str] = []
         outputs: list[str] = []
         new_edges: list[ColumnEdge] = []

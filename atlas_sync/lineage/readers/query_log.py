@@ -350,7 +350,8 @@ class QueryLogReader:
                 failures.append(item)
 
         def new_graph() -> tuple[LineageGraph, GraphIndex]:
-            g = LineageGraph(job=job_name, source="query-log")
+            # (every chunk says so: a job taken from the file's name is no process's identity)
+            g = LineageGraph(job=job_name, job_from_name=not job and bool(paths), source="query-log")
             return g, GraphIndex(g)
 
         kept = in_chunk = 0

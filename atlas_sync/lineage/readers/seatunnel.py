@@ -103,6 +103,8 @@ class SeaTunnelReader:
                 dialect=dialect,
                 source="seatunnel",
             )
+            # one file whose job is only its name: the sync's job names its processes instead
+            g.job_from_name = not job and not env_job and len(paths) == 1
             graph = _merge(graph, g)
         assert graph is not None
         return graph
@@ -186,6 +188,7 @@ class WhaleTunnelReader:
                     dialect=dialect,
                     source="whaletunnel",
                 )
+                g.job_from_name = not job and not named and len(paths) == 1 and len(defs) == 1
                 graph = _merge(graph, g)
         assert graph is not None
         return graph

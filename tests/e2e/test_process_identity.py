@@ -1,0 +1,144 @@
+"""A process is named by what it is, never by the file that holds it nor its place among the files:
+renaming an input file, giving the files in another order or adding another job's events to an
+OpenLineage file plans no create and no delete for lineage that did not change (`atlas-sync`
+processes against the emulator over HTTP, as a user runs them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+A_SQL = "INSERT INTO m.t SELECT a, b FROM m.s;\n"
+B_SQL = "INSERT INTO m.u SELECT a FROM m.t WHERE b > 0;\n"
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def plan(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(run(["plan", "--json", *args], env, cwd).stdout)
+    return doc
+
+
+def created_or_deleted(doc: dict[str, Any]) -> list[str]:
+    return [
+        f"{i['action']} {i['qualifiedName']}" for i in doc["items"] if i["action"] in ("create", "delete")
+    ]
+
+
+@pytest.fixture()
+def env(emulator_server: Any) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ATLAS_", "ATLAS_SYNC_"))}
+    e.update({"ATLAS_URL": emulator_server.url, "ATLAS_USERNAME": "admin", "ATLAS_PASSWORD": "admin"})
+    return e
+
+
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_renaming_a_sql_file_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, profile: str
+) -> None:
+    (tmp_path / "v1.sql").write_text(A_SQL, encoding="utf-8")
+    run(["sync", "-d", "d", "-p", profile, "-j", "j", "v1.sql"], env, tmp_path)
+    (tmp_path / "v1.sql").rename(tmp_path / "v2.sql")
+    doc = plan(["-d", "d", "-p", profile, "-j", "j", "v2.sql"], env, tmp_path)
+    assert created_or_deleted(doc) == []
+    if profile == "lineage":  # the process's name holds the job, the target and the digest: no file
+        names = [i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"]
+        assert len(names) == 1 and names[0].startswith("j:m.t:") and "v1" not in names[0]
+
+
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_giving_sql_files_in_another_order_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, profile: str
+) -> None:
+    (tmp_path / "a.sql").write_text(A_SQL, encoding="utf-8")
+    (tmp_path / "b.sql").write_text(B_SQL, encoding="utf-8")
+    run(["sync", "-d", "d", "-p", profile, "-j", "x", "a.sql", "b.sql"], env, tmp_path)
+    doc = plan(["-d", "d", "-p", profile, "-j", "x", "b.sql", "a.sql"], env, tmp_path)
+    assert created_or_deleted(doc) == []
+    assert doc["summary"]["create"] == doc["summary"]["delete"] == 0
+
+
+def _hive_doc(query: str) -> dict[str, Any]:
+    return {
+        "version": "1.0",
+        "queryText": query,
+        "edges": [{"sources": [1], "targets": [0], "expression": "a", "edgeType": "PROJECTION"}],
+        "vertices": [
+            {"id": 0, "vertexType": "COLUMN", "vertexId": "m.t.a"},
+            {"id": 1, "vertexType": "COLUMN", "vertexId": "m.s.a"},
+        ],
+    }
+
+
+# (reader, first file's name, how to write it, second name); each reader's job is only the file's name
+READERS = {
+    "spark-plan": (
+        "cte.plan.txt",
+        ROOT / "tests/data/spark/fixtures/insert_into_cte/analyzed.txt",
+        "renamed.plan.txt",
+    ),
+    "seatunnel": ("orders.conf", ROOT / "examples/seatunnel/orders_to_dw.conf", "renamed.conf"),
+    "hive-lineage": (
+        "q.hive-lineage.json",
+        _hive_doc("INSERT INTO m.t SELECT a FROM m.s"),
+        "r.hive-lineage.json",
+    ),
+    "query-log": (
+        "log.querylog.csv",
+        'query_text\n"INSERT INTO m.t SELECT a FROM m.s"\n',
+        "other.querylog.csv",
+    ),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_renaming_another_readers_input_file_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, reader: str
+) -> None:
+    first, content, second = READERS[reader]
+    if isinstance(content, Path):
+        shutil.copy(content, tmp_path / first)
+    elif isinstance(content, dict):
+        (tmp_path / first).write_text(json.dumps(content), encoding="utf-8")
+    else:
+        (tmp_path / first).write_text(content, encoding="utf-8")
+    run(["sync", "-d", "d", "--from", reader, "-j", "j", first], env, tmp_path)
+    (tmp_path / first).rename(tmp_path / second)
+    doc = plan(["-d", "d", "--from", reader, "-j", "j", second], env, tmp_path)
+    assert created_or_deleted(doc) == []
+
+
+def test_hive_lineage_files_in_another_order_plan_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "a.hive-lineage.json").write_text(json.dumps(_hive_doc("INSERT INTO m.t SELECT a FROM m.s")))
+    other = _hive_doc("INSERT INTO m.u SELECT a FROM m.t")
+    other["vertices"] = [
+        {"id": 0, "vertexType": "COLUMN", "vertexId": "m.u.a"},
+        {"id": 1, "vertexType": "COLUMN", "vertexId": "m.t.a"},
+    ]
+    (tmp_path / "b.hive-lineage.json").write_text(json.dumps(other))
+    files = ["a.hive-lineage.json", "b.hive-lineage.json"]
+    run(["sync", "-d", "d", "--from", "hive-lineage", "-j", "x", *files], env, tmp_path)
+    doc = plan(["-d", "d", "--from", "hive-lineage", "-j", "x", *reversed(files)], env, tmp_path)
+    assert created_or_deleted(doc) == []
