@@ -308,6 +308,10 @@ class LineageGraph(_Model):
     # process's identity, so a sync under another job names the processes under that job instead
     # (:func:`process_id_under`): renaming the file, or ``--job``, renames nothing.
     job_from_name: bool = False
+    # True when each process is a job the input names (an OpenLineage job, ``<namespace>/<name>``): its
+    # id is its name under whatever job a sync publishes it (:func:`process_local_name`), and a sync
+    # without a job publishes each under its own (:func:`split_process_jobs`), as ``openlineage serve`` does.
+    process_jobs: bool = False
     source: str | None = None
     # True when the graph is only part of its job's lineage (a dbt run of some models): a sync of it
     # should create and update, and delete nothing it lacks.
@@ -413,6 +417,7 @@ class LineageGraph(_Model):
         g.statements.extend(other.statements)
         if not g.job:
             g.job, g.job_from_name = other.job, other.job_from_name
+        g.process_jobs = g.process_jobs or other.process_jobs
         g.partial = g.partial or other.partial
         return g
 
@@ -519,6 +524,48 @@ def process_id_under(process_id: str, graph: LineageGraph, job: str) -> str:
     if process_id.startswith(old + ":"):
         return job + process_id[len(old) :]
     return process_id
+
+
+def process_local_name(process_id: str, graph: LineageGraph, job: str) -> str:
+    """The process's qualified name without ``@<domain>`` in a sync under ``job``: a job the input names
+    (``graph.process_jobs``) is its id; a process the reader named after the job (``<job>``,
+    ``<job>:...``, see :func:`process_id_under`) keeps that name; any other is ``<job>:<process id>``.
+    So a name depends on the process (and the job it is published under), never on the other processes
+    of the input, the file's name or the files' order."""
+    if graph.process_jobs:
+        return process_id
+    pid = process_id_under(process_id, graph, job)
+    return pid if pid == job or pid.startswith(job + ":") else f"{job}:{pid}"
+
+
+def split_process_jobs(graph: LineageGraph) -> list[LineageGraph]:
+    """One graph per process of a graph whose processes are jobs of their own (``process_jobs``), each
+    with the datasets its process and edges use and ``job`` = the process's id; the datasets no process
+    uses and the problems go with the first."""
+    used: set[str] = set()
+    parts: list[LineageGraph] = []
+    for p in graph.processes:
+        edges = [e for e in graph.edges if e.process == p.id]
+        ids = dict.fromkeys(
+            [*p.inputs, *p.outputs, *(r.dataset for e in edges for r in (e.source, e.target))]
+        )
+        used.update(ids)
+        parts.append(
+            LineageGraph(
+                datasets=[d for d in (graph.dataset(i) for i in ids) if d is not None],
+                processes=[p],
+                edges=edges,
+                job=p.id,
+                process_jobs=True,
+                source=graph.source,
+                partial=graph.partial,
+            )
+        )
+    if parts:
+        parts[0].datasets.extend(d for d in graph.datasets if d.id not in used)
+        parts[0].problems = list(graph.problems)
+        parts[0].statements = list(graph.statements)
+    return parts
 
 
 # ----------------------------------------------------------------- reading the document, piece by piece

@@ -104,6 +104,7 @@ class StreamSync:
         self.partial = False
         self.job: str | None = None
         self.job_from_name = False  # (the first chunk's: LineageGraph.job_from_name)
+        self.process_jobs = False  # (any chunk's: LineageGraph.process_jobs)
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
@@ -162,6 +163,7 @@ class StreamSync:
         of at most ``RENDER_PROCESSES`` processes, so rendering one holds few entities)."""
         if not self.job:
             self.job, self.job_from_name = graph.job, graph.job_from_name
+        self.process_jobs = self.process_jobs or graph.process_jobs
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
         self.partial = self.partial or graph.partial  # part of the job's lineage: deletes nothing
@@ -192,6 +194,10 @@ class StreamSync:
                 first = False
                 # (json's spelling: receipts in Atlas hold fingerprints of this text)
                 self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+
+    def _naming(self) -> dict[str, Any]:
+        """What names the input's processes (model.process_local_name), for each part rendered."""
+        return {"job": self.job, "job_from_name": self.job_from_name, "process_jobs": self.process_jobs}
 
     @property
     def is_empty(self) -> bool:
@@ -236,7 +242,7 @@ class StreamSync:
             for ref in (e.source, e.target)
             if ref.column is not None
         }
-        part = LineageGraph(job=self.job, job_from_name=self.job_from_name, source=self.source)
+        part = LineageGraph(**self._naming(), source=self.source)
         part.processes, part.edges = processes, edges
         self._add_state(
             job, self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs)))
@@ -260,7 +266,7 @@ class StreamSync:
                 self._render_dataset_batch(job, batch, extra)
 
     def _render_dataset_batch(self, job: str, datasets: list[Dataset], extra: dict[str, list[str]]) -> None:
-        part = LineageGraph(job=self.job, job_from_name=self.job_from_name, source=self.source)
+        part = LineageGraph(**self._naming(), source=self.source)
         part.datasets = datasets
         state = self._render(job, part, extra_columns={d.id: extra[d.id] for d in datasets if d.id in extra})
         self._add_state(job, state)

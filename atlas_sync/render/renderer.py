@@ -17,7 +17,13 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
-from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph, process_id_under
+from atlas_sync.lineage.model import (
+    DIRECT_KINDS,
+    ColumnEdge,
+    LineageGraph,
+    process_id_under,
+    process_local_name,
+)
 from atlas_sync.render.metadata import entity_metadata
 from atlas_sync.render.native import Namespaces, NativeRender
 from atlas_sync.render.profile import Profile
@@ -437,6 +443,8 @@ def render(
         pdoc["id"] = process_id_under(p.id, graph, job)
         if p.name == p.id:  # a name that is the id follows it
             pdoc["name"] = pdoc["id"]
+        # its qualified name without @<domain>, as templates use it
+        pdoc["local_name"] = process_local_name(p.id, graph, job)
         ctx = {
             "process": pdoc,
             "inputs": [_ref(ds_refs[i]) for i in p.inputs],

@@ -142,3 +142,56 @@ def test_hive_lineage_files_in_another_order_plan_no_create_and_no_delete(
     run(["sync", "-d", "d", "--from", "hive-lineage", "-j", "x", *files], env, tmp_path)
     doc = plan(["-d", "d", "--from", "hive-lineage", "-j", "x", *reversed(files)], env, tmp_path)
     assert created_or_deleted(doc) == []
+
+
+def _ol_event(name: str, run: str, output: str) -> dict[str, Any]:
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": "2024-05-01T10:00:00Z",
+        "run": {"runId": run},
+        "job": {"namespace": "a", "name": name},
+        "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders"}],
+        "outputs": [{"namespace": "postgres://db:5432", "name": output}],
+        "producer": "https://example.com/producer",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/definitions/RunEvent",
+    }
+
+
+GOOD = _ol_event("goodjob", "3f5e8c3a-1111-4111-8111-111111111111", "shop.public.daily")
+OTHER = _ol_event("otherjob", "3f5e8c3a-2222-4222-8222-222222222222", "shop.public.weekly")
+
+
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_adding_another_jobs_events_to_an_openlineage_file_plans_no_create_and_no_delete_for_the_first(
+    env: dict[str, str], tmp_path: Path, profile: str
+) -> None:
+    events = tmp_path / "events.ol.json"
+    events.write_text(json.dumps(GOOD), encoding="utf-8")
+    run(["sync", "-d", "d", "-p", profile, "events.ol.json"], env, tmp_path)
+
+    events.write_text(json.dumps([GOOD, OTHER]), encoding="utf-8")
+    doc = plan(["-d", "d", "-p", profile, "events.ol.json"], env, tmp_path)
+    # each OpenLineage job is planned under its own job scope, as `openlineage serve` syncs it
+    by_job = {j["job"]: j for j in doc["jobs"]}
+    assert sorted(by_job) == ["a/goodjob", "a/otherjob"]
+    assert created_or_deleted(by_job["a/goodjob"]) == []
+    other = created_or_deleted(by_job["a/otherjob"])
+    assert other and all(c.startswith("create ") for c in other)
+    if profile == "lineage":  # named by the job's namespace and name alone
+        assert "create a/otherjob@d" in other
+
+    run(["sync", "-d", "d", "-p", profile, "events.ol.json"], env, tmp_path)
+    events.write_text(json.dumps(GOOD), encoding="utf-8")  # the first job alone again: nothing changes
+    assert created_or_deleted(plan(["-d", "d", "-p", profile, "events.ol.json"], env, tmp_path)) == []
+
+
+def test_an_openlineage_file_of_several_jobs_under_one_job_keeps_each_jobs_process_name(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "one.ol.json").write_text(json.dumps(GOOD), encoding="utf-8")
+    (tmp_path / "two.ol.json").write_text(json.dumps([OTHER, GOOD]), encoding="utf-8")
+    run(["sync", "-d", "d", "-j", "nightly", "one.ol.json"], env, tmp_path)
+    doc = plan(["-d", "d", "-j", "nightly", "two.ol.json"], env, tmp_path)
+    assert sorted(created_or_deleted(doc)) == ["create a/otherjob@d", "create shop.public.weekly@d"]
+    procs = [i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"]
+    assert sorted(procs) == ["a/goodjob@d", "a/otherjob@d"]
