@@ -399,6 +399,48 @@ class LineageGraph(_Model):
             out.extend(edge_dangling(e, ids, pids))
         return out
 
+    def edge_processes(self) -> Iterator[tuple[ColumnEdge, Process | None]]:
+        """Each column edge with the process it belongs to: its ``process``, else the graph's only
+        process, else the first process writing its target (as the renderer assigns it); None when
+        none does."""
+        single = self.processes[0] if len(self.processes) == 1 else None
+        producers: dict[str, Process] = {}
+        for p in self.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p)
+        for e in self.edges:
+            if e.process is not None:
+                yield e, self.process(e.process)
+            else:
+                yield e, single or producers.get(e.target.dataset)
+
+    def missing_edge_inputs(self) -> list[tuple[str, str]]:
+        """The model's invariant, as (process id, dataset id) pairs that break it: every column edge's
+        source dataset is an input of its process (a MERGE's or UPDATE's target that the statement
+        reads is an input as well as an output). Empty when it holds."""
+        inputs: dict[str, set[str]] = {}
+        out: dict[tuple[str, str], None] = {}
+        for e, p in self.edge_processes():
+            if p is None:
+                continue
+            have = inputs.get(p.id)
+            if have is None:
+                have = inputs[p.id] = set(p.inputs)
+            if e.source.dataset not in have:
+                out[(p.id, e.source.dataset)] = None
+        return list(out)
+
+    def add_edge_inputs(self) -> int:
+        """Make the invariant of :meth:`missing_edge_inputs` hold: each column edge's source dataset is
+        added to its process's inputs (after those it has, in edge order); returns how many were added.
+        Every reader's graph passes here (:mod:`atlas_sync.lineage.registry`)."""
+        missing = self.missing_edge_inputs()
+        for pid, dataset_id in missing:
+            p = self.process(pid)
+            if p is not None:
+                p.inputs.append(dataset_id)
+        return len(missing)
+
     def merge(self, other: LineageGraph) -> LineageGraph:
         """A new graph with both graphs' content (datasets merged by id; process ids must differ)."""
         return self.model_copy(deep=True).merge_into(other)

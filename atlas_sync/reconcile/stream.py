@@ -164,6 +164,7 @@ class StreamSync:
         if not self.job:
             self.job, self.job_from_name = graph.job, graph.job_from_name
         self.process_jobs = self.process_jobs or graph.process_jobs
+        graph.add_edge_inputs()  # (a graph built by hand too: every edge's source is an input of its process)
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
         self.partial = self.partial or graph.partial  # part of the job's lineage: deletes nothing

@@ -341,6 +341,7 @@ def events_to_graph(
     # Each job is a process named by its namespace and name, whatever else the input holds; a sync
     # without a job publishes each under its own job scope (model.split_process_jobs).
     g.process_jobs = True
+    g.add_edge_inputs()  # a column's source dataset the event does not list is an input all the same
     if len(g.processes) == 1:
         g.job = g.processes[0].id
     if skipped:

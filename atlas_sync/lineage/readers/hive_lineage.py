@@ -281,9 +281,9 @@ class HiveLineageReader:
                 for t in e["targets"]:
                     outputs.append(dotted(*by_id[t][0]))
         outputs = list(dict.fromkeys(outputs))
-        # A written table is not also an input (INSERT OVERWRITE t ... FROM t): in Atlas the process
-        # would be its own upstream; its columns' edges keep what t gives itself.
-        inputs = [i for i in dict.fromkeys(inputs) if i not in outputs]
+        # A written table the query reads (INSERT OVERWRITE t ... FROM t) is an input too: every
+        # column edge's source is an input of its process (the model's invariant).
+        inputs = list(dict.fromkeys(inputs))
         attrs: dict[str, Any] = {}
         query = doc.get("queryText")
         if isinstance(query, str):

@@ -372,6 +372,7 @@ class QueryLogReader:
                 in_chunk += 1
                 # The last chunk is yielded after the loop, with the summary.
                 if per_chunk is not None and in_chunk >= per_chunk and i + 1 < total:
+                    graph.add_edge_inputs()  # (as the SQL reader: a target it reads is an input)
                     yield graph
                     graph, index = new_graph()
                     in_chunk = 0
@@ -397,6 +398,7 @@ class QueryLogReader:
                 line=first_failure["row"],
                 hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
             )
+        graph.add_edge_inputs()
         yield graph
 
     @staticmethod

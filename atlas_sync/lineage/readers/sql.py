@@ -108,6 +108,7 @@ class SqlReader:
                 hint="check the SQL and the --dialect"
                 + (f" (parsed as {sqlglot_dialect})" if sqlglot_dialect else ""),
             )
+        graph.add_edge_inputs()  # a MERGE's or UPDATE's target that the statement reads is an input
         return graph
 
 
