@@ -568,6 +568,33 @@ def process_id_under(process_id: str, graph: LineageGraph, job: str) -> str:
     return process_id
 
 
+_JOB_NAMED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):")
+
+
+def dataset_id_under(dataset_id: str, graph: LineageGraph, job: str) -> str:
+    """The id of ``graph``'s dataset as a sync under ``job`` names it: a dataset the reader named after
+    a job that is only the file's name (a Spark plan's ``unknown:<job>/source``, ``result:<job>/result``,
+    ``local:<job>/rows``: ``<namespace>:<job>/...``) is named after the sync's job instead, as its
+    processes are (:func:`process_id_under`)."""
+    old = graph.job
+    if not graph.job_from_name or not old or old == job:
+        return dataset_id
+    m = _JOB_NAMED.match(dataset_id)
+    if m is not None and dataset_id.startswith(old + "/", m.end()):
+        return dataset_id[: m.end()] + job + dataset_id[m.end() + len(old) :]
+    return dataset_id
+
+
+def dataset_named_under(dataset: Dataset, graph: LineageGraph, job: str) -> tuple[str, str]:
+    """The id and name of ``dataset`` as a sync under ``job`` names it (:func:`dataset_id_under`)."""
+    new = dataset_id_under(dataset.id, graph, job)
+    if new == dataset.id:
+        return dataset.id, dataset.name
+    old = graph.job or ""
+    name = job + dataset.name[len(old) :] if dataset.name.startswith(old + "/") else dataset.name
+    return new, name
+
+
 def process_local_name(process_id: str, graph: LineageGraph, job: str) -> str:
     """The process's qualified name without ``@<domain>`` in a sync under ``job``: a job the input names
     (``graph.process_jobs``) is its id; a process the reader named after the job (``<job>``,

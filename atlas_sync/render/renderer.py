@@ -21,6 +21,8 @@ from atlas_sync.lineage.model import (
     DIRECT_KINDS,
     ColumnEdge,
     LineageGraph,
+    dataset_id_under,
+    dataset_named_under,
     process_id_under,
     process_local_name,
 )
@@ -398,6 +400,8 @@ def render(
 
     for d in graph.datasets:
         ctx = d.model_dump(exclude={"columns"})
+        # (named after the sync's job where the reader's job was only the file's name)
+        ctx["id"], ctx["name"] = dataset_named_under(d, graph, job)
         # templates see a column's name, type and description (its metadata goes beside the entity)
         ctx["columns"] = (
             [{"name": c.name, "type": c.type, "description": c.description} for c in d.columns]
@@ -495,7 +499,7 @@ def render(
                 "process_ref": _ref(proc_key),
                 "process_qualified_name": proc_key[1],
                 "process_name": proc_key[1].rsplit("@", 1)[0],
-                "target": {"dataset": tds, "column": tcol},
+                "target": {"dataset": dataset_id_under(tds, graph, job), "column": tcol},
                 "target_name": tcol if tcol is not None else "*",
                 "inputs": [_ref(k) for k in sources],
                 "outputs": [_ref(target_key)],

@@ -92,11 +92,8 @@ def _hive_doc(query: str) -> dict[str, Any]:
 
 # (reader, first file's name, how to write it, second name); each reader's job is only the file's name
 READERS = {
-    "spark-plan": (
-        "cte.plan.txt",
-        ROOT / "tests/data/spark/fixtures/insert_into_cte/analyzed.txt",
-        "renamed.plan.txt",
-    ),
+    # its source is not named in the plan: a dataset named after the job, `unknown:<job>/source`
+    "spark-plan": ("cars.plan.txt", ROOT / "examples/spark-cars/cars.plan.txt", "renamed.plan.txt"),
     "seatunnel": ("orders.conf", ROOT / "examples/seatunnel/orders_to_dw.conf", "renamed.conf"),
     "hive-lineage": (
         "q.hive-lineage.json",
