@@ -192,3 +192,19 @@ def test_an_openlineage_file_of_several_jobs_under_one_job_keeps_each_jobs_proce
     assert sorted(created_or_deleted(doc)) == ["create a/otherjob@d", "create shop.public.weekly@d"]
     procs = [i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"]
     assert sorted(procs) == ["a/goodjob@d", "a/otherjob@d"]
+
+
+def test_a_saved_plan_of_several_openlineage_jobs_asks_for_one_job(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "two.ol.json").write_text(json.dumps([GOOD, OTHER]), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", "plan", "-d", "d", "two.ol.json", "--out", "p.json"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "give --job JOB" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "p.json").exists()
