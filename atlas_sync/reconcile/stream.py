@@ -105,6 +105,7 @@ class StreamSync:
         self.job: str | None = None
         self.job_from_name = False  # (the first chunk's: LineageGraph.job_from_name)
         self.process_jobs = False  # (any chunk's: LineageGraph.process_jobs)
+        self._created_processes: set[str] = set()  # (qualified names: failsafes.file_named_renames)
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
@@ -403,7 +404,9 @@ class StreamSync:
         writer.finish(digest_attribute, metadata_attribute)
         for item in deletes:
             plan.record(item)
-        renamed = failsafes.positional_renames(job, deletes, first_created_process)
+        renamed = failsafes.positional_renames(
+            job, deletes, first_created_process
+        ) or failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
         if renamed:
             plan.warnings.append(renamed)
         writer.delete(deletes, purge=purge)
@@ -458,8 +461,9 @@ class StreamSync:
             plan.record(item, decision.entity)
             if decision.metadata is not None:
                 writer.metadata.append(decision.metadata)
-            if item.action == "create" and created is None and e.type_name in process_types:
-                created = e.qualified_name
+            if item.action == "create" and e.type_name in process_types:
+                created = created or e.qualified_name
+                self._created_processes.add(e.qualified_name)
             if decision.write and decision.entity is not None:
                 writer.write(item, decision.entity)
             else:
