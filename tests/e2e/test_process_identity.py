@@ -208,3 +208,30 @@ def test_a_saved_plan_of_several_openlineage_jobs_asks_for_one_job(
     )
     assert proc.returncode == 2 and "give --job JOB" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("reader", "first", "second"),
+    [
+        ("sql", ("a.sql", A_SQL), ("b.sql", B_SQL)),
+        ("hive-lineage", ("a.hive-lineage.json", json.dumps(_hive_doc("q1"))), ("b.hive-lineage.json", "")),
+    ],
+)
+def test_files_in_another_order_without_a_job_name_the_same_job(
+    env: dict[str, str], tmp_path: Path, reader: str, first: tuple[str, str], second: tuple[str, str]
+) -> None:
+    # the job taken from the files' names is the first by name, not the first given
+    (tmp_path / first[0]).write_text(first[1], encoding="utf-8")
+    other = second[1]
+    if reader == "hive-lineage":
+        doc = _hive_doc("q2")
+        doc["vertices"] = [
+            {"id": 0, "vertexType": "COLUMN", "vertexId": "m.u.a"},
+            {"id": 1, "vertexType": "COLUMN", "vertexId": "m.t.a"},
+        ]
+        other = json.dumps(doc)
+    (tmp_path / second[0]).write_text(other, encoding="utf-8")
+    run(["sync", "-d", "d", "--from", reader, second[0], first[0]], env, tmp_path)
+    doc = plan(["-d", "d", "--from", reader, first[0], second[0]], env, tmp_path)
+    assert doc["job"] == "a"
+    assert created_or_deleted(doc) == []

@@ -16,11 +16,10 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import (
     Column,
     ColumnEdge,
@@ -151,7 +150,7 @@ class HiveLineageReader:
         if not paths:
             raise InputError("no Hive lineage file given")
         graph = LineageGraph(
-            job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]),
+            job=job or file_job(paths),
             job_from_name=not job,
             source="hive-lineage",
         )

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.readers import audit_log
 from atlas_sync.lineage.readers.options import positive_int
@@ -273,9 +273,7 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        job_name = job or (
-            ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]) if paths else "query-log"
-        )
+        job_name = job or (file_job(paths) if paths else "query-log")
 
         entries: dict[str, Entry] = {}
         n_rows = skipped = 0

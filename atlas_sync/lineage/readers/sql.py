@@ -20,11 +20,10 @@ errors are per statement (``Problem`` with severity ``error``) unless no stateme
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
@@ -41,10 +40,6 @@ def load_schema_option(schema: Any) -> dict[str, list[str]] | None:
     if isinstance(schema, Mapping):
         return parse_schema(schema)
     return load_schema_file(str(schema))
-
-
-def _stem(path: str) -> str:
-    return "stdin" if path == "-" else Path(path).name.split(".")[0] or "sql"
 
 
 class SqlReader:
@@ -68,7 +63,7 @@ class SqlReader:
         sqlglot_dialect = resolve_dialect(dialect)
         store = SchemaStore(load_schema_option(schema), dialect=sqlglot_dialect)
         ctx = Context.create(sqlglot_dialect, store, default_schema)
-        graph = LineageGraph(job=job or _stem(paths[0]), job_from_name=not job, source="sql")
+        graph = LineageGraph(job=job or file_job(paths, "sql"), job_from_name=not job, source="sql")
         job_name = graph.job or "sql"
         total = failed = 0
         first_error: tuple[str, dict[str, Any]] | None = None
