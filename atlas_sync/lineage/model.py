@@ -613,8 +613,11 @@ def split_process_jobs(graph: LineageGraph) -> list[LineageGraph]:
     uses and the problems go with the first."""
     used: set[str] = set()
     parts: list[LineageGraph] = []
+    by_process: dict[str | None, list[ColumnEdge]] = {}
+    for e in graph.edges:
+        by_process.setdefault(e.process, []).append(e)
     for p in graph.processes:
-        edges = [e for e in graph.edges if e.process == p.id]
+        edges = by_process.get(p.id, [])
         ids = dict.fromkeys(
             [*p.inputs, *p.outputs, *(r.dataset for e in edges for r in (e.source, e.target))]
         )
