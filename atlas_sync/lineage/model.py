@@ -416,18 +416,21 @@ class LineageGraph(_Model):
 
     def missing_edge_inputs(self) -> list[tuple[str, str]]:
         """The model's invariant, as (process id, dataset id) pairs that break it: every column edge's
-        source dataset is an input of its process (a MERGE's or UPDATE's target that the statement
-        reads is an input as well as an output). Empty when it holds."""
-        inputs: dict[str, set[str]] = {}
+        source dataset is an input of its process (:meth:`edge_processes`; a MERGE's or UPDATE's target
+        that the statement reads is an input as well as an output). Empty when it holds."""
+        # (one pass of plain lookups: every sync runs it over every edge)
+        inputs = {p.id: set(p.inputs) for p in self.processes}
+        single = self.processes[0].id if len(self.processes) == 1 else None
+        producers: dict[str, str] = {}
+        for p in self.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p.id)
         out: dict[tuple[str, str], None] = {}
-        for e, p in self.edge_processes():
-            if p is None:
-                continue
-            have = inputs.get(p.id)
-            if have is None:
-                have = inputs[p.id] = set(p.inputs)
-            if e.source.dataset not in have:
-                out[(p.id, e.source.dataset)] = None
+        for e in self.edges:
+            pid = e.process if e.process is not None else single or producers.get(e.target.dataset)
+            have = inputs.get(pid) if pid is not None else None
+            if have is not None and e.source.dataset not in have:
+                out[(pid, e.source.dataset)] = None  # type: ignore[index]
         return list(out)
 
     def add_edge_inputs(self) -> int:
