@@ -48,3 +48,19 @@ def test_one_files_name_is_a_job_taken_from_the_name_unless_a_job_is_given(
     assert graph.job == "nightly" and graph.job_from_name
     named = registry.read(reader, [str(path)], job="etl", **options)
     assert named.job == "etl" and not named.job_from_name
+
+
+def test_a_spark_plan_that_writes_a_dataset_keeps_its_name_when_a_plan_is_added_before_it(
+    tmp_path: Path,
+) -> None:
+    fixtures = ROOT / "tests/data/spark/fixtures"
+    cte = (fixtures / "insert_into_cte/analyzed.txt").read_text(encoding="utf-8").strip()
+    jdbc = (fixtures / "append_data_v2_jdbc/analyzed.txt").read_text(encoding="utf-8").strip()
+    parquet = (fixtures / "write_parquet_path/analyzed.txt").read_text(encoding="utf-8").strip()
+    path = tmp_path / "etl.plan.txt"
+    path.write_text(cte + "\n\n" + jdbc + "\n", encoding="utf-8")
+    before = [p.id for p in registry.read("spark-plan", [str(path)]).processes]
+    assert before == ["etl:spark_catalog.default.tab3", "etl:jdb.app.customers_eu"]
+    path.write_text(parquet + "\n\n" + cte + "\n\n" + jdbc + "\n", encoding="utf-8")
+    after = [p.id for p in registry.read("spark-plan", [str(path)]).processes]
+    assert after[1:] == before and after[0] == "etl:file:/tmp/sparkdata/out/sales_totals"
