@@ -505,6 +505,7 @@ class LineageGraph(_Model):
             "edges": [_edge_doc(e) for e in self.edges],
             "problems": [p.model_dump(exclude_none=True) for p in self.problems],
             **({"job": self.job} if self.job else {}),
+            **naming_document(self),
         }
 
     @classmethod
@@ -537,6 +538,7 @@ class LineageGraph(_Model):
             for i, e in enumerate(document_list(doc.get(key), key, file))
         ]
         statements = document_list(doc.get("statements"), "statements", file)
+        naming = naming_from_document(doc, file)
         try:
             g = cls(
                 datasets=datasets,
@@ -545,6 +547,8 @@ class LineageGraph(_Model):
                 problems=problems,
                 statements=statements,
                 job=doc.get("job"),
+                job_from_name=naming["job_from_name"],
+                process_jobs=naming["process_jobs"],
             )
         except ValueError as exc:
             raise InputError(first_error(exc), file=file) from None
@@ -641,6 +645,27 @@ def split_process_jobs(graph: LineageGraph) -> list[LineageGraph]:
         parts[0].problems = list(graph.problems)
         parts[0].statements = list(graph.statements)
     return parts
+
+
+# What names the processes (process_local_name) besides ``job``: in the document when true.
+NAMING_KEYS = ("job_from_name", "process_jobs")
+
+
+def naming_document(graph: LineageGraph) -> dict[str, bool]:
+    """The document's ``job_from_name`` / ``process_jobs``, those that are true."""
+    return {k: True for k in NAMING_KEYS if getattr(graph, k)}
+
+
+def naming_from_document(doc: Mapping[str, Any], file: str | None) -> dict[str, bool]:
+    """``job_from_name`` / ``process_jobs`` of a document (absent: false); anything but a boolean is an
+    error at ``$.<key>``."""
+    out: dict[str, bool] = {}
+    for k in NAMING_KEYS:
+        v = doc.get(k)
+        if v is not None and not isinstance(v, bool):
+            raise InputError(f"'{k}' must be true or false", file=file, path=f"$.{k}")
+        out[k] = bool(v)
+    return out
 
 
 # ----------------------------------------------------------------- reading the document, piece by piece
@@ -836,6 +861,7 @@ def write_document(
     edges: Iterable[Any] | SpooledItems,
     problems: Iterable[Any] | SpooledItems,
     job: str | None = None,
+    naming: Mapping[str, bool] | None = None,
 ) -> None:
     """Write the lineage document to ``out`` section by section (no trailing newline), byte for byte
     what ``json.dumps(doc, indent=2, ensure_ascii=False)`` gives for the same content. List sections
@@ -865,6 +891,8 @@ def write_document(
         out.write("\n  ]" if n else "[]")
     if job:
         out.write(',\n  "job": ' + json.dumps(job, ensure_ascii=False))
+    for k, v in (naming or {}).items():  # (naming_document's)
+        out.write(f',\n  "{k}": ' + json.dumps(v))
     out.write("\n}")
 
 
@@ -1037,4 +1065,5 @@ def write_graph_document(graph: LineageGraph, out: IO[str]) -> None:
         edges=(_edge_doc(e) for e in graph.edges),
         problems=(p.model_dump(exclude_none=True) for p in graph.problems),
         job=graph.job,
+        naming=naming_document(graph),
     )

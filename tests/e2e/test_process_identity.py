@@ -235,3 +235,21 @@ def test_files_in_another_order_without_a_job_name_the_same_job(
     doc = plan(["-d", "d", "--from", reader, first[0], second[0]], env, tmp_path)
     assert doc["job"] == "a"
     assert created_or_deleted(doc) == []
+
+
+def test_the_lineage_document_of_an_input_syncs_to_the_same_processes(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    (tmp_path / "a.sql").write_text(A_SQL, encoding="utf-8")
+    (tmp_path / "b.sql").write_text(B_SQL, encoding="utf-8")
+    (tmp_path / "events.ol.json").write_text(json.dumps([GOOD, OTHER]), encoding="utf-8")
+    run(["sync", "-d", "d", "-j", "x", "a.sql", "b.sql"], env, tmp_path)
+    run(["sync", "-d", "o", "events.ol.json"], env, tmp_path)
+    sql_doc = run(["lineage", "sql", "a.sql", "b.sql"], env, tmp_path).stdout
+    (tmp_path / "sql.lineage.json").write_text(sql_doc, encoding="utf-8")
+    ol_doc = run(["lineage", "openlineage", "events.ol.json"], env, tmp_path).stdout
+    (tmp_path / "ol.lineage.json").write_text(ol_doc, encoding="utf-8")
+    assert created_or_deleted(plan(["-d", "d", "-j", "x", "sql.lineage.json"], env, tmp_path)) == []
+    jobs = plan(["-d", "o", "ol.lineage.json"], env, tmp_path)["jobs"]
+    assert [j["job"] for j in jobs] == ["a/goodjob", "a/otherjob"]
+    assert [created_or_deleted(j) for j in jobs] == [[], []]

@@ -1,5 +1,8 @@
 """The lineage model and its JSON document (design doc: 'The lineage model')."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from atlas_sync.errors import InputError
@@ -219,3 +222,22 @@ def test_splitting_process_jobs_gives_each_job_its_datasets_and_edges() -> None:
     assert (y.job, [d.id for d in y.datasets], len(y.edges)) == ("a/y", ["s", "u"], 1)
     assert x.problems == g.problems and not y.problems
     assert x.process_jobs and y.process_jobs
+
+
+def test_the_document_keeps_what_names_the_processes(tmp_path: Path) -> None:
+    from atlas_sync.lineage import registry
+
+    g = LineageGraph(job="v1", job_from_name=True, process_jobs=True)
+    doc = g.to_document()
+    assert doc["job_from_name"] is True and doc["process_jobs"] is True
+    back = LineageGraph.from_document(doc)
+    assert back.job_from_name and back.process_jobs
+    assert "job_from_name" not in LineageGraph(job="v1").to_document()  # false: left out
+    with pytest.raises(InputError, match="'job_from_name' must be true or false"):
+        LineageGraph.from_document({"job_from_name": "yes"})
+    # the graph reader, whole and in chunks
+    path = tmp_path / "d.lineage.json"
+    path.write_text(json.dumps(MINIMAL | {"job": "v1", "job_from_name": True}), encoding="utf-8")
+    for options in ({}, {"chunk_processes": 1}):
+        [read] = list(registry.read_chunks("graph", [str(path)], **options))
+        assert (read.job, read.job_from_name, read.process_jobs) == ("v1", True, False)
