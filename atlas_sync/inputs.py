@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from atlas_sync.errors import InputError
+
+
+def file_job(paths: Sequence[str], empty: str = "") -> str:
+    """The job of an input named by its files: a file's name up to its first dot (``stdin`` for ``-``;
+    ``empty`` when that is empty), of the first file in name order when there are several, so giving
+    the files in another order names the same job."""
+    stems = ["stdin" if p == "-" else Path(p).name.split(".")[0] or empty for p in paths]
+    return min(stems) if stems else empty
 
 
 def read_text(path: str) -> str:

@@ -291,6 +291,7 @@ class ChunkedDocument:
         self.edges: list[EdgeTuple] = []
         self.errors: list[Problem] = []
         self.job: str | None = None
+        self.job_from_name = self.process_jobs = False  # (LineageGraph's: what names the processes)
         self._refs: dict[RefTuple, RefTuple] = {}
         self._unowned: set[EdgeTuple] = set()  # edges without a process: deduplicated across chunks
         self.statements = SpooledItems()
@@ -310,7 +311,9 @@ class ChunkedDocument:
 
     def add(self, chunk: LineageGraph) -> None:
         """Take one chunk in (chunks in input order)."""
-        self.job = self.job or chunk.job
+        if not self.job:
+            self.job, self.job_from_name = chunk.job, chunk.job_from_name
+        self.process_jobs = self.process_jobs or chunk.process_jobs
         for d in chunk.datasets:
             have = self.datasets.get(d.id)
             if have is None:
@@ -369,6 +372,14 @@ class ChunkedDocument:
             edges=self.edge_items,
             problems=self.problems,
             job=job or self.job,
+            naming={
+                k: True
+                for k, v in (
+                    ("job_from_name", self.job_from_name and not job),
+                    ("process_jobs", self.process_jobs),
+                )
+                if v
+            },
         )
 
     def close(self) -> None:

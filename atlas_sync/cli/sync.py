@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import inspect
+import io
 import json
 import sys
 from collections.abc import Iterator
@@ -91,6 +94,8 @@ def _read_maybe_chunks(
 ) -> tuple[Any, Any]:
     """(graph, None) for a whole read, or (None, chunks) when the input streams: asked with
     ``--stream``, or by default when the reader gives more than one chunk."""
+    if target.graph is not None:  # one job of the input, read already (_each_input_job)
+        return target.graph, None
     if stream is False:
         graph = _read(pub, target, allow_partial=allow_partial)
         _note_partial(target, graph.partial)
@@ -106,7 +111,7 @@ def _read_maybe_chunks(
     second = next(chunks, None)
     if second is None and not stream:
         _report(first.problems, bool(first.datasets or first.processes), allow_partial)
-        return first, None
+        return _one_job(target, first), None
     return None, _resumed([first] if second is None else [first, second], chunks)
 
 
@@ -130,6 +135,15 @@ def _read(pub: Any, target: Target, allow_partial: bool = False) -> Any:
     name, options = _reader(target.reader, target.files, target.reader_flags)
     graph = pub.read(name, list(target.files), **options)
     _report(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
+    return _one_job(target, graph)
+
+
+def _one_job(target: Target, graph: Any) -> Any:
+    """``graph``, unless the command runs once per job of the input (_each_input_job) and it holds several."""
+    if target.each_job and target.job is None and graph.process_jobs and len(graph.processes) > 1:
+        from atlas_sync.lineage.model import split_process_jobs
+
+        raise _SeveralJobs(split_process_jobs(graph))
     return graph
 
 
@@ -210,6 +224,52 @@ class Target:
     force: bool = False
     refresh: bool = False
     allow_empty: bool = False
+    # one job of an input whose processes are jobs of their own, read already (_each_input_job)
+    graph: Any = None
+    each_job: bool = False
+
+
+class _SeveralJobs(Exception):
+    """The input holds several jobs of their own and no --job names one scope: run once per job."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        super().__init__("several jobs")
+        self.parts = parts
+
+
+def _each_input_job(func: Any) -> Any:
+    """Run the command once per job when the input's processes are jobs of their own (several
+    OpenLineage jobs in one input, no --job): each is planned or synced under its own job scope, as
+    `openlineage serve` does, so another job added to the file changes nothing of the others."""
+
+    @functools.wraps(func)
+    def wrapper(target: Target, **own: Any) -> Any:
+        try:
+            return func(target=dataclasses.replace(target, each_job=True), **own)
+        except _SeveralJobs as several:
+            parts = several.parts
+        if own.get("out"):
+            raise click.UsageError(
+                f"the input holds {len(parts)} OpenLineage jobs, each planned under its own job scope: "
+                "a saved plan holds one; give --job JOB to plan them under one scope"
+            ) from None
+        codes: list[Any] = []
+        docs: list[Any] = []
+        for part in parts:
+            t = dataclasses.replace(target, job=part.job, graph=part)
+            if own.get("as_json"):
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    codes.append(func(target=t, **own))
+                docs.append(json.loads(buf.getvalue()))
+            else:
+                click.echo(f"job {part.job}:")
+                codes.append(func(target=t, **own))
+        if docs:
+            echo_json({"jobs": docs})
+        return max((c for c in codes if isinstance(c, int)), default=None)
+
+    return wrapper
 
 
 _TARGET_FIELDS = (
@@ -315,6 +375,7 @@ def _safety(func: Any) -> Any:
     "first 2,000 changes, counts all; no --out) [default: as `sync` decides, never with --out]",
 )
 @_pass_target
+@_each_input_job
 def plan_cmd(
     target: Target,
     as_json: bool,
@@ -431,6 +492,7 @@ _DELETE_BATCH = click.option(
 @click.option("--json", "as_json", is_flag=True, help="print a JSON summary")
 @_pass_target
 @write_path_options
+@_each_input_job
 def sync_cmd(
     target: Target,
     purge: bool,

@@ -318,6 +318,14 @@ class LineageGraph(_Model):
     statements: list[dict[str, Any]] = Field(default_factory=list)
     # The job scope a reader suggests (Spark app name, OpenLineage job, file stem, ...).
     job: str | None = None
+    # True when ``job`` is only the input file's name (the input names no job): it is not part of any
+    # process's identity, so a sync under another job names the processes under that job instead
+    # (:func:`process_id_under`): renaming the file, or ``--job``, renames nothing.
+    job_from_name: bool = False
+    # True when each process is a job the input names (an OpenLineage job, ``<namespace>/<name>``): its
+    # id is its name under whatever job a sync publishes it (:func:`process_local_name`), and a sync
+    # without a job publishes each under its own (:func:`split_process_jobs`), as ``openlineage serve`` does.
+    process_jobs: bool = False
     source: str | None = None
     # True when the graph is only part of its job's lineage (a dbt run of some models): a sync of it
     # should create and update, and delete nothing it lacks.
@@ -405,6 +413,51 @@ class LineageGraph(_Model):
             out.extend(edge_dangling(e, ids, pids))
         return out
 
+    def edge_processes(self) -> Iterator[tuple[ColumnEdge, Process | None]]:
+        """Each column edge with the process it belongs to: its ``process``, else the graph's only
+        process, else the first process writing its target (as the renderer assigns it); None when
+        none does."""
+        single = self.processes[0] if len(self.processes) == 1 else None
+        producers: dict[str, Process] = {}
+        for p in self.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p)
+        for e in self.edges:
+            if e.process is not None:
+                yield e, self.process(e.process)
+            else:
+                yield e, single or producers.get(e.target.dataset)
+
+    def missing_edge_inputs(self) -> list[tuple[str, str]]:
+        """The model's invariant, as (process id, dataset id) pairs that break it: every column edge's
+        source dataset is an input of its process (:meth:`edge_processes`; a MERGE's or UPDATE's target
+        that the statement reads is an input as well as an output). Empty when it holds."""
+        # (one pass of plain lookups: every sync runs it over every edge)
+        inputs = {p.id: set(p.inputs) for p in self.processes}
+        single = self.processes[0].id if len(self.processes) == 1 else None
+        producers: dict[str, str] = {}
+        for p in self.processes:
+            for o in p.outputs:
+                producers.setdefault(o, p.id)
+        out: dict[tuple[str, str], None] = {}
+        for e in self.edges:
+            pid = e.process if e.process is not None else single or producers.get(e.target.dataset)
+            have = inputs.get(pid) if pid is not None else None
+            if have is not None and e.source.dataset not in have:
+                out[(pid, e.source.dataset)] = None  # type: ignore[index]
+        return list(out)
+
+    def add_edge_inputs(self) -> int:
+        """Make the invariant of :meth:`missing_edge_inputs` hold: each column edge's source dataset is
+        added to its process's inputs (after those it has, in edge order); returns how many were added.
+        Every reader's graph passes here (:mod:`atlas_sync.lineage.registry`)."""
+        missing = self.missing_edge_inputs()
+        for pid, dataset_id in missing:
+            p = self.process(pid)
+            if p is not None:
+                p.inputs.append(dataset_id)
+        return len(missing)
+
     def merge(self, other: LineageGraph) -> LineageGraph:
         """A new graph with both graphs' content (datasets merged by id; process ids must differ)."""
         return self.model_copy(deep=True).merge_into(other)
@@ -421,7 +474,9 @@ class LineageGraph(_Model):
             g.add_edge(e)
         g.problems.extend(other.problems)
         g.statements.extend(other.statements)
-        g.job = g.job or other.job
+        if not g.job:
+            g.job, g.job_from_name = other.job, other.job_from_name
+        g.process_jobs = g.process_jobs or other.process_jobs
         g.partial = g.partial or other.partial
         return g
 
@@ -466,6 +521,7 @@ class LineageGraph(_Model):
             "edges": [_edge_doc(e) for e in self.edges],
             "problems": [p.model_dump(exclude_none=True) for p in self.problems],
             **({"job": self.job} if self.job else {}),
+            **naming_document(self),
         }
 
     @classmethod
@@ -498,6 +554,7 @@ class LineageGraph(_Model):
             for i, e in enumerate(document_list(doc.get(key), key, file))
         ]
         statements = document_list(doc.get("statements"), "statements", file)
+        naming = naming_from_document(doc, file)
         try:
             g = cls(
                 datasets=datasets,
@@ -506,6 +563,8 @@ class LineageGraph(_Model):
                 problems=problems,
                 statements=statements,
                 job=doc.get("job"),
+                job_from_name=naming["job_from_name"],
+                process_jobs=naming["process_jobs"],
             )
         except ValueError as exc:
             raise InputError(first_error(exc), file=file) from None
@@ -513,6 +572,116 @@ class LineageGraph(_Model):
         if dangling:
             raise InputError(dangling[0], file=file)
         return g
+
+
+def process_id_under(process_id: str, graph: LineageGraph, job: str) -> str:
+    """The id of ``graph``'s process as a sync under ``job`` names it.
+
+    A reader names a process after the job it suggests (``<job>``, ``<job>:<target>:<digest>``); when
+    that job is only the file's name (``graph.job_from_name``), the sync's job takes its place, so the
+    process's name depends on the process and the sync's job, never on what the file is called.
+    """
+    old = graph.job
+    if not graph.job_from_name or not old or old == job:
+        return process_id
+    if process_id == old:
+        return job
+    if process_id.startswith(old + ":"):
+        return job + process_id[len(old) :]
+    return process_id
+
+
+_JOB_NAMED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*):")
+
+
+def dataset_id_under(dataset_id: str, graph: LineageGraph, job: str) -> str:
+    """The id of ``graph``'s dataset as a sync under ``job`` names it: a dataset the reader named after
+    a job that is only the file's name (a Spark plan's ``unknown:<job>/source``, ``result:<job>/result``,
+    ``local:<job>/rows``: ``<namespace>:<job>/...``) is named after the sync's job instead, as its
+    processes are (:func:`process_id_under`)."""
+    old = graph.job
+    if not graph.job_from_name or not old or old == job:
+        return dataset_id
+    m = _JOB_NAMED.match(dataset_id)
+    if m is not None and dataset_id.startswith(old + "/", m.end()):
+        return dataset_id[: m.end()] + job + dataset_id[m.end() + len(old) :]
+    return dataset_id
+
+
+def dataset_named_under(dataset: Dataset, graph: LineageGraph, job: str) -> tuple[str, str]:
+    """The id and name of ``dataset`` as a sync under ``job`` names it (:func:`dataset_id_under`)."""
+    new = dataset_id_under(dataset.id, graph, job)
+    if new == dataset.id:
+        return dataset.id, dataset.name
+    old = graph.job or ""
+    name = job + dataset.name[len(old) :] if dataset.name.startswith(old + "/") else dataset.name
+    return new, name
+
+
+def process_local_name(process_id: str, graph: LineageGraph, job: str) -> str:
+    """The process's qualified name without ``@<domain>`` in a sync under ``job``: a job the input names
+    (``graph.process_jobs``) is its id; a process the reader named after the job (``<job>``,
+    ``<job>:...``, see :func:`process_id_under`) keeps that name; any other is ``<job>:<process id>``.
+    So a name depends on the process (and the job it is published under), never on the other processes
+    of the input, the file's name or the files' order."""
+    if graph.process_jobs:
+        return process_id
+    pid = process_id_under(process_id, graph, job)
+    return pid if pid == job or pid.startswith(job + ":") else f"{job}:{pid}"
+
+
+def split_process_jobs(graph: LineageGraph) -> list[LineageGraph]:
+    """One graph per process of a graph whose processes are jobs of their own (``process_jobs``), each
+    with the datasets its process and edges use and ``job`` = the process's id; the datasets no process
+    uses and the problems go with the first."""
+    used: set[str] = set()
+    parts: list[LineageGraph] = []
+    by_process: dict[str | None, list[ColumnEdge]] = {}
+    for e in graph.edges:
+        by_process.setdefault(e.process, []).append(e)
+    for p in graph.processes:
+        edges = by_process.get(p.id, [])
+        ids = dict.fromkeys(
+            [*p.inputs, *p.outputs, *(r.dataset for e in edges for r in (e.source, e.target))]
+        )
+        used.update(ids)
+        parts.append(
+            LineageGraph(
+                datasets=[d for d in (graph.dataset(i) for i in ids) if d is not None],
+                processes=[p],
+                edges=edges,
+                job=p.id,
+                process_jobs=True,
+                source=graph.source,
+                partial=graph.partial,
+            )
+        )
+    if parts:
+        parts[0].datasets.extend(d for d in graph.datasets if d.id not in used)
+        parts[0].problems = list(graph.problems)
+        parts[0].statements = list(graph.statements)
+    return parts
+
+
+# What names the processes (process_local_name) besides ``job``: in the document when true.
+NAMING_KEYS = ("job_from_name", "process_jobs")
+
+
+def naming_document(graph: LineageGraph) -> dict[str, bool]:
+    """The document's ``job_from_name`` / ``process_jobs``, those that are true."""
+    return {k: True for k in NAMING_KEYS if getattr(graph, k)}
+
+
+def naming_from_document(doc: Mapping[str, Any], file: str | None) -> dict[str, bool]:
+    """``job_from_name`` / ``process_jobs`` of a document (absent: false); anything but a boolean is an
+    error at ``$.<key>``."""
+    out: dict[str, bool] = {}
+    for k in NAMING_KEYS:
+        v = doc.get(k)
+        if v is not None and not isinstance(v, bool):
+            raise InputError(f"'{k}' must be true or false", file=file, path=f"$.{k}")
+        out[k] = bool(v)
+    return out
 
 
 # ----------------------------------------------------------------- reading the document, piece by piece
@@ -708,6 +877,7 @@ def write_document(
     edges: Iterable[Any] | SpooledItems,
     problems: Iterable[Any] | SpooledItems,
     job: str | None = None,
+    naming: Mapping[str, bool] | None = None,
 ) -> None:
     """Write the lineage document to ``out`` section by section (no trailing newline), byte for byte
     what ``json.dumps(doc, indent=2, ensure_ascii=False)`` gives for the same content. List sections
@@ -737,6 +907,8 @@ def write_document(
         out.write("\n  ]" if n else "[]")
     if job:
         out.write(',\n  "job": ' + json.dumps(job, ensure_ascii=False))
+    for k, v in (naming or {}).items():  # (naming_document's)
+        out.write(f',\n  "{k}": ' + json.dumps(v))
     out.write("\n}")
 
 
@@ -927,4 +1099,5 @@ def write_graph_document(graph: LineageGraph, out: IO[str]) -> None:
         edges=(_edge_doc(e) for e in graph.edges),
         problems=(p.model_dump(exclude_none=True) for p in graph.problems),
         job=graph.job,
+        naming=naming_document(graph),
     )

@@ -144,7 +144,7 @@ def _peek_stdin(size: int = 4096) -> bytes:
 def read(name: str, paths: Sequence[str], **options: Any) -> LineageGraph:
     """Read ``paths`` with the reader ``name`` (``auto`` picks one per the first file)."""
     reader = detect(paths[0]) if name == "auto" else get(name)
-    return reader.read(paths, **options)
+    return _sound(reader.read(paths, **options))
 
 
 def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
@@ -181,12 +181,42 @@ def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[Lin
     reader = detect(paths[0]) if name == "auto" else get(name)
     chunked = getattr(reader, "read_chunks", None)
     if callable(chunked):
-        return iter(chunked(paths, **options))
+        return _SoundChunks(iter(chunked(paths, **options)))
     return _whole(reader, paths, options)
 
 
 def _whole(reader: Reader, paths: Sequence[str], options: dict[str, Any]) -> Iterator[LineageGraph]:
-    yield reader.read(paths, **options)
+    yield _sound(reader.read(paths, **options))
+
+
+def _sound(graph: LineageGraph) -> LineageGraph:
+    """``graph`` with the model's invariants made to hold, whichever reader (or plugin) made it: every
+    column edge's source dataset is an input of its process (:meth:`LineageGraph.add_edge_inputs`)."""
+    graph.add_edge_inputs()
+    return graph
+
+
+class _SoundChunks:
+    """A reader's chunks, each made :func:`_sound` (a chunk holds its edges' processes); keeps the
+    iterator's ``more`` (see :func:`read_chunks`)."""
+
+    def __init__(self, chunks: Iterator[LineageGraph]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> _SoundChunks:
+        return self
+
+    def __next__(self) -> LineageGraph:
+        return _sound(next(self._chunks))
+
+    @property
+    def more(self) -> bool | None:
+        return getattr(self._chunks, "more", None)
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def can_chunk(reader: Reader) -> bool:

@@ -16,7 +16,7 @@ full of those entities, for their referrers; the domain's size only when there a
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Collection, Set
 from typing import Any
 
 from atlas_sync.reconcile.actual import OWNER_ATTRIBUTE, ActualEntity, Key, fingerprint, job_key, to_actual
@@ -242,3 +242,46 @@ def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -
         f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
         "Atlas history starts anew; later syncs keep the new names"
     )
+
+
+def file_named_renames(
+    job: str, deletes: list[PlanItem], created: Collection[str], process_types: Collection[str]
+) -> str | None:
+    """Say so when processes whose names held their input file's name (``<job>:<file>:<rest>``, or
+    ``<job>:<first file>:<file>:<rest>`` under ``--job``, before a name depended only on the process) give
+    way to ``<job>:<rest>``: a delete and a create in Atlas."""
+    pairs: list[tuple[str, str]] = []
+    for item in deletes:
+        if item.type_name not in process_types or "@" not in item.qualified_name:
+            continue
+        local, domain = item.qualified_name.rsplit("@", 1)
+        if not local.startswith(job + ":"):
+            continue
+        parts = local[len(job) + 1 :].split(":")
+        # (`<job>:<file>:...`, or `<job>:<first file>:<file>:...` synced with --job)
+        for n in (1, 2):
+            new = ":".join([job, *parts[n:]]) + "@" + domain
+            if len(parts) > n and new in created:
+                pairs.append((item.qualified_name, new))
+                break
+    # the processes, not the column lineages named after them (`<process>:<column>`)
+    locals_ = {o.rsplit("@", 1)[0] for o, _ in pairs}
+    pairs = [(o, n) for o, n in pairs if not _under_any(o.rsplit("@", 1)[0], locals_)]
+    if not pairs:
+        return None
+    old, new = pairs[0]
+    return (
+        f"{len(pairs)} process(es) named with their input file's name (e.g. {old}) are renamed to names "
+        f"that depend only on the process (e.g. {new}): deleted and created again, so their Atlas "
+        "history starts anew; later syncs keep the new names, whatever the files are called"
+    )
+
+
+def _under_any(local: str, names: Set[str]) -> bool:
+    """Whether ``local`` is ``<one of names>:...``."""
+    at = local.find(":")
+    while at >= 0:
+        if local[:at] in names:
+            return True
+        at = local.find(":", at + 1)
+    return False

@@ -103,6 +103,9 @@ class StreamSync:
         self.problems: list[Problem] = []
         self.partial = False
         self.job: str | None = None
+        self.job_from_name = False  # (the first chunk's: LineageGraph.job_from_name)
+        self.process_jobs = False  # (any chunk's: LineageGraph.process_jobs)
+        self._created_processes: set[str] = set()  # (qualified names: failsafes.file_named_renames)
         self.source: str | None = None
         self.processes = 0
         self._ref_names: set[str] = set()
@@ -159,7 +162,10 @@ class StreamSync:
     def add_chunk(self, graph: LineageGraph) -> None:
         """Take one chunk: datasets into the catalogue, processes and edges into the spool (in parts
         of at most ``RENDER_PROCESSES`` processes, so rendering one holds few entities)."""
-        self.job = self.job or graph.job
+        if not self.job:
+            self.job, self.job_from_name = graph.job, graph.job_from_name
+        self.process_jobs = self.process_jobs or graph.process_jobs
+        graph.add_edge_inputs()  # (a graph built by hand too: every edge's source is an input of its process)
         self.source = self.source or graph.source
         self.problems.extend(graph.problems)
         self.partial = self.partial or graph.partial  # part of the job's lineage: deletes nothing
@@ -190,6 +196,10 @@ class StreamSync:
                 first = False
                 # (json's spelling: receipts in Atlas hold fingerprints of this text)
                 self.spool.db.execute("INSERT INTO chunk (doc) VALUES (?)", (json.dumps(doc),))
+
+    def _naming(self) -> dict[str, Any]:
+        """What names the input's processes (model.process_local_name), for each part rendered."""
+        return {"job": self.job, "job_from_name": self.job_from_name, "process_jobs": self.process_jobs}
 
     @property
     def is_empty(self) -> bool:
@@ -234,7 +244,7 @@ class StreamSync:
             for ref in (e.source, e.target)
             if ref.column is not None
         }
-        part = LineageGraph(job=self.job, source=self.source)
+        part = LineageGraph(**self._naming(), source=self.source)
         part.processes, part.edges = processes, edges
         self._add_state(
             job, self._render(job, part, rendered=self.spool.rendered_keys(dataset_ids, list(pairs)))
@@ -258,7 +268,7 @@ class StreamSync:
                 self._render_dataset_batch(job, batch, extra)
 
     def _render_dataset_batch(self, job: str, datasets: list[Dataset], extra: dict[str, list[str]]) -> None:
-        part = LineageGraph(job=self.job, source=self.source)
+        part = LineageGraph(**self._naming(), source=self.source)
         part.datasets = datasets
         state = self._render(job, part, extra_columns={d.id: extra[d.id] for d in datasets if d.id in extra})
         self._add_state(job, state)
@@ -395,7 +405,9 @@ class StreamSync:
         writer.finish(digest_attribute, metadata_attribute)
         for item in deletes:
             plan.record(item)
-        renamed = failsafes.positional_renames(job, deletes, first_created_process)
+        renamed = failsafes.positional_renames(
+            job, deletes, first_created_process
+        ) or failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
         if renamed:
             plan.warnings.append(renamed)
         writer.delete(deletes, purge=purge)
@@ -457,8 +469,9 @@ class StreamSync:
             plan.record(item, decision.entity)
             if decision.metadata is not None:
                 writer.metadata.append(decision.metadata)
-            if item.action == "create" and created is None and e.type_name in process_types:
-                created = e.qualified_name
+            if item.action == "create" and e.type_name in process_types:
+                created = created or e.qualified_name
+                self._created_processes.add(e.qualified_name)
             if decision.write and decision.entity is not None:
                 writer.write(item, decision.entity)
             else:

@@ -351,8 +351,11 @@ class NativeRender:
         source: str,
     ) -> list[dict[str, Any]]:
         pid, job = str(process.get("id")), self._job
-        # as the lineage profile: a process keeps its name whatever else the job holds
-        local = pid if pid == job or pid.startswith(job + ":") else f"{job}:{pid}"
+        # as the lineage profile: the renderer's name for it (model.process_local_name); else the rule
+        # it follows for a process the reader named after the job
+        local = str(
+            process.get("local_name") or (pid if pid == job or pid.startswith(job + ":") else f"{job}:{pid}")
+        )
         ctx = {
             **self._base(),
             "process": process,

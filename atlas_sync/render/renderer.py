@@ -18,7 +18,15 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.bi import BI_KINDS
-from atlas_sync.lineage.model import DIRECT_KINDS, ColumnEdge, LineageGraph
+from atlas_sync.lineage.model import (
+    DIRECT_KINDS,
+    ColumnEdge,
+    LineageGraph,
+    dataset_id_under,
+    dataset_named_under,
+    process_id_under,
+    process_local_name,
+)
 from atlas_sync.render.metadata import entity_metadata
 from atlas_sync.render.names import process_display_name
 from atlas_sync.render.native import DOMAIN_HINT, Namespaces, NativeRender, valid_domain
@@ -401,6 +409,8 @@ def render(
         ]
     for d in datasets:
         ctx = d.model_dump(exclude={"columns"})
+        # (named after the sync's job where the reader's job was only the file's name)
+        ctx["id"], ctx["name"] = dataset_named_under(d, graph, job)
         # templates see a column's name, type and description (its metadata goes beside the entity)
         ctx["columns"] = (
             [{"name": c.name, "type": c.type, "description": c.description} for c in d.columns]
@@ -446,6 +456,12 @@ def render(
     proc_keys: dict[str, Key] = {}
     for p in graph.processes:
         pdoc = p.model_dump()
+        # named under the sync's job where the reader's job was only the file's name
+        pdoc["id"] = process_id_under(p.id, graph, job)
+        if p.name == p.id:  # a name that is the id follows it
+            pdoc["name"] = pdoc["id"]
+        # its qualified name without @<domain>, as templates use it
+        pdoc["local_name"] = process_local_name(p.id, graph, job)
         ctx = {
             "process": pdoc,
             "inputs": [_ref(ds_refs[i]) for i in p.inputs],
@@ -506,7 +522,7 @@ def render(
                 "process_ref": _ref(proc_key),
                 "process_qualified_name": proc_key[1],
                 "process_name": proc_key[1].rsplit("@", 1)[0],
-                "target": {"dataset": tds, "column": tcol},
+                "target": {"dataset": dataset_id_under(tds, graph, job), "column": tcol},
                 "target_name": tcol if tcol is not None else "*",
                 "inputs": [_ref(k) for k in sources],
                 "outputs": [_ref(k) for k in outputs],

@@ -106,3 +106,34 @@ def test_a_domain_synced_with_positional_statement_names_is_renamed_once_and_the
     pub.sync(graph)
     again = pub.plan(graph)
     assert not again.has_changes and again.warnings == []
+
+
+def test_a_domain_synced_with_file_named_statement_names_is_renamed_once_and_the_plan_says_so(
+    tmp_path: Path,
+) -> None:
+    pub = Publisher(embedded_client(emulator=Emulator(None)), profile="lineage", domain="etl")
+    a, b = tmp_path / "a.sql", tmp_path / "b.sql"
+    a.write_text("INSERT INTO m.t SELECT x FROM m.s;\n", encoding="utf-8")
+    b.write_text("INSERT INTO m.u SELECT x FROM m.t;\n", encoding="utf-8")
+    graph = pub.read("sql", [str(a), str(b)])
+    # what the build before named them, synced with --job x: x:a:<file>:<target>:<digest>
+    doc = LineageGraph.from_document(graph.to_document()).to_document()
+    doc.pop("job_from_name")  # (names as the build before gave them, for job x)
+    renames = {p["id"]: p["id"].replace("a:", "a:a:", 1) for p in doc["processes"]}
+    renames[doc["processes"][1]["id"]] = doc["processes"][1]["id"].replace("a:", "a:b:", 1)
+    for p in doc["processes"]:
+        p["id"] = p["name"] = renames[p["id"]]
+    for e in doc["edges"]:
+        e["process"] = renames[e["process"]]
+    pub.sync(LineageGraph.from_document(doc), "x")
+
+    plan = pub.plan(graph, "x")
+    deleted = sorted(
+        i.qualified_name for i in plan.items if i.action == "delete" and i.type_name == "lineage_process"
+    )
+    assert [q.split(":")[:4] for q in deleted] == [["x", "a", "a", "m.t"], ["x", "a", "b", "m.u"]]
+    [warning] = plan.warnings
+    assert warning.startswith("2 process(es) named with their input file's name (e.g. x:a:a:m.t:")
+    pub.sync(graph, "x")
+    again = pub.plan(graph, "x")
+    assert not again.has_changes and again.warnings == []

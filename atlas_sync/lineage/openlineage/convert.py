@@ -347,15 +347,12 @@ def events_to_graph(
             raw = RawEvent(event, raw.file, raw.line, raw.path)
         b.add(raw, order)
     g = b.graph
-    jobs = [p.id for p in g.processes]
-    if len(jobs) == 1:
-        g.job = jobs[0]
-    elif len(jobs) > 1:
-        g.problem(
-            f"{len(jobs)} OpenLineage jobs in one input ({', '.join(jobs[:3])}{', ...' if len(jobs) > 3 else ''}); "
-            "each is its own process, but a sync publishes them under one job scope",
-            code="openlineage-several-jobs",
-        )
+    # Each job is a process named by its namespace and name, whatever else the input holds; a sync
+    # without a job publishes each under its own job scope (model.split_process_jobs).
+    g.process_jobs = True
+    g.add_edge_inputs()  # a column's source dataset the event does not list is an input all the same
+    if len(g.processes) == 1:
+        g.job = g.processes[0].id
     if skipped:
         g.problem(
             "skipped events by type: " + ", ".join(f"{k} x{v}" for k, v in sorted(skipped.items())),

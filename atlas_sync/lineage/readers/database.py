@@ -261,6 +261,7 @@ class DatabaseReader:
                 "history_rows": len(rows),
             }
         )
+        graph.add_edge_inputs()  # (as the SQL reader: a target a statement reads is an input)
         return graph
 
     @staticmethod

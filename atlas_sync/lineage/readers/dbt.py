@@ -59,7 +59,9 @@ class DbtReader:
             raise InputError("the dbt reader needs the manifest's folder, not stdin")
         only_ran = run_results is not None and str(run_results).strip() != ""
         art = load(paths[0], catalog=catalog, run_results=run_results if only_ran else None)
-        return ProjectReader(art, dialect=dialect, select=select, only_ran=only_ran, job=job).read()
+        graph = ProjectReader(art, dialect=dialect, select=select, only_ran=only_ran, job=job).read()
+        graph.add_edge_inputs()  # an incremental model reads itself ({{ this }}): an input too
+        return graph
 
 
 READER = DbtReader()

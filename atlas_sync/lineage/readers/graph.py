@@ -44,6 +44,7 @@ from atlas_sync import fastjson
 from atlas_sync.errors import InputError
 from atlas_sync.inputs import load_json, open_binary, read_text
 from atlas_sync.lineage.model import (
+    NAMING_KEYS,
     ColumnEdge,
     Dataset,
     LineageGraph,
@@ -53,6 +54,7 @@ from atlas_sync.lineage.model import (
     edge_from_document,
     edges_key,
     first_error,
+    naming_from_document,
     process_dangling,
     validate_item,
 )
@@ -115,7 +117,7 @@ def _whole_graph(documents: Iterable[tuple[str, Any]], first: str | None) -> Lin
         graph = g if graph is None else _merge(graph, g, p)
     graph = graph or LineageGraph()
     if graph.job is None and first is not None and first != "-":
-        graph.job = _stem(first)
+        graph.job, graph.job_from_name = _stem(first), True
     return graph
 
 
@@ -343,6 +345,7 @@ class _File:
     no: int
     path: str
     job: Any = None
+    naming: dict[str, Any] = field(default_factory=dict)  # job_from_name, process_jobs (model.NAMING_KEYS)
     kinds: dict[str, str] = field(default_factory=dict)  # list key -> "list" | "null" | "empty" | "other"
     errors: dict[str, InputError] = field(default_factory=dict)  # list key -> its first error
     counts: dict[str, int] = field(default_factory=dict)
@@ -368,22 +371,29 @@ def _chunks(paths: list[str], n: int, out: Chunks) -> Iterator[LineageGraph]:
             _spool_file(spool, f, docs[no] if docs is not None else _whole(path))
             _check_file(spool, f)
             files.append(f)
-        job = next((f.job for f in files if f.job is not None), None)
+        named = next((f for f in files if f.job is not None), None)
+        job = named.job if named is not None else None
+        naming = {
+            "job_from_name": bool(named.naming.get("job_from_name")) if named is not None else False,
+            "process_jobs": any(f.naming.get("process_jobs") for f in files),
+        }
         if job is None and paths[0] != "-":
-            job = _stem(paths[0])
+            job, naming["job_from_name"] = _stem(paths[0]), True
         total = sum(f.counts.get("processes", 0) for f in files)
         if total <= n:  # one graph, as read() gives it
             graph: LineageGraph | None = None
             for f in files:
-                for g in _file_chunks(spool, f, n, job, whole=True):
+                for g in _file_chunks(spool, f, n, job, whole=True, naming=naming):
                     graph = g if graph is None else _merge(graph, g, f.path)
             if graph is not None:
-                graph.job = job
+                graph.job, graph.job_from_name = job, naming["job_from_name"]
                 out.more = False
                 yield graph
             return
         for f in files:
-            yield from _file_chunks(spool, f, n, job, whole=False, out=out, last=f is files[-1])
+            yield from _file_chunks(
+                spool, f, n, job, whole=False, out=out, last=f is files[-1], naming=naming
+            )
     finally:
         spool.close()
 
@@ -421,6 +431,8 @@ def _spool_file(spool: _Spool, f: _File, doc: dict[str, Any] | None) -> None:
                 _spool_list(spool, f, name, whole)
             elif name == "job":
                 f.job = whole
+            elif name in NAMING_KEYS:
+                f.naming[name] = whole
         spool.db.commit()
         return
     source = _Source(f.path)
@@ -444,6 +456,8 @@ def _spool_file(spool: _Spool, f: _File, doc: dict[str, Any] | None) -> None:
                 _spool_list(spool, f, key, items)
             elif key == "job":
                 f.job = _value(events, event, value)
+            elif key in NAMING_KEYS:
+                f.naming[key] = _value(events, event, value)
             else:
                 _skip(events, event)
         for _ in events:  # trailing garbage is an error, as in read()
@@ -628,6 +642,7 @@ def _check_file(spool: _Spool, f: _File) -> None:
         raise f.errors["statements"]
     if f.job is not None and (msg := _field_error(job=f.job)):
         raise InputError(msg, file=f.path)
+    naming_from_document(f.naming, f.path)  # (a bad value is an error at its key)
     for label, key, cls in (("dataset", "datasets", Dataset), ("process", "processes", Process)):
         if label in f.duplicate:
             i = f.duplicate[label]
@@ -659,6 +674,7 @@ def _file_chunks(
     whole: bool,
     out: Chunks | None = None,
     last: bool = True,
+    naming: dict[str, bool] | None = None,
 ) -> Iterator[LineageGraph]:
     """Second pass: one document's graphs of at most ``n`` processes each (``whole``: the input is
     one graph, so this document gives exactly one; ``out.more``: whether another graph follows this
@@ -723,6 +739,8 @@ def _file_chunks(
             problems=[Problem.model_validate_json(doc) for doc in items["problems"]],
             statements=[json.loads(doc) for doc in items["statements"]],
             job=job,
+            job_from_name=bool((naming or {}).get("job_from_name")),
+            process_jobs=bool((naming or {}).get("process_jobs")),
         )
         del datasets, processes, edges, items
         if out is not None:

@@ -16,11 +16,10 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import (
     Column,
     ColumnEdge,
@@ -31,6 +30,7 @@ from atlas_sync.lineage.model import (
     dotted,
     split_dotted,
 )
+from atlas_sync.lineage.sql.naming import digest
 
 _AGGREGATES = {
     "sum",
@@ -150,14 +150,15 @@ class HiveLineageReader:
         if not paths:
             raise InputError("no Hive lineage file given")
         graph = LineageGraph(
-            job=job or ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]),
+            job=job or file_job(paths),
+            job_from_name=not job,
             source="hive-lineage",
         )
         for path in paths:
             file = None if path == "-" else path
             docs = parse_documents(read_text(path), file=file)
             for i, (doc, line) in enumerate(docs, start=1):
-                self._add(graph, doc, index=i, file=file, line=line, multi=len(paths) > 1, path=path)
+                self._add(graph, doc, index=i, file=file, line=line)
         return graph
 
     def _add(
@@ -168,8 +169,6 @@ class HiveLineageReader:
         index: int,
         file: str | None,
         line: int | None,
-        multi: bool,
-        path: str,
     ) -> None:
         where = f"$[{index - 1}]" if line is None else "$"
 
@@ -208,12 +207,22 @@ class HiveLineageReader:
                     columns=[Column(name=c) for c in cols],
                 )
             )
-        stem = "stdin" if path == "-" else Path(path).name.split(".")[0]
-        key = str(doc.get("hash") or index)
-        base = graph.job or "hive"
-        pid = f"{base}:{stem}:{key}" if multi else f"{base}:{key}"
-        if graph.process(pid) is not None:
-            pid = f"{pid}:{index}"
+        # Named by the query (Hive's hash of it, else a digest of its text, else of its lineage), never
+        # by the file or the document's place: a renamed file or another order renames nothing.
+        text = doc.get("queryText")
+        if doc.get("hash"):
+            key = str(doc["hash"])
+        elif isinstance(text, str) and text.strip():
+            key = digest(text)
+        else:
+            key = hashlib.sha1(
+                json.dumps([vertices, edges], sort_keys=True, default=str).encode("utf-8")
+            ).hexdigest()[:8]
+        base = pid = f"{graph.job or 'hive'}:{key}"
+        n = 1
+        while graph.process(pid) is not None:
+            n += 1
+            pid = f"{base}:{n}"
         inputs: list[str] = []
         outputs: list[str] = []
         new_edges: list[ColumnEdge] = []
@@ -271,9 +280,9 @@ class HiveLineageReader:
                 for t in e["targets"]:
                     outputs.append(dotted(*by_id[t][0]))
         outputs = list(dict.fromkeys(outputs))
-        # A written table is not also an input (INSERT OVERWRITE t ... FROM t): in Atlas the process
-        # would be its own upstream; its columns' edges keep what t gives itself.
-        inputs = [i for i in dict.fromkeys(inputs) if i not in outputs]
+        # A written table the query reads (INSERT OVERWRITE t ... FROM t) is an input too: every
+        # column edge's source is an input of its process (the model's invariant).
+        inputs = list(dict.fromkeys(inputs))
         attrs: dict[str, Any] = {}
         query = doc.get("queryText")
         if isinstance(query, str):

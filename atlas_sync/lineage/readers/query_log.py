@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.readers import audit_log
 from atlas_sync.lineage.readers.options import positive_int
@@ -273,9 +273,7 @@ class QueryLogReader:
         timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
         chunk = max(1, int(chunk_size or DEFAULT_CHUNK))
         workers = max(1, int(workers or os.cpu_count() or 1))
-        job_name = job or (
-            ("stdin" if paths[0] == "-" else Path(paths[0]).name.split(".")[0]) if paths else "query-log"
-        )
+        job_name = job or (file_job(paths) if paths else "query-log")
 
         entries: dict[str, Entry] = {}
         n_rows = skipped = 0
@@ -350,7 +348,8 @@ class QueryLogReader:
                 failures.append(item)
 
         def new_graph() -> tuple[LineageGraph, GraphIndex]:
-            g = LineageGraph(job=job_name, source="query-log")
+            # (every chunk says so: a job taken from the file's name is no process's identity)
+            g = LineageGraph(job=job_name, job_from_name=not job and bool(paths), source="query-log")
             return g, GraphIndex(g)
 
         kept = in_chunk = 0
@@ -371,6 +370,7 @@ class QueryLogReader:
                 in_chunk += 1
                 # The last chunk is yielded after the loop, with the summary.
                 if per_chunk is not None and in_chunk >= per_chunk and i + 1 < total:
+                    graph.add_edge_inputs()  # (as the SQL reader: a target it reads is an input)
                     yield graph
                     graph, index = new_graph()
                     in_chunk = 0
@@ -396,6 +396,7 @@ class QueryLogReader:
                 line=first_failure["row"],
                 hint="check --dialect" + (f"; failures are listed in {report}" if report else ""),
             )
+        graph.add_edge_inputs()
         yield graph
 
     @staticmethod

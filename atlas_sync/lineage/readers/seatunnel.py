@@ -40,8 +40,18 @@ def _stem(path: str) -> str:
     return "stdin" if path == "-" else Path(path).name.split(".")[0]
 
 
-def _merge(graph: LineageGraph | None, g: LineageGraph) -> LineageGraph:
-    return g if graph is None else graph.merge_into(g)
+def _merge_jobs(graphs: list[LineageGraph], job: str | None) -> LineageGraph:
+    """The files' graphs as one; several jobs of their own sync under the first job by name, whatever
+    the files' order."""
+    if not graphs:
+        raise InputError("no input file given")
+    graph = graphs[0]
+    for g in graphs[1:]:
+        graph = graph.merge_into(g)
+    names = [g.job for g in graphs if g.job]
+    if not job and len(set(names)) > 1:
+        graph.job = min(names)
+    return graph
 
 
 class SeaTunnelReader:
@@ -75,7 +85,7 @@ class SeaTunnelReader:
         (for tables named without one; default ``default``), ``dialect`` (of Sql transforms)."""
         vars_ = parse_variables(variables)
         cmap = _connection_map(connection_map)
-        graph: LineageGraph | None = None
+        graphs: list[LineageGraph] = []
         for p in paths:
             text = read_text(p)
             if not text.strip():
@@ -103,9 +113,10 @@ class SeaTunnelReader:
                 dialect=dialect,
                 source="seatunnel",
             )
-            graph = _merge(graph, g)
-        assert graph is not None
-        return graph
+            # one file whose job is only its name: the sync's job names its processes instead
+            g.job_from_name = not job and not env_job and len(paths) == 1
+            graphs.append(g)
+        return _merge_jobs(graphs, job)
 
 
 def _is_json(text: str) -> bool:
@@ -150,7 +161,7 @@ class WhaleTunnelReader:
         cmap = _connection_map(connection_map)
         from atlas_sync.inputs import load_json
 
-        graph: LineageGraph | None = None
+        graphs: list[LineageGraph] = []
         for p in paths:
             data = load_json(p)
             base = "$"
@@ -186,9 +197,9 @@ class WhaleTunnelReader:
                     dialect=dialect,
                     source="whaletunnel",
                 )
-                graph = _merge(graph, g)
-        assert graph is not None
-        return graph
+                g.job_from_name = not job and not named and len(paths) == 1 and len(defs) == 1
+                graphs.append(g)
+        return _merge_jobs(graphs, job)
 
 
 SEATUNNEL_READER = SeaTunnelReader()

@@ -147,8 +147,12 @@ class _SparkReader:
                 )
             seen[base] = path
             g.job = job
+            # one plan file whose job is only its name: the sync's job names its process instead
+            g.job_from_name = not job_opt and len(paths) == 1
             graph = g if graph is None else graph.merge_into(g)
         assert graph is not None
+        if not job_opt and len(seen) > 1:  # (several jobs: the first by name, whatever the files' order)
+            graph.job = min(seen)
         return graph
 
 

@@ -11,7 +11,7 @@ Options (keyword arguments of ``read``, flags of ``atlas-sync lineage sql``):
 * ``job`` -- the job scope (default: the first file's stem).
 
 Each lineage-bearing statement becomes one ``Process(kind="statement")`` with id ``<job>:<target>:<digest>``
-(``<job>:<file stem>:<target>:<digest>`` for several files; see :mod:`atlas_sync.lineage.sql.naming`);
+whatever file holds it (see :mod:`atlas_sync.lineage.sql.naming`);
 a procedure or function is one process, ``<job>:<routine name>``, its statements' lineage merged
 (:mod:`atlas_sync.lineage.sql.procedural`); plain SELECTs contribute the tables they read;
 errors are per statement (``Problem`` with severity ``error``) unless no statement could be read.
@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from atlas_sync.errors import InputError
-from atlas_sync.inputs import read_text
+from atlas_sync.inputs import file_job, read_text
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.lineage.sql.analyze import Context
 from atlas_sync.lineage.sql.build import GraphIndex, add_statement
@@ -53,10 +52,6 @@ _FIRST_KEYWORD = re.compile(
     r"|declare|begin|call|exec|execute|upsert|copy|load|explain)(?=\s|;|$)",
     re.I,
 )
-
-
-def _stem(path: str) -> str:
-    return "stdin" if path == "-" else Path(path).name.split(".")[0] or "sql"
 
 
 class SqlReader:
@@ -87,7 +82,7 @@ class SqlReader:
         sqlglot_dialect = resolve_dialect(dialect)
         store = SchemaStore(load_schema_option(schema), dialect=sqlglot_dialect)
         ctx = Context.create(sqlglot_dialect, store, default_schema)
-        graph = LineageGraph(job=job or _stem(paths[0]), source="sql")
+        graph = LineageGraph(job=job or file_job(paths, "sql"), job_from_name=not job, source="sql")
         job_name = graph.job or "sql"
         total = failed = 0
         first_error: tuple[str, dict[str, Any]] | None = None
@@ -106,13 +101,13 @@ class SqlReader:
                     if first_error is None:
                         first_error = (path, next(p for p in st.problems if p["severity"] == "error"))
                         first_error[1].setdefault("statement", st.index)
-                # Named by what the statement does, not where it sits: edits elsewhere rename nothing.
-                prefix = job_name if len(paths) == 1 else f"{job_name}:{_stem(path)}"
+                # Named by what the statement does, not where it sits nor which file holds it:
+                # edits elsewhere, renaming a file or giving the files in another order rename nothing.
                 if st.routine:
-                    pid = routine_process_id(prefix, st.routine, taken)
+                    pid = routine_process_id(job_name, st.routine, taken)
                 else:
                     target = st.writes[0].id if st.writes else None
-                    pid = statement_process_id(prefix, target, st.text, taken)
+                    pid = statement_process_id(job_name, target, st.text, taken)
                 add_statement(graph, st, process_id=pid, file=file, dialect=sqlglot_dialect, index=index)
         if total == 0:
             raise InputError("no SQL statement found", file=paths[0] if paths[0] != "-" else None)
@@ -127,6 +122,7 @@ class SqlReader:
                 hint="check the SQL and the --dialect"
                 + (f" (parsed as {sqlglot_dialect})" if sqlglot_dialect else ""),
             )
+        graph.add_edge_inputs()  # a MERGE's or UPDATE's target that the statement reads is an input
         return graph
 
 

@@ -356,15 +356,26 @@ def job_process(
 ) -> None:
     """The job process of plan number ``k``, its target dataset and its column edges (edges already
     in ``known`` are left out; ``known`` grows unless this is the ``last`` plan)."""
-    pid = f"{ds.job}:{k}" if multi else ds.job
     top = job_top(root)
     names, lins, rows = target_lins(top, pl)
     # the plan's lineage is not read again: free it before the edges are made
     pl.env.clear()
     pl.results.clear()
+    pid = ds.job
     if top.op in WRITE_COMMANDS:
         target = ds.target(top, names, k, multi)
+        if multi and not target.startswith("unknown:"):
+            # one of several plans that writes a named dataset: named by it, not by its place in the
+            # file (`<job>:<target>`, `:2`... for another plan writing it), so adding a plan renames none
+            pid = base = f"{ds.job}:{target}"
+            n = 1
+            while graph.process(pid) is not None:
+                n += 1
+                pid = f"{base}:{n}"
+        elif multi:
+            pid = f"{ds.job}:{k}"
     else:
+        pid = f"{ds.job}:{k}" if multi else ds.job
         name = f"{ds.job}/result" + (f"_{k}" if multi else "")
         target = "result:" + name
         graph.add_dataset(

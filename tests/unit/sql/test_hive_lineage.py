@@ -143,7 +143,7 @@ def test_sql_lineage_round_trips_through_hive_lineage_json(tmp_path: Path) -> No
     }
 
 
-def test_a_table_the_query_overwrites_from_itself_is_not_its_own_input(tmp_path: Path) -> None:
+def test_a_table_the_query_overwrites_from_itself_is_its_input_too(tmp_path: Path) -> None:
     doc = _doc(
         "INSERT OVERWRITE TABLE db.t SELECT DISTINCT t.id, s.name FROM db.t t JOIN db.s s ON t.id = s.id",
         [
@@ -157,5 +157,7 @@ def test_a_table_the_query_overwrites_from_itself_is_not_its_own_input(tmp_path:
     path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
     graph = READER.read([str(path)])
     [proc] = graph.processes
-    assert proc.inputs == ["db.s"] and proc.outputs == ["db.t"]
+    # every column edge's source is an input of its process (the model's invariant)
+    assert proc.inputs == ["db.t", "db.s"] and proc.outputs == ["db.t"]
     assert ("db.t.id", "db.t.id", "IDENTITY") in edges(graph)
+    assert graph.missing_edge_inputs() == []

@@ -124,7 +124,8 @@ def test_one_process_per_procedure_named_after_it(tmp_path: Path) -> None:
     assert [p.id for p in graph.processes] == ["etl:dw.load_customers", "etl:dw.purge_counts"]
     load = graph.process("etl:dw.load_customers")
     assert load is not None and load.attributes["statementType"] == "CREATE PROCEDURE"
-    assert load.inputs == ["stg.customers"]
+    # the MERGE reads its target (ON t.id = s.id): an input too (every edge's source is an input)
+    assert load.inputs == ["stg.customers", "dw.customers"]
     # the intermediates are not datasets of the graph
     assert {d.id for d in graph.datasets} >= {"stg.customers", "dw.customers", "dw.customer_audit"}
     assert not any(d.kind == "intermediate" for d in graph.datasets)

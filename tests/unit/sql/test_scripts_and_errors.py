@@ -148,12 +148,25 @@ def test_reader_options_job_and_unknown_options_are_accepted(tmp_path: Path) -> 
     assert graph.processes[0].attributes["dialect"] == "mysql"
 
 
-def test_two_files_get_distinct_process_ids(tmp_path: Path) -> None:
+def test_two_files_name_their_processes_without_the_files_names(tmp_path: Path) -> None:
     a = write(tmp_path, "a.sql", "INSERT INTO t SELECT x FROM s")
     b = write(tmp_path, "b.sql", "INSERT INTO u SELECT x FROM t")
     graph = READER.read([a, b])
-    assert [p.id.rsplit(":", 1)[0] for p in graph.processes] == ["a:a:t", "a:b:u"]
+    assert [p.id.rsplit(":", 1)[0] for p in graph.processes] == ["a:t", "a:u"]
+    assert graph.job == "a" and graph.job_from_name
     assert graph.to_document()["tables"] == {"read": ["s"], "write": ["u"]}
+
+
+def test_the_same_statement_in_two_files_gets_two_processes(tmp_path: Path) -> None:
+    a = write(tmp_path, "a.sql", "INSERT INTO t SELECT x FROM s")
+    b = write(tmp_path, "b.sql", "insert into t select x from s -- again")
+    ids = [p.id for p in READER.read([a, b]).processes]
+    assert len(ids) == 2 and ids[1] == ids[0] + ":2"
+
+
+def test_a_job_given_to_the_reader_is_not_taken_from_the_file_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.sql", "INSERT INTO t SELECT a FROM s")
+    assert not READER.read([path], job="nightly").job_from_name
 
 
 @pytest.mark.parametrize(
