@@ -51,11 +51,11 @@ def test_consume_exits_with_an_error_after_the_startup_timeout(refused_port: int
     warnings = [line for line in lines if line.startswith("WARNING: kafka: ")]
     assert len(warnings) == len(set(warnings)) <= 3, warnings
     assert any("Connection refused" in w for w in warnings)
-    assert lines[-2] == (
+    # (librdkafka's own words end the line: "... Connection refused (after N ms in state CONNECT)")
+    assert lines[-2].startswith(
         f"error: no Kafka broker answered at 127.0.0.1:{refused_port} within 2 s (127.0.0.1:{refused_port}"
-        f"/bootstrap: Connect to ipv4#127.0.0.1:{refused_port} failed: Connection refused (after 0ms in "
-        "state CONNECT))"
-    )
+        f"/bootstrap: Connect to ipv4#127.0.0.1:{refused_port} failed: Connection refused"
+    ), lines
     assert lines[-1].startswith("hint: check --bootstrap-servers")
     assert len(lines) <= 6, lines
 
