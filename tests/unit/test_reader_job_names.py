@@ -64,3 +64,60 @@ def test_a_spark_plan_that_writes_a_dataset_keeps_its_name_when_a_plan_is_added_
     path.write_text(parquet + "\n\n" + cte + "\n\n" + jdbc + "\n", encoding="utf-8")
     after = [p.id for p in registry.read("spark-plan", [str(path)]).processes]
     assert after[1:] == before and after[0] == "etl:file:/tmp/sparkdata/out/sales_totals"
+
+
+SPARK_FIXTURES = ROOT / "tests/data/spark/fixtures"
+WRITES_TAB3 = SPARK_FIXTURES / "insert_into_cte/analyzed.txt"  # tab1, tabb2 -> spark_catalog.default.tab3
+WRITES_JDBC = SPARK_FIXTURES / "append_data_v2_jdbc/analyzed.txt"  # -> jdb.app.customers_eu
+
+
+def _spark_ids(paths: list[Path], **options: str) -> set[str]:
+    return {p.id for p in registry.read("spark-plan", [str(p) for p in paths], **options).processes}
+
+
+@pytest.mark.parametrize(
+    ("options", "prefix"), [({}, ""), ({"job": "J"}, "J:")], ids=["job-from-names", "job-option"]
+)
+def test_spark_plan_files_that_write_named_tables_are_named_by_them_whatever_the_files_names_and_order(
+    tmp_path: Path, options: dict[str, str], prefix: str
+) -> None:
+    a, b, c = (tmp_path / f"{n}.plan.txt" for n in "abc")
+    shutil.copy(WRITES_JDBC, a)
+    shutil.copy(WRITES_TAB3, b)
+    shutil.copy(WRITES_JDBC, c)
+    expected = {f"{prefix}jdb.app.customers_eu", f"{prefix}spark_catalog.default.tab3"}
+    assert _spark_ids([a, b], **options) == expected
+    assert _spark_ids([b, a], **options) == expected
+    assert _spark_ids([c, b], **options) == expected
+
+
+def test_a_spark_plan_file_that_writes_no_named_dataset_is_still_named_after_its_file(tmp_path: Path) -> None:
+    cars, tab3 = tmp_path / "cars.plan.txt", tmp_path / "tab3.plan.txt"
+    shutil.copy(ROOT / "examples/spark-cars/cars.plan.txt", cars)  # a query: writes result:cars/result
+    shutil.copy(WRITES_TAB3, tab3)
+    assert _spark_ids([tab3, cars]) == {"cars", "spark_catalog.default.tab3"}
+    assert _spark_ids([tab3, cars], job="J") == {"J:2", "J:spark_catalog.default.tab3"}
+
+
+def test_spark_plan_files_writing_one_table_are_numbered_by_their_plans_not_by_the_files(
+    tmp_path: Path,
+) -> None:
+    text = WRITES_TAB3.read_text(encoding="utf-8")
+    later = text.replace("Filter (id#31 > 100)", "Filter (id#31 > 500)")
+    assert later != text
+    a, b = tmp_path / "a.plan.txt", tmp_path / "b.plan.txt"
+    a.write_text(text, encoding="utf-8")
+    b.write_text(later, encoding="utf-8")
+
+    def named(paths: list[Path]) -> dict[str, str]:
+        graph = registry.read("spark-plan", [str(p) for p in paths])
+        return {p.id: str(p.attributes["queryText"]) for p in graph.processes}
+
+    first = named([a, b])
+    assert sorted(first) == ["spark_catalog.default.tab3", "spark_catalog.default.tab3:2"]
+    assert named([b, a]) == first
+    a.write_text(later, encoding="utf-8")  # the files' contents swapped: the names follow the plans
+    b.write_text(text, encoding="utf-8")
+    assert named([a, b]) == first
+    graph = registry.read("spark-plan", [str(a), str(b)])
+    assert {e.process for e in graph.edges} == set(first)  # the column edges follow their process
