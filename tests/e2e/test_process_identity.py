@@ -104,6 +104,23 @@ def test_renaming_and_reordering_spark_plan_files_that_write_tables_plans_no_cre
         assert names == {f"{job}jdb.app.customers_eu@d", f"{job}spark_catalog.default.tab3@d"}
 
 
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_renaming_and_reordering_seatunnel_files_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, profile: str
+) -> None:
+    shutil.copy(ROOT / "tests/data/seatunnel/mysql_to_pg.conf", tmp_path / "a.conf")
+    shutil.copy(ROOT / "tests/data/seatunnel/sql_transform.conf", tmp_path / "b.conf")
+    args = ["-d", "d", "-p", profile, "-j", "x"]
+    run(["sync", *args, "a.conf", "b.conf"], env, tmp_path)
+    (tmp_path / "a.conf").rename(tmp_path / "c.conf")
+    for files in (["c.conf", "b.conf"], ["b.conf", "c.conf"]):
+        doc = plan([*args, *files], env, tmp_path)
+        assert created_or_deleted(doc) == []
+    if profile == "lineage":
+        names = {i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"}
+        assert names == {"x:dw.mart.orders@d", "x:ods.adults@d"}
+
+
 def _hive_doc(query: str) -> dict[str, Any]:
     return {
         "version": "1.0",

@@ -121,3 +121,60 @@ def test_spark_plan_files_writing_one_table_are_numbered_by_their_plans_not_by_t
     assert named([a, b]) == first
     graph = registry.read("spark-plan", [str(a), str(b)])
     assert {e.process for e in graph.edges} == set(first)  # the column edges follow their process
+
+
+SEATUNNEL = ROOT / "tests/data/seatunnel"
+
+
+def _ids(reader: str, paths: list[Path], **options: str) -> set[str]:
+    return {p.id for p in registry.read(reader, [str(p) for p in paths], **options).processes}
+
+
+@pytest.mark.parametrize(("options", "prefix"), [({}, ""), ({"job": "J"}, "J:")], ids=["no-job", "job"])
+def test_seatunnel_files_sinks_are_named_without_the_files_names_whatever_their_order(
+    tmp_path: Path, options: dict[str, str], prefix: str
+) -> None:
+    a, b, c = (tmp_path / f"{n}.conf" for n in "abc")
+    shutil.copy(SEATUNNEL / "mysql_to_pg.conf", a)  # -> dw.mart.orders
+    shutil.copy(SEATUNNEL / "sql_transform.conf", b)  # -> ods.adults
+    shutil.copy(SEATUNNEL / "mysql_to_pg.conf", c)
+    expected = {f"{prefix}dw.mart.orders", f"{prefix}ods.adults"}
+    assert _ids("seatunnel", [a, b], **options) == expected
+    assert _ids("seatunnel", [b, a], **options) == expected
+    assert _ids("seatunnel", [c, b], **options) == expected
+
+
+def test_a_seatunnel_jobs_own_name_still_names_its_sinks_among_several_files(tmp_path: Path) -> None:
+    a, named = tmp_path / "a.conf", tmp_path / "named.conf"
+    shutil.copy(SEATUNNEL / "mysql_to_pg.conf", a)
+    shutil.copy(SEATUNNEL / "two_jdbc_sources.conf", named)  # env { job.name = "customers_sync" }
+    assert _ids("seatunnel", [named, a]) == {
+        "dw.mart.orders",
+        "customers_sync:lake.crm_customers",
+        "customers_sync:lake.erp_customers",
+    }
+
+
+def test_seatunnel_files_writing_one_table_under_one_job_are_numbered_not_a_crash(tmp_path: Path) -> None:
+    text = (SEATUNNEL / "sql_transform.conf").read_text(encoding="utf-8")
+    a, b = tmp_path / "a.conf", tmp_path / "b.conf"
+    a.write_text(text, encoding="utf-8")
+    b.write_text(text.replace("age + 1", "age + 2"), encoding="utf-8")
+    assert "age + 1" in text
+
+    def named(paths: list[Path]) -> dict[str, set[str | None]]:
+        graph = registry.read("seatunnel", [str(p) for p in paths], job="J")
+        return {p.id: {e.expression for e in graph.edges if e.process == p.id} for p in graph.processes}
+
+    first = named([a, b])
+    assert sorted(first) == ["J:ods.adults", "J:ods.adults:2"]
+    assert first["J:ods.adults"] != first["J:ods.adults:2"]
+    assert named([b, a]) == first
+
+
+def test_whaletunnel_files_sinks_are_named_without_the_files_names(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    shutil.copy(SEATUNNEL / "whaletunnel-minimal.json", a)  # no jobName: the job is the file's name
+    shutil.copy(SEATUNNEL / "whaletunnel-minimal.json", b)
+    assert sorted(_ids("whaletunnel", [a, b])) == ["mart.customer", "mart.customer:2"]
+    assert sorted(_ids("whaletunnel", [b, a], job="J")) == ["J:mart.customer", "J:mart.customer:2"]

@@ -127,17 +127,7 @@ def name_by_target(graphs: Sequence[LineageGraph], prefix: str) -> None:
         taken.add(new)
         new_ids[gi][pid] = new
     for g, ids in zip(graphs, new_ids, strict=True):
-        if not ids:
-            continue
-        g.processes = [
-            p.model_copy(update={"id": ids[p.id], "name": ids[p.id]}) if p.id in ids else p
-            for p in g.processes
-        ]
-        g.edges = [
-            e.model_copy(update={"process": ids[e.process]}) if e.process in ids else e for e in g.edges
-        ]
-        for key in ("_idx_processes", "_idx_edges"):  # LineageGraph's lookup indexes, now stale
-            g.__dict__.pop(key, None)
+        g.rename_processes(ids)
 
 
 class _SparkReader:
