@@ -389,6 +389,26 @@ class LineageGraph(_Model):
         self._appended("processes", self.processes, lambda p: p.id)
         return process
 
+    def rename_processes(self, ids: Mapping[str, str]) -> None:
+        """Give the processes in ``ids`` their new id (and name, when it was the id), and their column
+        edges with them."""
+        if not ids:
+            return
+        self.processes = [
+            p.model_copy(update={"id": ids[p.id], "name": ids[p.id] if p.name == p.id else p.name})
+            if p.id in ids
+            else p
+            for p in self.processes
+        ]
+        self.edges = [
+            e.model_copy(update={"process": ids[e.process]})
+            if e.process is not None and e.process in ids
+            else e
+            for e in self.edges
+        ]
+        for name in ("processes", "edges"):  # the lookup indexes hold the old ids
+            self.__dict__.pop("_idx_" + name, None)
+
     def add_edge(self, edge: ColumnEdge) -> None:
         """Add a column edge unless the graph already has it (edges are a set, kept in order)."""
         if self._index("edges", self.edges, lambda e: e).get(edge) is None:

@@ -78,6 +78,49 @@ def test_giving_sql_files_in_another_order_plans_no_create_and_no_delete(
     assert doc["summary"]["create"] == doc["summary"]["delete"] == 0
 
 
+SPARK_WRITES = {  # plans that write named tables (and read named tables): nothing named after the file
+    "a.plan.txt": ROOT / "tests/data/spark/fixtures/append_data_v2_jdbc/analyzed.txt",
+    "b.plan.txt": ROOT / "tests/data/spark/fixtures/insert_into_cte/analyzed.txt",
+}
+
+
+@pytest.mark.parametrize("options", [[], ["-o", "job=J"]], ids=["job-from-names", "job-option"])
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_renaming_and_reordering_spark_plan_files_that_write_tables_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, profile: str, options: list[str]
+) -> None:
+    for name, source in SPARK_WRITES.items():
+        shutil.copy(source, tmp_path / name)
+    args = ["-d", "d", "-p", profile, "-j", "x", *options]
+    run(["sync", *args, "a.plan.txt", "b.plan.txt"], env, tmp_path)
+    (tmp_path / "a.plan.txt").rename(tmp_path / "c.plan.txt")
+    for files in (["c.plan.txt", "b.plan.txt"], ["b.plan.txt", "c.plan.txt"]):
+        doc = plan([*args, *files], env, tmp_path)
+        assert created_or_deleted(doc) == []
+        assert doc["summary"]["create"] == doc["summary"]["delete"] == 0
+    if profile == "lineage":  # <job>:<table written>, under the reader's job option if given
+        job = "x:J:" if options else "x:"
+        names = {i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"}
+        assert names == {f"{job}jdb.app.customers_eu@d", f"{job}spark_catalog.default.tab3@d"}
+
+
+@pytest.mark.parametrize("profile", ["lineage", "atlas"])
+def test_renaming_and_reordering_seatunnel_files_plans_no_create_and_no_delete(
+    env: dict[str, str], tmp_path: Path, profile: str
+) -> None:
+    shutil.copy(ROOT / "tests/data/seatunnel/mysql_to_pg.conf", tmp_path / "a.conf")
+    shutil.copy(ROOT / "tests/data/seatunnel/sql_transform.conf", tmp_path / "b.conf")
+    args = ["-d", "d", "-p", profile, "-j", "x"]
+    run(["sync", *args, "a.conf", "b.conf"], env, tmp_path)
+    (tmp_path / "a.conf").rename(tmp_path / "c.conf")
+    for files in (["c.conf", "b.conf"], ["b.conf", "c.conf"]):
+        doc = plan([*args, *files], env, tmp_path)
+        assert created_or_deleted(doc) == []
+    if profile == "lineage":
+        names = {i["qualifiedName"] for i in doc["items"] if i["typeName"] == "lineage_process"}
+        assert names == {"x:dw.mart.orders@d", "x:ods.adults@d"}
+
+
 def _hive_doc(query: str) -> dict[str, Any]:
     return {
         "version": "1.0",

@@ -40,11 +40,52 @@ def _stem(path: str) -> str:
     return "stdin" if path == "-" else Path(path).name.split(".")[0]
 
 
-def _merge_jobs(graphs: list[LineageGraph], job: str | None) -> LineageGraph:
+def _name_sinks(graphs: list[LineageGraph], job: str | None, by_input: list[bool]) -> None:
+    """Of several jobs, a sink whose job is only its file's name (``by_input[i]`` false), or any sink
+    under the ``job`` option, is named ``<target>`` (``<job>:<target>``) without the file's name;
+    sinks with the same name are ``:2``, ... in the order of their content, not of the files."""
+    edges: dict[tuple[int, str | None], list[str]] = {}
+    for gi, g in enumerate(graphs):
+        for e in g.edges:
+            edges.setdefault((gi, e.process), []).append(repr((e.source, e.target, e.kind, e.expression)))
+    # (name without the job, then content: the sink's statement, inputs, outputs and column lineage)
+    sinks = [
+        (
+            p.id[len(g.job) + 1 :],
+            str(p.attributes.get("sql") or ""),
+            tuple(p.inputs),
+            tuple(p.outputs),
+            tuple(sorted(edges.get((gi, p.id), []))),
+            gi,
+            p.id,
+        )
+        for gi, g in enumerate(graphs)
+        if g.job and (job or not by_input[gi])
+        for p in g.processes
+        if p.id.startswith(g.job + ":")
+    ]
+    renamed = {(gi, pid) for *_, gi, pid in sinks}
+    taken = {p.id for gi, g in enumerate(graphs) for p in g.processes if (gi, p.id) not in renamed}
+    new_ids: list[dict[str, str]] = [{} for _ in graphs]
+    for key, *_, gi, pid in sorted(sinks, key=lambda s: s[:5]):
+        new = base = f"{job}:{key}" if job else key
+        n = 1
+        while new in taken:
+            n += 1
+            new = f"{base}:{n}"
+        taken.add(new)
+        new_ids[gi][pid] = new
+    for g, ids in zip(graphs, new_ids, strict=True):
+        g.rename_processes(ids)
+
+
+def _merge_jobs(graphs: list[LineageGraph], job: str | None, by_input: list[bool]) -> LineageGraph:
     """The files' graphs as one; several jobs of their own sync under the first job by name, whatever
     the files' order."""
     if not graphs:
         raise InputError("no input file given")
+    if len(graphs) > 1:
+        _name_sinks(graphs, job, by_input)
     graph = graphs[0]
     for g in graphs[1:]:
         graph = graph.merge_into(g)
@@ -86,6 +127,7 @@ class SeaTunnelReader:
         vars_ = parse_variables(variables)
         cmap = _connection_map(connection_map)
         graphs: list[LineageGraph] = []
+        by_input: list[bool] = []  # each graph's job named by its input, not by its file's name
         for p in paths:
             text = read_text(p)
             if not text.strip():
@@ -116,7 +158,8 @@ class SeaTunnelReader:
             # one file whose job is only its name: the sync's job names its processes instead
             g.job_from_name = not job and not env_job and len(paths) == 1
             graphs.append(g)
-        return _merge_jobs(graphs, job)
+            by_input.append(bool(env_job))
+        return _merge_jobs(graphs, job, by_input)
 
 
 def _is_json(text: str) -> bool:
@@ -162,6 +205,7 @@ class WhaleTunnelReader:
         from atlas_sync.inputs import load_json
 
         graphs: list[LineageGraph] = []
+        by_input: list[bool] = []  # each graph's job named by its input, not by its file's name
         for p in paths:
             data = load_json(p)
             base = "$"
@@ -199,7 +243,8 @@ class WhaleTunnelReader:
                 )
                 g.job_from_name = not job and not named and len(paths) == 1 and len(defs) == 1
                 graphs.append(g)
-        return _merge_jobs(graphs, job)
+                by_input.append(bool(named))
+        return _merge_jobs(graphs, job, by_input)
 
 
 SEATUNNEL_READER = SeaTunnelReader()

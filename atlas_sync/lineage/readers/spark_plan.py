@@ -98,6 +98,38 @@ def _explain(options: dict[str, Any]) -> TextDocument | None:
     return parse_text(read_text(str(explain)), file=str(explain))
 
 
+# datasets a plan does not name: named after the job (or file), so they give a process no identity
+NAMELESS_PREFIXES = ("unknown:", "result:", "local:")
+
+
+def name_by_target(graphs: Sequence[LineageGraph], prefix: str) -> None:
+    """Name each plan of several files that writes a named dataset ``<prefix><target>`` (``:2``, ...
+    for further plans writing it, in the order of their content), whatever the files are called and
+    whichever order they come in; any other plan keeps its name after its file (or place)."""
+    writers = [
+        (p.outputs[0], p.attributes.get("queryText") or "", tuple(p.inputs), gi, p.id)
+        for gi, g in enumerate(graphs)
+        for p in g.processes
+        if p.attributes.get("operation")
+        and len(p.outputs) == 1
+        and not p.outputs[0].startswith(NAMELESS_PREFIXES)
+    ]
+    renamed = {(gi, pid) for *_, gi, pid in writers}
+    taken = {p.id for gi, g in enumerate(graphs) for p in g.processes if (gi, p.id) not in renamed}
+    new_ids: list[dict[str, str]] = [{} for _ in graphs]
+    # sorted by target, then content (the plan's text, its inputs): not by file name or order
+    for target, _, _, gi, pid in sorted(writers, key=lambda w: w[:3]):
+        new = base = prefix + target
+        n = 1
+        while new in taken:
+            n += 1
+            new = f"{base}:{n}"
+        taken.add(new)
+        new_ids[gi][pid] = new
+    for g, ids in zip(graphs, new_ids, strict=True):
+        g.rename_processes(ids)
+
+
 class _SparkReader:
     extensions: tuple[str, ...] = ()
     name = ""
@@ -130,7 +162,7 @@ class _SparkReader:
                 hint="run one sync per plan (their level names would collide)",
             )
         job_opt = options.get("job")
-        graph: LineageGraph | None = None
+        graphs: list[LineageGraph] = []
         seen: dict[str, str] = {}
         for i, path in enumerate(paths, start=1):
             job = str(job_opt) if job_opt else job_name(path)
@@ -149,8 +181,12 @@ class _SparkReader:
             g.job = job
             # one plan file whose job is only its name: the sync's job names its process instead
             g.job_from_name = not job_opt and len(paths) == 1
-            graph = g if graph is None else graph.merge_into(g)
-        assert graph is not None
+            graphs.append(g)
+        if len(graphs) > 1:
+            name_by_target(graphs, f"{job_opt}:" if job_opt else "")
+        graph = graphs[0]
+        for g in graphs[1:]:
+            graph.merge_into(g)
         if not job_opt and len(seen) > 1:  # (several jobs: the first by name, whatever the files' order)
             graph.job = min(seen)
         return graph
