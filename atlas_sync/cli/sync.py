@@ -328,7 +328,7 @@ def _safety(func: Any) -> Any:
             "--max-delete-percent",
             type=click.FloatRange(0, 100),
             metavar="PCT",
-            help="refuse to delete more than PCT% of the job's entities [default 50]",
+            help="refuse to delete more than PCT% of the domain's entities in one sync [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
         click.option(
