@@ -56,7 +56,7 @@ class PlanKwargs(TypedDict, total=False):
     """Options of :meth:`Publisher.plan` / :meth:`Publisher.plan_chunks` (one definition for all)."""
 
     allow_delete: bool  # False: never delete (--no-delete)
-    force: bool  # delete more than max_delete_percent of the job's entities
+    force: bool  # delete more than max_delete_percent of the domain's entities
     stream: bool | None  # where entities wait: False memory, True a temporary file, None by size
     on_read: Callable[[list[Problem]], None] | None  # the input's problems, once it has been read
     refresh: bool  # compare every entity in full, not only those whose stored digest differs (no receipt)

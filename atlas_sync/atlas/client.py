@@ -284,7 +284,10 @@ class AtlasClient:
                     self._clock_offset = parsedate_to_datetime(resp.headers["Date"]).timestamp() - time.time()
             self.stats.record(kind, bytes_received=len(content), seconds=time.monotonic() - t0)
             status = resp.status_code
-            if status == 404 or (status < 300 and "html" in resp.headers.get("Content-Type", "")):
+            html = "html" in resp.headers.get("Content-Type", "")
+            # (a web server's HTML page for a method it lacks, e.g. 501 to any POST of `python -m
+            # http.server`, is no Atlas either: Atlas's REST API answers JSON)
+            if status == 404 or (html and (status < 300 or status in (405, 501))):
                 self._check_atlas_answer(kind, method, path, resp, content)
             log.debug(
                 "%s %s%s -> %d (%.0f ms, %d B sent, %d B received)",
@@ -338,7 +341,8 @@ class AtlasClient:
         self, kind: str, method: str, path: str, resp: requests.Response, content: bytes
     ) -> None:
         """Raise :class:`NotAtlasError` unless a 404 carries Atlas's error JSON (every 404 of Atlas's
-        REST API does: ``{"errorCode": "ATLAS-404-...", ...}``) and a success is not an HTML page.
+        REST API does: ``{"errorCode": "ATLAS-404-...", ...}``) and a success, a 405 or a 501 is not an
+        HTML page.
         Only the answer at hand is read: no request is added."""
         ctype = resp.headers.get("Content-Type", "").split(";")[0].strip() or "no content type"
         if resp.status_code == 404:

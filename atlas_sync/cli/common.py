@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from atlas_sync.errors import AtlasSyncError
+from atlas_sync.errors import AtlasSyncError, InputError
 
 if TYPE_CHECKING:
     from atlas_sync.atlas import AtlasClient
@@ -36,6 +37,14 @@ def run_guarded(cli: click.Group, argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 0
     return result if isinstance(result, int) else 0
+
+
+def write_out(out: str, text: str) -> None:
+    """Write a command's ``--out`` file; a path that cannot be written is an error naming it."""
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=out) from None
 
 
 def one_shot_process() -> None:

@@ -9,12 +9,11 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import IO, Any
 
 import click
 
-from atlas_sync.cli.common import echo_json
+from atlas_sync.cli.common import echo_json, write_out
 from atlas_sync.cli.progress import reporter as progress_reporter
 from atlas_sync.errors import InputError
 from atlas_sync.lineage import registry
@@ -517,7 +516,7 @@ def lineage_cmd(
         graph.job = job
     text = render_graph(graph, fmt, columns=columns)
     if out:
-        Path(out).write_text(text + ("\n" if not text.endswith("\n") else ""), encoding="utf-8")
+        write_out(out, text + ("\n" if not text.endswith("\n") else ""))
     else:
         click.echo(text)
     for p in graph.problems:

@@ -103,7 +103,7 @@ def _publishing_options(func: Any) -> Any:
         click.option(
             "--max-delete-percent",
             type=click.FloatRange(0, 100),
-            help="refuse a job sync that deletes more of the job's entities than this [default: 50]",
+            help="refuse a job sync that deletes more than this share of the domain's entities [default: 50]",
         ),
         click.option(
             "--force",

@@ -23,6 +23,7 @@ from atlas_sync.cli.common import (
     settings_from_options,
     stderr,
     verbosity,
+    write_out,
 )
 from atlas_sync.cli.lineage import collect_reader_options, reader_options
 from atlas_sync.cli.progress import progress
@@ -328,7 +329,7 @@ def _safety(func: Any) -> Any:
             "--max-delete-percent",
             type=click.FloatRange(0, 100),
             metavar="PCT",
-            help="refuse to delete more than PCT% of the job's entities [default 50]",
+            help="refuse to delete more than PCT% of the domain's entities in one sync [default 50]",
         ),
         click.option("--force", is_flag=True, help="allow deletes above --max-delete-percent"),
         click.option(
@@ -434,7 +435,7 @@ def plan_cmd(
         # the delete fail-safe tripped: the plan is shown all the same (never saved), then the refusal
         refused, plan = exc, exc.plan
     if out and refused is None:
-        Path(out).write_text(json.dumps(plan.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
+        write_out(out, json.dumps(plan.to_json(), indent=1, ensure_ascii=False))
     if as_json:
         extra = {"refused": {"error": refused.message, "hint": refused.hint}} if refused else {}
         echo_json(plan.to_json() | {"entities": None} | extra)
@@ -983,7 +984,7 @@ def show_cmd(
         elif elsewhere:
             stderr(f"note: no lineage under profile {pub.profile.name}; {elsewhere}")
     if out:
-        Path(out).write_text(text, encoding="utf-8")
+        write_out(out, text)
     else:
         click.echo(text)
 

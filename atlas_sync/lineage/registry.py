@@ -120,6 +120,18 @@ def detect(path: str) -> Reader:
     for reader in readers.values():
         if any(lower.endswith(ext) for ext in reader.extensions):
             return reader
+    if os.path.isdir(path):
+        raise InputError(
+            "cannot tell which reader fits this folder",
+            file=path,
+            hint="the readers that take a folder: dbt (a target/ holding manifest.json), lookml (a project "
+            "of .lkml files), superset (an unzipped export with metadata.yaml); else name a reader with "
+            "--from (see --list-readers)",
+        )
+    if not head:
+        if path == "-":
+            raise InputError("stdin is empty: no lineage to read")
+        raise InputError("empty file: no lineage to read", file=path)
     raise InputError(
         "cannot tell which reader fits this file", file=path, hint="name one with --from (see --list-readers)"
     )

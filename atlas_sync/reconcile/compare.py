@@ -66,6 +66,8 @@ class MetadataWork:
     ops: MetadataOps
     digest: str | None
     record: str | None
+    # the entity went to a write batch too (counted there); else its update is these requests alone
+    written: bool = True
 
 
 @dataclass
@@ -163,6 +165,8 @@ def compare(
             work.item = item
             first_write = False
     # metadata only (not first_write): its requests, then the digest (after the writes)
+    if work is not None:
+        work.written = item.action != "unchanged" and first_write
     return Decision(item, e, item.action != "unchanged" and first_write, work)
 
 

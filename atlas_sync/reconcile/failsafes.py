@@ -233,7 +233,8 @@ def hand_over(client: Any, handover: dict[str, str], domain: str, job_key_attrib
 def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
     """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
     way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
-    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d+@")
+    # an index, never 8 digits: a statement's 8-hex digest can hold only digits (sql.naming)
+    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d{{1,7}}@")
     old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
     if not old or created is None:
         return None

@@ -163,6 +163,10 @@ class SyncWriter:
         work = [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids]
         applied.requests += apply_metadata(self.client, work)
         applied.metadata += len(work)
+        # an update whose only change is its metadata is updated by these requests
+        applied.updated += sum(
+            1 for w in todo if not w.written and w.item.action == "update" and w.entity.key in guids
+        )
         if not (digest_attribute or metadata_attribute):
             return  # a native profile's record went with the requests
         for start in range(0, len(todo), self.batch_size):

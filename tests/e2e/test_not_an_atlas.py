@@ -127,3 +127,44 @@ def test_a_real_atlas_at_a_wrong_context_path_is_no_atlas(tmp_path: Path) -> Non
     )
     assert proc.returncode != 0
     assert f"error: no Atlas at {url} (" in proc.stderr
+
+
+@pytest.fixture()
+def static_server(tmp_path: Path) -> Iterator[str]:
+    """`python -m http.server` in an empty folder: 404 to a GET, 501 (an HTML page) to a POST."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = type(
+        "Quiet",
+        (http.server.SimpleHTTPRequestHandler,),
+        {"log_message": lambda *a: None, "__init__": _serving(str(root))},
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _serving(root: str) -> Any:
+    def init(self: Any, *args: Any, **kw: Any) -> None:
+        http.server.SimpleHTTPRequestHandler.__init__(self, *args, directory=root, **kw)
+
+    return init
+
+
+@pytest.mark.parametrize("args", [["teardown", "-d", "d", "--plan"], ["teardown", "-d", "d", "--yes"]])
+def test_teardown_says_a_static_web_server_answering_501_to_its_search_is_no_atlas(
+    args: list[str], static_server: str, tmp_path: Path
+) -> None:
+    proc = _run(args, static_server, tmp_path)
+    assert proc.returncode != 0, proc.stdout
+    assert (
+        f"error: no Atlas at {static_server} (POST /api/atlas/v2/search/basic answered HTTP 501 text/html"
+        in (proc.stderr)
+    )
+    assert "hint: check ATLAS_URL" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -137,3 +137,21 @@ def test_a_domain_synced_with_file_named_statement_names_is_renamed_once_and_the
     pub.sync(graph, "x")
     again = pub.plan(graph, "x")
     assert not again.has_changes and again.warnings == []
+
+
+def test_a_statement_replaced_by_one_whose_digest_is_all_digits_is_not_called_a_positional_rename(
+    tmp_path: Path,
+) -> None:
+    # v2's process is j:m.t:90969694 (its sha1 digest happens to hold no letter): going back to v1
+    # deletes it, which is an ordinary change of statement, not a rename from a position
+    pub = Publisher(embedded_client(emulator=Emulator(None)), profile="lineage", domain="d")
+    v1, v2 = tmp_path / "v1.sql", tmp_path / "v2.sql"
+    v1.write_text("INSERT INTO m.t SELECT id FROM s.a;\n", encoding="utf-8")
+    v2.write_text("INSERT INTO m.t SELECT id, name FROM s.b;\n", encoding="utf-8")
+    pub.sync(pub.read("sql", [str(v2)]), job="j", force=True)
+    plan = pub.plan(pub.read("sql", [str(v1)]), job="j", force=True)
+    deleted = {
+        i.qualified_name for i in plan.items if i.action == "delete" and i.type_name == "lineage_process"
+    }
+    assert deleted == {"j:m.t:90969694@d"}
+    assert plan.warnings == []

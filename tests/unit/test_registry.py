@@ -113,6 +113,36 @@ def test_detect_without_a_match_is_an_input_error(tmp_path):
         registry.detect(str(f))
 
 
+def test_detect_says_a_folder_no_reader_takes_is_a_folder_and_which_folders_are_read(tmp_path):
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    with pytest.raises(InputError) as err:
+        registry.detect(str(folder))
+    assert str(err.value) == f"{folder}: cannot tell which reader fits this folder"
+    assert err.value.hint is not None and "manifest.json" in err.value.hint and ".lkml" in err.value.hint
+
+
+def test_detect_says_an_empty_file_of_no_known_kind_is_empty(tmp_path):
+    f = tmp_path / "x.unknownext"
+    f.write_text("")
+    with pytest.raises(InputError) as err:
+        registry.detect(str(f))
+    assert str(err.value) == f"{f}: empty file: no lineage to read"
+
+
+def test_auto_says_empty_stdin_is_empty():
+    out = subprocess.run(
+        [sys.executable, "-m", "atlas_sync.cli.main", "lineage", "auto", "-"],
+        input="",
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ATLAS_")},
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert out.stderr == "error: stdin is empty: no lineage to read\n"
+
+
 @pytest.mark.slow
 def test_example_plugin_installs_and_is_listed_and_picked_by_auto(tmp_path):
     """pip-installs examples/reader-plugin into a temporary target (not the project venv)."""

@@ -210,8 +210,10 @@ def _attach_explore_files(
 def _read(f: Path) -> str:
     try:
         return f.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=str(f)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(f)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(f)) from None
 
 
 _FIELD_LISTS = ("dimensions", "dimension_groups", "measures", "filters", "parameters")

@@ -71,6 +71,14 @@ def read_export(path: str) -> SupersetContent:
     return read_export_bytes(data, path)
 
 
+def _zip_reason(exc: Exception) -> str:
+    """zipfile's reason, short: a damaged local header is reported with its raw bytes."""
+    text = str(exc)
+    if text.startswith("File name in directory"):
+        return "its local header does not match the ZIP's directory"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def read_export_bytes(data: bytes, path: str) -> SupersetContent:
     """:func:`read_export` of a ZIP's bytes (``path`` names it in messages)."""
     files: list[tuple[str, bytes]] = []
@@ -83,7 +91,7 @@ def read_export_bytes(data: bytes, path: str) -> SupersetContent:
                     files.append((info.filename, zf.read(info)))
                 except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
                     raise InputError(
-                        f"damaged ZIP: {info.filename}: {exc}",
+                        f"damaged ZIP: {info.filename}: {_zip_reason(exc)}",
                         file=path,
                         hint="the export is truncated or corrupt; export it again",
                     ) from None
