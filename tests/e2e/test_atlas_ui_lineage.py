@@ -85,10 +85,20 @@ def log_in(page: Page, url: str, username: str, password: str) -> None:
     for selector, text in (("#username", username), ("#password", password)):
         page.evaluate(f"document.querySelector('{selector}').focus()")
         page.call("Input.insertText", text=text)
-    page.evaluate("document.querySelector('#signIn').click()")
-    page.wait_for(
-        "!location.pathname.includes('login') && document.readyState === 'complete'", what="logged in"
-    )
+    # A freshly started Atlas can take long over its first sign-in on a loaded machine (CI saw it pass
+    # 60 s): the click is made again while the form is still there, up to three times.
+    for attempt in range(3):
+        page.evaluate("document.querySelector('#signIn') && document.querySelector('#signIn').click()")
+        try:
+            page.wait_for(
+                "!location.pathname.includes('login') && document.readyState === 'complete'",
+                what=f"logged in (attempt {attempt + 1})",
+                timeout=60,
+            )
+            return
+        except AssertionError as exc:
+            if attempt == 2:
+                raise AssertionError(f"{exc}; the page is at {page.evaluate('location.href')}") from None
 
 
 def lineage_nodes(page: Page, url: str, guid: str, shot: Path) -> list[tuple[str, bool]]:
