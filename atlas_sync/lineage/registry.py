@@ -46,6 +46,7 @@ BUILTIN: dict[str, str] = {
     "superset": "atlas_sync.lineage.readers.superset:READER",
     "lookml": "atlas_sync.lineage.readers.lookml:READER",
     "tableau": "atlas_sync.lineage.readers.tableau:READER",
+    "powerbi": "atlas_sync.lineage.readers.powerbi:READER",
 }
 
 

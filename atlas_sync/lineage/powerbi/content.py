@@ -1,0 +1,377 @@
+"""Power BI files -> their semantic models and reports (docs/bi.md).
+
+* a **PBIP** project: ``<Name>.SemanticModel/definition/**/*.tmdl`` (TMDL; ``model.bim`` TMSL JSON in
+  older projects) and ``<Name>.Report/definition/pages/<page>/visuals/<visual>/visual.json`` (PBIR);
+* a **.pbit** template: a zip whose ``DataModelSchema`` is the model as TMSL JSON (UTF-16 LE).
+
+A file that does not parse is an error naming it (and its line): nothing of that model or report is
+read; the other files still are.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_sync.lineage.powerbi.tmdl import TmdlError, parse_tmdl
+
+
+@dataclass
+class PbiColumn:
+    name: str
+    source_column: str | None = None
+    expression: str | None = None  # DAX of a calculated column
+
+
+@dataclass
+class PbiTable:
+    name: str
+    file: str
+    columns: list[PbiColumn] = field(default_factory=list)
+    measures: list[tuple[str, str]] = field(default_factory=list)
+    partitions: list[tuple[str, str, str, str | None]] = field(
+        default_factory=list
+    )  # name, kind, source, mode
+
+
+@dataclass
+class PbiModel:
+    name: str
+    path: str
+    tables: dict[str, PbiTable] = field(default_factory=dict)
+    expressions: dict[str, str] = field(default_factory=dict)  # shared expressions and parameters (M)
+    expression_files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PbiField:
+    entity: str
+    prop: str
+    label: str
+    aggregated: bool
+
+
+@dataclass
+class PbiVisual:
+    key: str
+    visual_type: str
+    fields: list[PbiField]
+    title: str | None = None
+
+
+@dataclass
+class PbiPage:
+    key: str
+    name: str
+    visuals: list[PbiVisual] = field(default_factory=list)
+
+
+@dataclass
+class PbiReport:
+    name: str
+    path: str
+    model: str | None  # the model's name when the report reads one by path
+    live: str | None = None  # the connection of a live-connection report
+    pages: list[PbiPage] = field(default_factory=list)
+
+
+@dataclass
+class PbiContent:
+    models: list[PbiModel] = field(default_factory=list)
+    reports: list[PbiReport] = field(default_factory=list)
+    errors: list[tuple[str, str, int | None]] = field(default_factory=list)
+
+
+def _stem(path: str) -> str:
+    base = os.path.basename(os.path.normpath(path))
+    return base.rsplit(".", 1)[0] if "." in base else base
+
+
+def is_powerbi(path: str) -> bool:
+    p = os.path.normpath(path)
+    if p.lower().endswith((".pbit", ".pbix", ".pbip", ".semanticmodel", ".report")):
+        return True
+    if os.path.isdir(p):
+        try:
+            return any(n.endswith((".SemanticModel", ".Report", ".pbip")) for n in os.listdir(p))
+        except OSError:
+            return False
+    return False
+
+
+def load_content(paths: list[str]) -> PbiContent:
+    out = PbiContent()
+    for path in paths:
+        p = os.path.normpath(path)
+        if p.lower().endswith(".pbip"):
+            p = os.path.dirname(p) or "."
+        if p.lower().endswith(".pbit"):
+            _pbit(p, out)
+        elif p.lower().endswith(".pbix"):
+            out.errors.append(
+                (p, ".pbix files are not read (save the report as a PBIP project or a .pbit template)", None)
+            )
+        elif p.endswith(".SemanticModel"):
+            _model_folder(p, out)
+        elif p.endswith(".Report"):
+            _report_folder(p, out)
+        elif os.path.isdir(p):
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames.sort()
+                for d in list(dirnames):
+                    if d.endswith(".SemanticModel"):
+                        _model_folder(os.path.join(dirpath, d), out)
+                    elif d.endswith(".Report"):
+                        _report_folder(os.path.join(dirpath, d), out)
+                dirnames[:] = [d for d in dirnames if not d.endswith((".SemanticModel", ".Report"))]
+                for f in sorted(filenames):
+                    if f.lower().endswith(".pbit"):
+                        _pbit(os.path.join(dirpath, f), out)
+        else:
+            out.errors.append((path, "not a Power BI project folder, .SemanticModel, .Report or .pbit", None))
+    return out
+
+
+# ---------------------------------------------------------------------------- models
+def _model_folder(folder: str, out: PbiContent) -> None:
+    model = PbiModel(name=_stem(folder), path=folder)
+    definition = os.path.join(folder, "definition")
+    bim = os.path.join(folder, "model.bim")
+    if os.path.isdir(definition):
+        files = sorted(
+            os.path.join(d, f) for d, _s, fs in os.walk(definition) for f in fs if f.endswith(".tmdl")
+        )
+        for f in files:
+            try:
+                with open(f, encoding="utf-8-sig") as fh:
+                    nodes = parse_tmdl(fh.read())
+            except TmdlError as exc:
+                out.errors.append((f, f"TMDL does not parse: {exc.message}", exc.line))
+                return  # nothing of a model with a file that does not parse
+            except (OSError, UnicodeDecodeError) as exc:
+                out.errors.append((f, f"cannot read: {exc}", None))
+                return
+            for node in nodes:
+                if node.keyword == "expression" and node.value is not None:
+                    model.expressions[node.name] = node.value
+                    model.expression_files[node.name] = f
+                elif node.keyword == "table":
+                    t = PbiTable(node.name, f)
+                    for c in node.children:
+                        if c.keyword == "column":
+                            t.columns.append(PbiColumn(c.name, c.props.get("sourceColumn"), c.value or None))
+                        elif c.keyword == "measure":
+                            t.measures.append((c.name, c.value or ""))
+                        elif c.keyword == "partition":
+                            src = c.props.get("source") or c.props.get("expression") or ""
+                            t.partitions.append((c.name, (c.value or "").strip(), src, c.props.get("mode")))
+                    model.tables[t.name] = t
+    elif os.path.isfile(bim):
+        try:
+            with open(bim, encoding="utf-8-sig") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError) as exc:
+            out.errors.append((bim, f"not readable JSON: {exc}", None))
+            return
+        _tmsl(doc, model, bim)
+    else:
+        out.errors.append((folder, "a .SemanticModel without definition/ (TMDL) or model.bim", None))
+        return
+    out.models.append(model)
+
+
+def _text(value: Any) -> str:
+    return "\n".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
+
+
+def _tmsl(doc: Any, model: PbiModel, file: str) -> None:
+    """A TMSL model (``model.bim``, a .pbit's ``DataModelSchema``)."""
+    m = doc.get("model") if isinstance(doc, dict) else None
+    if not isinstance(m, dict):
+        return
+    for e in m.get("expressions") or []:
+        if isinstance(e, dict) and e.get("name"):
+            model.expressions[str(e["name"])] = _text(e.get("expression"))
+            model.expression_files[str(e["name"])] = file
+    for tdoc in m.get("tables") or []:
+        if not isinstance(tdoc, dict) or not tdoc.get("name"):
+            continue
+        t = PbiTable(str(tdoc["name"]), file)
+        for c in tdoc.get("columns") or []:
+            if isinstance(c, dict) and c.get("name") and c.get("type") != "rowNumber":
+                expr = _text(c.get("expression")) if c.get("type") == "calculated" else None
+                t.columns.append(PbiColumn(str(c["name"]), c.get("sourceColumn"), expr))
+        for ms in tdoc.get("measures") or []:
+            if isinstance(ms, dict) and ms.get("name"):
+                t.measures.append((str(ms["name"]), _text(ms.get("expression"))))
+        for p in tdoc.get("partitions") or []:
+            src = p.get("source") if isinstance(p, dict) else None
+            if isinstance(src, dict):
+                t.partitions.append(
+                    (
+                        str(p.get("name") or t.name),
+                        str(src.get("type") or "m"),
+                        _text(src.get("expression")),
+                        p.get("mode"),
+                    )
+                )
+        model.tables[t.name] = t
+
+
+def _pbit(path: str, out: PbiContent) -> None:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if "DataModelSchema" not in names:
+                out.errors.append(
+                    (path, "the .pbit holds no DataModelSchema (a live-connection template)", None)
+                )
+                return
+            raw = zf.read("DataModelSchema")
+            layout = zf.read("Report/Layout") if "Report/Layout" in names else None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+        out.errors.append((path, f"not a readable .pbit (corrupt or truncated zip: {exc})", None))
+        return
+    try:
+        doc = json.loads(raw.decode("utf-16-le").lstrip("\ufeff"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        out.errors.append((path, f"its DataModelSchema is not UTF-16 JSON: {exc}", None))
+        return
+    model = PbiModel(name=_stem(path), path=path)
+    _tmsl(doc, model, path)
+    out.models.append(model)
+    if layout is not None:
+        try:
+            ldoc = json.loads(layout.decode("utf-16-le").lstrip("\ufeff"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            out.errors.append((path, f"its Report/Layout is not UTF-16 JSON: {exc}", None))
+            return
+        out.reports.append(_legacy_layout(ldoc, model.name, path))
+
+
+def _legacy_layout(doc: Any, model: str, path: str) -> PbiReport:
+    """The report of a .pbit (``Report/Layout``: sections and visual containers, whose ``config`` is a
+    JSON text with the visual's ``prototypeQuery``)."""
+    report = PbiReport(name=model, path=path, model=model)
+    for si, sec in enumerate(doc.get("sections") or [] if isinstance(doc, dict) else []):
+        if not isinstance(sec, dict):
+            continue
+        page = PbiPage(str(sec.get("name") or si), str(sec.get("displayName") or sec.get("name") or si))
+        for vc in sec.get("visualContainers") or []:
+            try:
+                cfg = json.loads(vc.get("config") or "{}") if isinstance(vc, dict) else {}
+            except ValueError:
+                continue
+            sv = cfg.get("singleVisual") if isinstance(cfg, dict) else None
+            if not isinstance(sv, dict):
+                continue
+            pq = sv.get("prototypeQuery") or {}
+            aliases = {f.get("Name"): f.get("Entity") for f in pq.get("From") or [] if isinstance(f, dict)}
+            fields = []
+            for sel in pq.get("Select") or []:
+                if isinstance(sel, dict):
+                    f = _field(sel, aliases)
+                    if f:
+                        fields.append(f)
+            page.visuals.append(
+                PbiVisual(str(cfg.get("name") or len(page.visuals)), str(sv.get("visualType") or ""), fields)
+            )
+        report.pages.append(page)
+    return report
+
+
+# ---------------------------------------------------------------------------- reports (PBIR)
+def _field(proj: dict[str, Any], aliases: dict[Any, Any] | None = None) -> PbiField | None:
+    """A projection's field (``Column``, ``Measure``, ``Aggregation`` of a column, ``HierarchyLevel``)."""
+    f = proj.get("field") if "field" in proj else proj
+    if not isinstance(f, dict):
+        return None
+    aggregated = False
+    if "Aggregation" in f and isinstance(f["Aggregation"], dict):
+        aggregated = True
+        f = f["Aggregation"].get("Expression") or {}
+    for kind in ("Column", "Measure", "HierarchyLevel"):
+        node = f.get(kind) if isinstance(f, dict) else None
+        if not isinstance(node, dict):
+            continue
+        expr = node.get("Expression") or {}
+        if kind == "HierarchyLevel":
+            hier = (expr.get("Hierarchy") or {}) if isinstance(expr, dict) else {}
+            expr = hier.get("Expression") or {}
+            prop = node.get("Level")
+        else:
+            prop = node.get("Property")
+        ref = expr.get("SourceRef") if isinstance(expr, dict) else None
+        if not isinstance(ref, dict) or not prop:
+            return None
+        entity = ref.get("Entity") or (aliases or {}).get(ref.get("Source"))
+        if not entity:
+            return None
+        label = str(proj.get("queryRef") or proj.get("Name") or f"{entity}.{prop}")
+        return PbiField(str(entity), str(prop), label, aggregated or kind == "Measure" and False)
+    return None
+
+
+def _report_folder(folder: str, out: PbiContent) -> None:
+    pbir = os.path.join(folder, "definition.pbir")
+    model: str | None = None
+    live: str | None = None
+    try:
+        with open(pbir, encoding="utf-8-sig") as fh:
+            ref = (json.load(fh) or {}).get("datasetReference") or {}
+        by_path = (ref.get("byPath") or {}).get("path")
+        if by_path:
+            model = _stem(by_path)
+        elif ref.get("byConnection"):
+            conn = ref["byConnection"]
+            live = str(
+                conn.get("connectionString") or conn.get("pbiModelDatabaseName") or "a published model"
+            )
+    except FileNotFoundError:
+        out.errors.append((folder, "a .Report without definition.pbir", None))
+        return
+    except (OSError, ValueError, AttributeError) as exc:
+        out.errors.append((pbir, f"not readable JSON: {exc}", None))
+        return
+    report = PbiReport(name=_stem(folder), path=folder, model=model, live=live)
+    pages_dir = os.path.join(folder, "definition", "pages")
+    for page_key in sorted(os.listdir(pages_dir)) if os.path.isdir(pages_dir) else []:
+        pdir = os.path.join(pages_dir, page_key)
+        if not os.path.isdir(pdir):
+            continue
+        try:
+            with open(os.path.join(pdir, "page.json"), encoding="utf-8-sig") as fh:
+                pdoc = json.load(fh)
+        except (OSError, ValueError) as exc:
+            out.errors.append((os.path.join(pdir, "page.json"), f"not readable JSON: {exc}", None))
+            return
+        page = PbiPage(str(pdoc.get("name") or page_key), str(pdoc.get("displayName") or page_key))
+        vdir = os.path.join(pdir, "visuals")
+        for vkey in sorted(os.listdir(vdir)) if os.path.isdir(vdir) else []:
+            vfile = os.path.join(vdir, vkey, "visual.json")
+            if not os.path.isfile(vfile):
+                continue
+            try:
+                with open(vfile, encoding="utf-8-sig") as fh:
+                    vdoc = json.load(fh)
+            except (OSError, ValueError) as exc:
+                out.errors.append((vfile, f"not readable JSON: {exc}", None))
+                return
+            visual = vdoc.get("visual") if isinstance(vdoc, dict) else None
+            if not isinstance(visual, dict):
+                continue  # a group of visuals
+            state = ((visual.get("query") or {}).get("queryState")) or {}
+            fields = []
+            for role in state.values() if isinstance(state, dict) else []:
+                for proj in (role or {}).get("projections") or []:
+                    f = _field(proj) if isinstance(proj, dict) else None
+                    if f:
+                        fields.append(f)
+            page.visuals.append(
+                PbiVisual(str(vdoc.get("name") or vkey), str(visual.get("visualType") or ""), fields)
+            )
+        report.pages.append(page)
+    out.reports.append(report)
