@@ -49,6 +49,7 @@ class PowerBiGraph:
         self.b = BiBuilder(TOOL, job)
         self.cmap = connection_map
         self._warned: set[str] = set()
+        self._names_of: tuple[Any, dict[str, str], dict[str, dict[str, str]]] = (None, {}, {})
 
     @property
     def graph(self) -> LineageGraph:
@@ -105,16 +106,33 @@ class PowerBiGraph:
         resolver = Resolver(globals_)
         resolver.errors = errors  # type: ignore[attr-defined]
         base: dict[str, dict[str, list[FieldEdge]]] = {}  # table -> field -> edges into it
+        read: dict[str, tuple[list[str], list[FieldEdge], list[str]]] = {}
         for t in model.tables.values():
-            base[t.name] = self._table(model, t, resolver, errors)
+            read[t.name] = self._table(model, t, resolver, errors)
+            base[t.name] = {}
+            for e in read[t.name][1]:
+                if e[2] is not None:
+                    base[t.name].setdefault(e[2], []).append(e)
+        # one process per table: its warehouse tables, then what its DAX names
         for t in model.tables.values():
-            self._dax(model, t, base)
+            inputs, edges, queries = read[t.name]
+            more_inputs, more_edges = self._dax(model, t, base)
+            ds = self.b.graph.dataset(self.table_id(model.name, t.name))
+            assert ds is not None
+            self.b.feed(
+                ds,
+                inputs + more_inputs,
+                edges=edges + more_edges,
+                query_text="\n;\n".join(queries) or None,
+                source_file=t.file,
+            )
 
     def _table(
         self, model: PbiModel, t: PbiTable, resolver: Resolver, errors: dict[str, str]
-    ) -> dict[str, list[FieldEdge]]:
+    ) -> tuple[list[str], list[FieldEdge], list[str]]:
+        """The table's BI dataset, and the warehouse tables it reads: (inputs, column edges, native SQL)."""
         fields = [c.name for c in t.columns] + [m for m, _ in t.measures]
-        ds = self.b.bi_object(
+        self.b.bi_object(
             BI_DATASET,
             f"{model.name}.{t.name}",
             t.name,
@@ -160,12 +178,7 @@ class PowerBiGraph:
                 )
                 continue
             self._resolved(t, result, inputs, edges, queries, where)
-        self.b.feed(ds, inputs, edges=edges, query_text="\n;\n".join(queries) or None, source_file=t.file)
-        out: dict[str, list[FieldEdge]] = {}
-        for e in edges:
-            if e[2] is not None:
-                out.setdefault(e[2], []).append(e)
-        return out
+        return inputs, edges, queries
 
     def _resolved(
         self,
@@ -215,25 +228,30 @@ class PowerBiGraph:
                 file=t.file,
             )
 
-    def _dax(self, model: PbiModel, t: PbiTable, base: dict[str, dict[str, list[FieldEdge]]]) -> None:
-        """Calculated columns and measures: edges from the columns their DAX names directly."""
-        ds = self.b.graph.dataset(self.table_id(model.name, t.name))
-        if ds is None:
-            return
+    def _names(self, model: PbiModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+        """The model's table names and each table's field names by their lower case (once per model)."""
+        if self._names_of[0] is not model:
+            fields = {
+                n: {f.lower(): f for f in [c.name for c in tt.columns] + [m for m, _ in tt.measures]}
+                for n, tt in model.tables.items()
+            }
+            self._names_of = (model, {n.lower(): n for n in model.tables}, fields)
+        return self._names_of[1], self._names_of[2]
+
+    def _dax(
+        self, model: PbiModel, t: PbiTable, base: dict[str, dict[str, list[FieldEdge]]]
+    ) -> tuple[list[str], list[FieldEdge]]:
+        """Calculated columns and measures: edges from the columns their DAX names directly (and the
+        other tables' BI datasets they read)."""
         formulas = {c.name: c.expression for c in t.columns if c.expression} | {m: e for m, e in t.measures}
         measures = {m for m, _ in t.measures}
         if not formulas:
-            return
-        proc = next((p for p in self.b.graph.processes if p.id == ds.id), None)
-        inputs = list(proc.inputs) if proc else []
+            return [], []
+        inputs: list[str] = []
         extra: list[FieldEdge] = []
 
         # DAX names are case-insensitive: 'orders'[AMOUNT] is Orders[Amount]
-        tables_l = {n.lower(): n for n in model.tables}
-        fields_l = {
-            n: {f.lower(): f for f in [c.name for c in tt.columns] + [m for m, _ in tt.measures]}
-            for n, tt in model.tables.items()
-        }
+        tables_l, fields_l = self._names(model)
 
         def refs(text: str, depth: int = 0) -> list[tuple[str, str]]:
             clean = _DAX_COMMENT.sub(" ", _DAX_STRING.sub('""', text))
@@ -263,24 +281,7 @@ class PowerBiGraph:
                     other = self.table_id(model.name, table)
                     inputs.append(other)
                     extra.append((other, col, fld, kind, dax))
-        if proc is not None:
-            # the table's process gets the DAX edges (and the other tables they read) as well
-            self.b.graph.processes.remove(proc)
-            old = [e for e in self.b.graph.edges if e.process == proc.id]
-            for e in old:
-                self.b.graph.edges.remove(e)
-            carried: list[FieldEdge] = [
-                (e.source.dataset, e.source.column, e.target.column, e.kind, e.expression) for e in old
-            ]
-            self.b.feed(
-                ds,
-                inputs,
-                edges=carried + extra,
-                query_text=proc.attributes.get("queryText"),
-                source_file=t.file,
-            )
-        else:
-            self.b.feed(ds, inputs, edges=extra, source_file=t.file)
+        return inputs, extra
 
     # ------------------------------------------------------------------ reports
     def _report(self, report: PbiReport, model: PbiModel | None) -> None:

@@ -483,7 +483,7 @@ class TableauGraph:
             self.b.dashboard(f"{wb}.{dname}", dname, charts, namespace=wb, source_file=doc.path)
 
     def _reaches_table(self, did: str, depth: int = 0) -> bool:
-        proc = next((p for p in self.b.graph.processes if p.id == did), None)
+        proc = self.b.graph.process(did)
         if proc is None or depth > 3:
             return False
         for i in proc.inputs:
