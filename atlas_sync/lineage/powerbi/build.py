@@ -69,7 +69,7 @@ class PowerBiGraph:
             k for k in (f"{server}/{database}" if server and database else "", database or "", server) if k
         ]
         found = next((m for m in (self.cmap.lookup(k) for k in keys) if m is not None), None)
-        label = keys[0] if keys else connector
+        label = keys[0] if keys else f"{connector} source of unknown server"
         if found is None and label not in self._warned:
             self._warned.add(label)
             self.b.warn(
@@ -148,6 +148,17 @@ class PowerBiGraph:
         edges: list[FieldEdge] = []
         queries: list[str] = []
         for pname, kind, source, _mode in t.partitions:
+            if kind == "sql":  # a legacy query partition: SQL on its provider data source
+                server, database = t.sql_sources.get(pname, ("", None))
+                self._resolved(
+                    t,
+                    Tables(natives=[Native("sqlserver", server, database, source)]),
+                    inputs,
+                    edges,
+                    queries,
+                    where,
+                )
+                continue
             if kind.lower() not in ("m", "query", ""):
                 self.b.warn(
                     f"{where}: partition {pname!r} is of kind {kind!r} ({'DAX, not read' if kind == 'calculated' else 'not read'}): no upstream table",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +33,10 @@ class PbiTable:
     file: str
     columns: list[PbiColumn] = field(default_factory=list)
     measures: list[tuple[str, str]] = field(default_factory=list)
-    partitions: list[tuple[str, str, str, str | None]] = field(
-        default_factory=list
-    )  # name, kind, source, mode
+    # (name, kind, source, mode) of each partition
+    partitions: list[tuple[str, str, str, str | None]] = field(default_factory=list)
+    # a legacy query partition's data source (a .pbix's provider data source): (server, database)
+    sql_sources: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,9 +113,7 @@ def load_content(paths: list[str]) -> PbiContent:
         if p.lower().endswith(".pbit"):
             _pbit(p, out)
         elif p.lower().endswith(".pbix"):
-            out.errors.append(
-                (p, ".pbix files are not read (save the report as a PBIP project or a .pbit template)", None)
-            )
+            _pbix(p, out)
         elif p.endswith(".SemanticModel"):
             _model_folder(p, out)
         elif p.endswith(".Report"):
@@ -130,6 +130,8 @@ def load_content(paths: list[str]) -> PbiContent:
                 for f in sorted(filenames):
                     if f.lower().endswith(".pbit"):
                         _pbit(os.path.join(dirpath, f), out)
+                    elif f.lower().endswith(".pbix"):
+                        _pbix(os.path.join(dirpath, f), out)
         else:
             out.errors.append((path, "not a Power BI project folder, .SemanticModel, .Report or .pbit", None))
     return out
@@ -231,7 +233,7 @@ def _pbit(path: str, out: PbiContent) -> None:
                 )
                 return
             raw = zf.read("DataModelSchema")
-            layout = zf.read("Report/Layout") if "Report/Layout" in names else None
+            layout = _layout(zf, path, out) if "Report/Layout" in names else None
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         out.errors.append((path, f"not a readable .pbit (corrupt or truncated zip: {exc})", None))
         return
@@ -244,12 +246,101 @@ def _pbit(path: str, out: PbiContent) -> None:
     _tmsl(doc, model, path)
     out.models.append(model)
     if layout is not None:
-        try:
-            ldoc = json.loads(layout.decode("utf-16-le").lstrip("\ufeff"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            out.errors.append((path, f"its Report/Layout is not UTF-16 JSON: {exc}", None))
+        out.reports.append(_legacy_layout(layout, model.name, path))
+
+
+def _layout(zf: zipfile.ZipFile, path: str, out: PbiContent) -> Any:
+    try:
+        return json.loads(zf.read("Report/Layout").decode("utf-16-le").lstrip("\ufeff"))
+    except KeyError:
+        return None
+    except (UnicodeDecodeError, ValueError) as exc:
+        out.errors.append((path, f"its Report/Layout is not UTF-16 JSON: {exc}", None))
+        return None
+
+
+_CONN = re.compile(r"(?i)(?:^|;)\s*(data source|server|initial catalog|database)\s*=\s*([^;]*)")
+
+
+def _pbix(path: str, out: PbiContent) -> None:
+    """A .pbix through ``pbixray`` (its model: tables, partitions, columns, measures; its report layout).
+    A live-connection .pbix has no model: the report is read, naming the tables of the model it uses."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            layout = _layout(zf, path, out) if "Report/Layout" in names else None
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
+        out.errors.append((path, f"not a readable .pbix (corrupt or truncated zip: {exc})", None))
+        return
+    stem = _stem(path)
+    if "DataModel" not in names:
+        if layout is None:
+            out.errors.append((path, "the .pbix holds neither a model nor a report layout", None))
             return
-        out.reports.append(_legacy_layout(ldoc, model.name, path))
+        report = _legacy_layout(layout, stem, path)
+        report.live = "the .pbix holds no model"
+        out.reports.append(report)
+        return
+    try:
+        from pbixray import PBIXRay  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        out.errors.append((path, ".pbix files need pbixray: pip install 'atlas-sync[pbix]'", None))
+        return
+    try:
+        px = PBIXRay(path)
+        partitions = _records(px.tmschema_partitions)
+        columns = _records(px.tmschema_columns)
+        measures = _records(px.dax_measures)
+        sources = {r.get("ID"): r for r in _records(px.tmschema_datasources)}
+        queries = _records(px.power_query)
+        params = _records(px.m_parameters)
+    except Exception as exc:  # noqa: BLE001 - pbixray raises many kinds on a damaged file
+        out.errors.append((path, f"not a readable .pbix ({type(exc).__name__}: {exc})", None))
+        return
+    model = PbiModel(name=stem, path=path)
+    for q in params:
+        if q.get("ParameterName"):
+            model.expressions[str(q["ParameterName"])] = str(q.get("Expression") or "")
+    internal = ("H$", "R$", "U$", "LocalDateTable_", "DateTableTemplate_")
+    for r in partitions:
+        tname = str(r.get("TableName") or "")
+        if not tname or tname.startswith(internal):
+            continue
+        t = model.tables.setdefault(tname, PbiTable(tname, path))
+        text = str(r.get("QueryDefinition") or "")
+        kind = {1: "sql", 2: "calculated", 4: "m", 5: "entity"}.get(int(r.get("Type") or 0), "other")
+        pname = str(r.get("Name") or tname)
+        t.partitions.append((pname, kind, text, None))
+        if kind == "sql":
+            conn = str((sources.get(r.get("DataSourceID")) or {}).get("ConnectionString") or "")
+            found = {k.lower(): v.strip() for k, v in _CONN.findall(conn)}
+            server = found.get("data source") or found.get("server") or ""
+            t.sql_sources[pname] = (server, found.get("initial catalog") or found.get("database"))
+    for q in queries:  # the mashup's other queries: shared expressions the partitions may name
+        n = str(q.get("TableName") or "")
+        if n and n not in model.tables and n not in model.expressions:
+            model.expressions[n] = str(q.get("Expression") or "")
+    for c in columns:
+        tname = str(c.get("TableName") or "")
+        if tname in model.tables and c.get("Name") and int(c.get("Type") or 0) in (1, 2):
+            expr = str(c.get("Expression") or "") if int(c.get("Type") or 0) == 2 else None
+            src = c.get("SourceColumn") if isinstance(c.get("SourceColumn"), str) else None
+            model.tables[tname].columns.append(PbiColumn(str(c["Name"]), src, expr))
+    for m in measures:
+        tname = str(m.get("TableName") or "")
+        if tname in model.tables and m.get("Name"):
+            model.tables[tname].measures.append((str(m["Name"]), str(m.get("Expression") or "")))
+    out.models.append(model)
+    if layout is not None:
+        out.reports.append(_legacy_layout(layout, model.name, path))
+
+
+def _records(frame: Any) -> list[dict[str, Any]]:
+    """A pbixray DataFrame as plain records (NaN as None)."""
+    if frame is None or not len(frame):
+        return []
+    rows = frame.to_dict("records")
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()} for r in rows]
 
 
 def _legacy_layout(doc: Any, model: str, path: str) -> PbiReport:

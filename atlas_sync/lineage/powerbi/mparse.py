@@ -327,9 +327,22 @@ class _Parser:
         return left
 
     def type_expr(self) -> None:
-        if self.t.kind == "kw" and self.t.value == "nullable":
+        """A type (``nullable text``, ``table [a = text]``, ``{number}``, ``Int64.Type``): skipped."""
+        while self.t.kind == "name" and self.t.value in (
+            "nullable",
+            "optional",
+            "table",
+            "record",
+            "list",
+            "function",
+        ):
             self.i += 1
-        self.postfix()
+            if self.is_("[") or self.is_("{") or self.is_("("):
+                break
+        if self.is_("[") or self.is_("{") or self.is_("("):
+            self.primary()
+        elif self.t.kind in ("name", "qname"):
+            self.postfix()
 
     def unary(self) -> Any:
         if self.t.kind == "op" and self.t.value in ("-", "+"):

@@ -1,7 +1,8 @@
 """The ``powerbi`` reader: Power BI projects and templates -> BI lineage (docs/bi.md).
 
 ``atlas-sync sync --from powerbi path/to/project`` (a PBIP folder, a ``*.SemanticModel`` or ``*.Report``
-folder, a ``.pbip`` file, a ``.pbit`` template; ``--from auto`` recognises them). Tables and their M
+folder, a ``.pbip`` file, a ``.pbit`` template, a ``.pbix`` through pbixray; ``--from auto`` recognises
+them). Tables and their M
 expressions resolved to warehouse tables, measures and calculated columns, report pages and visuals.
 A file that does not parse is an error naming it; nothing of its model or report is read.
 
@@ -22,9 +23,9 @@ from atlas_sync.lineage.powerbi.content import is_powerbi, load_content
 
 class PowerBiReader:
     name = "powerbi"
-    extensions = (".pbit", ".pbip")
+    extensions = (".pbit", ".pbix", ".pbip")
     description = (
-        "Power BI projects (PBIP: TMDL models, PBIR reports) and .pbit templates: tables' M expressions "
+        "Power BI projects (PBIP: TMDL models, PBIR reports), .pbit and .pbix files: tables' M expressions "
         "resolved to warehouse tables, measures, report pages and visuals"
     )
 

@@ -197,14 +197,9 @@ def test_pbit_template_model_and_layout(tmp_path: Path) -> None:
     assert not g.problems
 
 
-def test_a_corrupt_pbit_and_a_pbix_are_errors_naming_the_file(tmp_path: Path) -> None:
+def test_a_corrupt_pbit_is_an_error_naming_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pbit"
     bad.write_bytes(b"PK\x03\x04garbage")
     with pytest.raises(InputError) as err:
         registry.read("powerbi", [str(bad)])
     assert "bad.pbit" in str(err.value) and "zip" in str(err.value)
-    pbix = tmp_path / "r.pbix"
-    pbix.write_bytes(b"PK\x03\x04")
-    with pytest.raises(InputError) as err2:
-        registry.read("powerbi", [str(pbix)])
-    assert "r.pbix" in str(err2.value) and ".pbix files are not read" in str(err2.value)
