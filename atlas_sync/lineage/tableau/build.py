@@ -201,6 +201,13 @@ class TableauGraph:
                 f"{where}: reads only its extract: no warehouse table", code="tableau-extract", file=doc.path
             )
             return target.id
+        if not leaves:
+            self.b.warn(
+                f"{where}: no table or query among its relations: no upstream lineage",
+                code="tableau-unresolved",
+                file=doc.path,
+            )
+            return target.id
         # field -> (relation, remote column)
         mapping = self._mapping(ds, fields, leaves, unions)
         for pairs in mapping.values():
@@ -338,6 +345,8 @@ class TableauGraph:
             parts = _parts(leaf.text)
             sql = table_sql(parts, leaf.remote, dialect)
         schema = conn.schema if conn and conn.schema else None
+        if conn and not schema and conn.cls in ("mysql", "mariadb") and conn.dbname:
+            schema = conn.dbname  # MySQL's database is the schema of a one-part table name
         return query_lineage(sql, dialect, prefix, schema)
 
     @staticmethod

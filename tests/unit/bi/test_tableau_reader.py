@@ -161,3 +161,28 @@ def test_a_corrupt_packaged_file_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         registry.read("tableau", [str(bad)])
     assert "bad.twbx" in str(err.value) and "zip" in str(err.value)
+
+
+REAL = DATA / "document-api-python"
+
+
+def test_real_workbook_joining_two_connections_names_each_table_by_its_connection() -> None:
+    g = registry.read(
+        "tableau",
+        [str(REAL / "multiple_connections.twb")],
+        connection_map={"mysql55/testv1": "mysqlprod", "mssql2012/TestV1": "mssqlprod"},
+    )
+    fed = "tableau:bi_dataset:multiple_connections.federated.1bw8gel1hkm5ms1c8jgrm0zixmde"
+    # [xy] on MySQL (its database testv1 is the schema), [dbo].[xy] on SQL Server
+    assert {p.id: p.inputs for p in g.processes} == {fed: ["mysqlprod.testv1.xy", "mssqlprod.dbo.xy"]}
+    assert g.dataset("mysqlprod.testv1.xy").facets["connection"] == "mysql://mysql55"  # type: ignore[union-attr]
+    assert g.dataset("mssqlprod.dbo.xy").facets["connection"] == "mssql://mssql2012"  # type: ignore[union-attr]
+    (warning,) = g.problems  # the published data source xyTestV1 is not given
+    assert "'xyTestV1'" in warning.message
+
+
+def test_a_data_source_without_relations_is_said() -> None:
+    g = registry.read("tableau", [str(REAL / "TABLEAU_10_TDS.tds")], connection_map={"*": "x"})
+    assert [d.id for d in g.datasets] == ["tableau:bi_dataset:TABLEAU_10_TDS"]
+    (warning,) = g.problems
+    assert warning.code == "tableau-unresolved" and "no table or query" in warning.message
