@@ -81,6 +81,8 @@ def parse_tmdl(text: str) -> list[Node]:
         while stack and stack[-1][0] >= ind:
             stack.pop()
         head = stripped
+        if head in _OBJECTS:  # a nameless object: `database`
+            head += " ''"
         m = _HEADER.match(head)
         keyword = m.group(1) if m else ""
         if m and keyword in _OBJECTS:
@@ -91,6 +93,12 @@ def parse_tmdl(text: str) -> list[Node]:
                 raise TmdlError(f"{keyword} {m.group(2).strip()} outside a table", lineno)
             else:
                 roots.append(node)
+            stack.append((ind, node))
+            continue
+        if not stack and m:
+            # another top-level object (cultureInfo, a newer keyword): kept, not read
+            node = Node(keyword, unquote(m.group(2)), value, lineno)
+            roots.append(node)
             stack.append((ind, node))
             continue
         p = _PROP.match(head)
