@@ -168,8 +168,16 @@ def _model_folder(folder: str, out: PbiContent) -> None:
                         elif c.keyword == "measure":
                             t.measures.append((c.name, c.value or ""))
                         elif c.keyword == "partition":
-                            src = c.props.get("source") or c.props.get("expression") or ""
-                            t.partitions.append((c.name, (c.value or "").strip(), src, c.props.get("mode")))
+                            src = (
+                                c.props.get("source")
+                                or c.props.get("expression")
+                                or c.props.get("query")
+                                or ""
+                            )
+                            kind = (c.value or "").strip()
+                            t.partitions.append(
+                                (c.name, "sql" if kind == "query" else kind, src, c.props.get("mode"))
+                            )
                     model.tables[t.name] = t
     elif os.path.isfile(bim):
         try:
@@ -198,6 +206,14 @@ def _tmsl(doc: Any, model: PbiModel, file: str) -> None:
         if isinstance(e, dict) and e.get("name"):
             model.expressions[str(e["name"])] = _text(e.get("expression"))
             model.expression_files[str(e["name"])] = file
+    sources: dict[str, tuple[str, str | None]] = {}
+    for d in m.get("dataSources") or []:
+        if isinstance(d, dict) and d.get("name"):
+            found = {k.lower(): v.strip() for k, v in _CONN.findall(str(d.get("connectionString") or ""))}
+            sources[str(d["name"])] = (
+                found.get("data source") or found.get("server") or "",
+                found.get("initial catalog") or found.get("database"),
+            )
     for tdoc in m.get("tables") or []:
         if not isinstance(tdoc, dict) or not tdoc.get("name"):
             continue
@@ -211,7 +227,12 @@ def _tmsl(doc: Any, model: PbiModel, file: str) -> None:
                 t.measures.append((str(ms["name"]), _text(ms.get("expression"))))
         for p in tdoc.get("partitions") or []:
             src = p.get("source") if isinstance(p, dict) else None
-            if isinstance(src, dict):
+            if isinstance(src, dict) and src.get("type") == "query":
+                # a legacy query partition: SQL on a provider data source of the model
+                pname = str(p.get("name") or t.name)
+                t.partitions.append((pname, "sql", _text(src.get("query")), p.get("mode")))
+                t.sql_sources[pname] = sources.get(str(src.get("dataSource") or ""), ("", None))
+            elif isinstance(src, dict):
                 t.partitions.append(
                     (
                         str(p.get("name") or t.name),

@@ -203,3 +203,48 @@ def test_a_corrupt_pbit_is_an_error_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         registry.read("powerbi", [str(bad)])
     assert "bad.pbit" in str(err.value) and "zip" in str(err.value)
+
+
+def test_model_bim_query_partition_reads_its_sql_on_its_data_source(tmp_path: Path) -> None:
+    sm = tmp_path / "Legacy.SemanticModel"
+    sm.mkdir()
+    bim = {
+        "name": "Legacy",
+        "model": {
+            "dataSources": [
+                {
+                    "name": "SqlServer sql.example.com sales",
+                    "connectionString": "Provider=SQLNCLI11;Data Source=sql.example.com;Initial Catalog=sales;Integrated Security=SSPI",
+                }
+            ],
+            "tables": [
+                {
+                    "name": "Orders",
+                    "columns": [
+                        {"name": "Id", "sourceColumn": "OrderId"},
+                        {"name": "Total", "sourceColumn": "Total"},
+                    ],
+                    "partitions": [
+                        {
+                            "name": "Orders",
+                            "mode": "directQuery",
+                            "source": {
+                                "type": "query",
+                                "query": "SELECT [OrderId], [Amount] * 2 AS [Total] FROM [dbo].[Orders]",
+                                "dataSource": "SqlServer sql.example.com sales",
+                            },
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    (sm / "model.bim").write_text(json.dumps(bim))
+    g = registry.read("powerbi", [str(sm)], connection_map={"sql.example.com/sales": "salesdb"})
+    ds = "powerbi:bi_dataset:Legacy.Orders"
+    assert {p.id: p.inputs for p in g.processes} == {ds: ["salesdb.dbo.orders"]}
+    assert _edges(g) == {
+        ("salesdb.dbo.orders.orderid", f"{ds}.Id", "IDENTITY"),
+        ("salesdb.dbo.orders.amount", f"{ds}.Total", "TRANSFORMATION"),
+    }
+    assert not g.problems
