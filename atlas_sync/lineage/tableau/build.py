@@ -73,6 +73,14 @@ def _parts(table: str) -> list[str]:
     return [f.replace("]]", "]") for f in found] if found else [p for p in table.split(".") if p]
 
 
+def _stable(el: ET.Element, name: str) -> str:
+    """A sheet's or dashboard's key: its ``<simple-id uuid>`` (Tableau 2019.1+; a renamed sheet keeps
+    it), else its name."""
+    sid = el.find("simple-id")
+    uuid = (sid.get("uuid") or "").strip("{}").lower() if sid is not None else ""
+    return uuid or name
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
 
@@ -426,7 +434,7 @@ class TableauGraph:
         for ws in doc.root.findall("worksheets/worksheet"):
             sname = ws.get("name") or ""
             chart = self.b.bi_object(
-                CHART, f"{wb}.{sname}", sname, namespace=wb, facets={"objectType": "worksheet"}
+                CHART, f"{wb}.{_stable(ws, sname)}", sname, namespace=wb, facets={"objectType": "worksheet"}
             )
             sheets[sname] = chart.id
             used: dict[str, dict[str, str]] = {}  # ds name -> field -> dependency kind
@@ -489,7 +497,9 @@ class TableauGraph:
             charts = [
                 sheets[z.get("name") or ""] for z in dash.iter("zone") if (z.get("name") or "") in sheets
             ]
-            self.b.dashboard(f"{wb}.{dname}", dname, charts, namespace=wb, source_file=doc.path)
+            self.b.dashboard(
+                f"{wb}.{_stable(dash, dname)}", dname, charts, namespace=wb, source_file=doc.path
+            )
 
     def _reaches_table(self, did: str, depth: int = 0) -> bool:
         proc = self.b.graph.process(did)

@@ -19,7 +19,7 @@ CUSTOM = "tableau:bi_dataset:shop.federated.4d5e6f7"
 BROKEN = "tableau:bi_dataset:shop.federated.8h9i0j"
 BY_MONTH = "tableau:chart:shop.Amount by month"
 SPENDERS = "tableau:chart:shop.Big spenders"
-PRODUCTS = "tableau:chart:shop.Products"
+PRODUCTS = "tableau:chart:shop.3f2a9c1e-7b4d-4e8a-9c0f-5d6e7f8a9b0c"  # its <simple-id uuid>
 DASH = "tableau:dashboard:shop.Overview"
 ORD, C = "jaffle.main_marts.fct_orders", "jaffle.main_marts.customers"
 
