@@ -45,6 +45,8 @@ BUILTIN: dict[str, str] = {
     "database": "atlas_sync.lineage.readers.database:READER",
     "superset": "atlas_sync.lineage.readers.superset:READER",
     "lookml": "atlas_sync.lineage.readers.lookml:READER",
+    "tableau": "atlas_sync.lineage.readers.tableau:READER",
+    "powerbi": "atlas_sync.lineage.readers.powerbi:READER",
 }
 
 

@@ -35,6 +35,8 @@ NAMES = [
     "dbt",
     "superset",
     "lookml",
+    "powerbi",
+    "tableau",
 ]
 
 
@@ -331,6 +333,23 @@ def test_superset_example_reaches_the_warehouse_tables_and_draws_bi_nodes(readme
 def test_lookml_example_reaches_the_warehouse_tables(readme_run) -> None:  # type: ignore[no-untyped-def]
     _, _, outputs = readme_run("lookml")
     # the overview's elements use the orders explore: orders joined to customers
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.fct_orders",
+        "jaffle.main_marts.customers",
+    }
+
+
+def test_powerbi_example_reaches_the_warehouse_tables(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("powerbi")
+    # Orders navigates to fct_orders, Customers is a native query on customers (by hand from the TMDL)
+    assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
+        "jaffle.main_marts.fct_orders",
+        "jaffle.main_marts.customers",
+    }
+
+
+def test_tableau_example_reaches_the_warehouse_tables(readme_run) -> None:  # type: ignore[no-untyped-def]
+    _, _, outputs = readme_run("tableau")
     assert set(re.findall(r"^  <- (jaffle\.\S+)$", outputs[1], flags=re.M)) == {
         "jaffle.main_marts.fct_orders",
         "jaffle.main_marts.customers",
