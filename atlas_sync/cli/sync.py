@@ -908,12 +908,16 @@ def _rebuild_job(
         else:
             click.echo(_job_plan_text(pub, plan, True))
             click.echo(
-                f"Then: sync of job {job} ({held['datasets']} datasets, {held['processes']} processes, "
-                f"{held['column_edges']} column edges); `atlas-sync plan` lists its entities."
+                f"Then: sync of job {job} ({counted(held['datasets'], 'dataset')}, "
+                f"{counted(held['processes'], 'process')}, {counted(held['column_edges'], 'column edge')}); "
+                "`atlas-sync plan` lists its entities."
             )
         return
     if n and not yes:
-        _confirm("rebuild", f"Delete {n} entities of job {job!r} and rebuild it in domain {pub.domain!r}?")
+        _confirm(
+            "rebuild",
+            f"Delete {counted(n, 'entity')} of job {job!r} and rebuild it in domain {pub.domain!r}?",
+        )
     quiet = verbosity() < 0 or as_json
     with progress("teardown", quiet=quiet) as down:
         gone = pub.teardown_job(
