@@ -15,13 +15,13 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cdp import CHROMIUM, chromium_flags
 
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Process
 from atlas_sync.view import pictures
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "spark" / "spark-plan-to-atlas.logical.txt"
-CHROMIUM = "/usr/bin/chromium"
 WIDTH, HEIGHT = 1280, 600
 
 pytestmark = pytest.mark.skipif(
@@ -83,25 +83,8 @@ def ink(rows: list[bytes], x0: int, x1: int, y0: int, y1: int) -> int:
     return count
 
 
-def chromium_flags(profile: Path) -> list[str]:
-    return [
-        CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--hide-scrollbars",
-        f"--window-size={WIDTH},{HEIGHT}",
-    ]
-
-
 def screenshot(page: Path, png: Path, profile: Path) -> None:
-    cmd = [*chromium_flags(profile), f"--screenshot={png}", page.as_uri()]
+    cmd = [*chromium_flags(profile, WIDTH, HEIGHT), f"--screenshot={png}", page.as_uri()]
     subprocess.run(cmd, capture_output=True, timeout=120, check=False)
     assert png.exists() and png.stat().st_size > 0, "chromium wrote no screenshot"
 
@@ -128,7 +111,7 @@ def test_seed_picture_shows_the_whole_tree_in_chromium(mode: str, tmp_path: Path
 def scaled_width(page: Path, profile: Path) -> float:
     """The svg's width after the page script ran in Chromium (it zooms by setting it)."""
     res = subprocess.run(
-        [*chromium_flags(profile), "--dump-dom", page.as_uri()],
+        [*chromium_flags(profile, WIDTH, HEIGHT), "--dump-dom", page.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
