@@ -30,6 +30,7 @@ import base64
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +57,10 @@ def _kafka() -> Any:
             hint="pip install 'atlas-sync[kafka]'",
         ) from None
     return confluent_kafka
+
+
+# librdkafka's timing words in an error (" (after 2ms in state CONNECT)"), which differ between repeats.
+_TIMING = re.compile(r" \(after \d+ms in state [A-Z_]+\)")
 
 
 @dataclass
@@ -368,8 +373,9 @@ class KafkaLineageConsumer:
             self.counters.last_error = f"kafka: {text}"
             if not self._kafka_errors:
                 self._kafka_cause = text  # (rather than the "all brokers are down" that follows it)
-            repeated = text in self._kafka_errors
-            self._kafka_errors.add(text)
+            same = _TIMING.sub("", text)  # ("after 0ms" then "after 2ms": the same failure)
+            repeated = same in self._kafka_errors
+            self._kafka_errors.add(same)
         if not repeated:
             log.warning("kafka: %s", text)
 
