@@ -20,7 +20,7 @@ home="${REAL_ATLAS_HOME:-$out/home}"
 mkdir -p "$out"
 py=.venv/bin/python
 [ -x "$py" ] || py="$(command -v python3)"
-launcher=("$py" -m atlas_sync.testing.real_atlas)
+launcher=("$py" -m tests.support.real_atlas)
 junit="$out/junit-real-atlas.xml"
 t_all=$(date +%s)
 

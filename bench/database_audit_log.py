@@ -5,7 +5,7 @@ rows as an audit-log CSV export, in one run:
   -o passes=queries -o query_limit=N``;
 * ``atlas-sync lineage query-log audit_log.csv`` (the same rows, exported from the table).
 
-The server is a throwaway MariaDB (``atlas_sync.testing.real_mariadb``; Doris itself cannot run
+The server is a throwaway MariaDB (``tests.support.real_mariadb``; Doris itself cannot run
 here) holding Doris's ``__internal_schema.audit_log`` (tests/data/database/doris_audit_log.sql)
 with N rows in Doris's format: distinct INSERT ... SELECTs (9 in 10) and read-only queries of a few
 users (1 in 10). Wall time, rows/s and peak RSS (GNU time, as ``resource_bounds.py``) of each, and
@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from resource_bounds import measure  # noqa: E402
 
-from atlas_sync.testing.real_mariadb import Server  # noqa: E402
+from tests.support.real_mariadb import Server  # noqa: E402
 
 DB = "bench_audit"
 TARGETS = 10

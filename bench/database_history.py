@@ -10,7 +10,7 @@ Wall time, rows/s and peak RSS (GNU time, as ``resource_bounds.py``) of each, an
     .venv/bin/python bench/database_history.py --statements 10000
 
 Uses ``ATLAS_SYNC_TEST_PG_URL`` / ``ATLAS_SYNC_TEST_PG_PASSWORD_FILE`` when set, else starts a
-throwaway server (``atlas_sync.testing.real_postgres``) and stops it at the end.
+throwaway server (``tests.support.real_postgres``) and stops it at the end.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from resource_bounds import measure  # noqa: E402
 
-from atlas_sync.testing.real_postgres import Server  # noqa: E402
+from tests.support.real_postgres import Server  # noqa: E402
 
 TARGETS = 10
 

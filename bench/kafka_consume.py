@@ -4,7 +4,7 @@
     .venv/bin/python bench/kafka_consume.py --events 4000 --latency-ms 20
     KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092 .venv/bin/python bench/kafka_consume.py   # an existing broker
 
-Setup, the same for every case: one Kafka broker (``atlas_sync.testing.real_kafka``, or
+Setup, the same for every case: one Kafka broker (``tests.support.real_kafka``, or
 ``$KAFKA_BOOTSTRAP_SERVERS``), one Atlas emulator in its own process (``atlas-sync emulator serve --memory``,
 ``--latency-ms`` added to every answer to stand for a remote Atlas), workers as ``atlas-sync openlineage
 consume`` processes. Events are COMPLETE run events of ``--jobs`` jobs (job i reads src, writes dst_i),
@@ -235,7 +235,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kafka-bench-") as d:
         tmp = Path(d)
         if not bootstrap:
-            from atlas_sync.testing.real_kafka import Broker, default_layout
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's root
+            from tests.support.real_kafka import Broker, default_layout
 
             broker = Broker(default_layout(home=tmp / "kafka"))
             bootstrap = str(broker.start()["bootstrap"])

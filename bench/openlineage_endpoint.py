@@ -17,7 +17,7 @@ the crash-safe SQLite journal by default (fsync'd before each 201) and a stub sy
 emulator``: the real sync core into an in-memory emulator in the server process).
 
 Producers are openlineage-python's own ``HttpTransport`` (keep-alive session, gzip), N threads
-shared out to ``--producer-procs`` processes (:mod:`atlas_sync.testing.ol_load`; one process would
+shared out to ``--producer-procs`` processes (:mod:`tests.support.ol_load`; one process would
 be limited by its own GIL before the server is), each emitting COMPLETE events of its own
 jobs as fast as it is answered, for ``--seconds``. Per producer count, old and new are measured one
 after the other (``--repeat`` rounds, medians); then 64 producers alone and beside ``--idle``
@@ -135,7 +135,8 @@ class Server:
 def measure(
     server: Server, producers: int, args: argparse.Namespace, abuse: tuple[int, int] | None = None
 ) -> dict[str, Any]:
-    from atlas_sync.testing.ol_load import IdleConnections, SlowBodies, produce
+    sys.path.insert(0, str(HERE.parent))  # the repository's root: tests.support
+    from tests.support.ol_load import IdleConnections, SlowBodies, produce
 
     m0, cpu0 = server.metrics(), server.cpu_seconds()
     held = None

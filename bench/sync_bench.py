@@ -30,7 +30,7 @@ other are printed for wall, CPU, requests, bytes sent, bytes received and peak R
     .venv/bin/python bench/sync_bench.py --sizes 100000 --approaches atlas-sync,pyapacheatlas
 
 ``--atlas-url URL`` targets an Atlas that is already running (e.g. a real Apache Atlas from
-``python -m atlas_sync.testing.real_atlas``) instead: no emulator is started and no latency injected;
+``python -m tests.support.real_atlas``) instead: no emulator is started and no latency injected;
 the credentials come from ``ATLAS_USERNAME`` and ``ATLAS_PASSWORD`` or ``ATLAS_PASSWORD_FILE`` (as
 for atlas-sync itself; never from argv). Each approach publishes into its own domain
 (``<--domain-prefix>-<approach>-<N>``: same entities, names ending in another ``@domain``), which
@@ -38,7 +38,7 @@ must be empty before the ``initial`` phase (``--clean-first`` empties it); ``--t
 and purges the bench domains at the end; ``--atlas-log FILE`` (the server's application.log) adds
 the server's error lines written during a failed phase to its row.
 
-    eval "$(.venv/bin/python -m atlas_sync.testing.real_atlas env --home build/real-atlas/home)"
+    eval "$(.venv/bin/python -m tests.support.real_atlas env --home build/real-atlas/home)"
     .venv/bin/python bench/sync_bench.py --atlas-url "$ATLAS_URL" --sizes 1000 \
         --approaches pyapacheatlas,atlas-sync --phase-limit 1800 --teardown \
         --atlas-log build/real-atlas/home/logs/application.log

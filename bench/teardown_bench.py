@@ -23,7 +23,7 @@ sync, atlas-sync / pyapacheatlas, rebuild / (teardown + sync).
 
     .venv/bin/pip install pyapacheatlas
     .venv/bin/python bench/teardown_bench.py --sizes 200                 # emulator with latency
-    eval "$(.venv/bin/python -m atlas_sync.testing.real_atlas env --home build/real-atlas/home)"
+    eval "$(.venv/bin/python -m tests.support.real_atlas env --home build/real-atlas/home)"
     export ATLAS_URL ATLAS_USERNAME ATLAS_PASSWORD_FILE
     .venv/bin/python bench/teardown_bench.py --atlas-url "$ATLAS_URL" --sizes 200,1000 --rebuild
 

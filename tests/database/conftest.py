@@ -1,7 +1,7 @@
 """A real PostgreSQL server for the tests in this folder.
 
 ``ATLAS_SYNC_TEST_PG_URL`` (and ``ATLAS_SYNC_TEST_PG_PASSWORD_FILE``) point at a running server
-(.ci/run starts one for the whole run, ``python -m atlas_sync.testing.real_postgres``); without them the
+(.ci/run starts one for the whole run, ``python -m tests.support.real_postgres``); without them the
 session starts its own (Debian's ``postgresql`` package, a fresh cluster on 127.0.0.1) and stops it at
 the end. Only an infrastructure failure (PostgreSQL not installable, SQLAlchemy or psycopg missing)
 skips, with the reason; a server that was installed but does not start fails the tests. Every test
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from atlas_sync.testing.real_atlas import InfrastructureError
+from tests.support.real_atlas import InfrastructureError
 
 SHOP_SQL = Path(__file__).resolve().parents[1] / "data" / "database" / "shop.sql"
 
@@ -68,7 +68,7 @@ def pg() -> Iterator[Server]:
     if explicit:
         yield Server(explicit, os.environ["ATLAS_SYNC_TEST_PG_PASSWORD_FILE"])
         return
-    from atlas_sync.testing.real_postgres import Server as Launcher
+    from tests.support.real_postgres import Server as Launcher
 
     home = Path(tempfile.mkdtemp(prefix="atlas-sync-pg-"))
     launcher = Launcher(home, log=lambda _msg: None)
@@ -128,7 +128,7 @@ DORIS_AUDIT_SQL = SHOP_SQL.with_name("doris_audit_log.sql")
 @dataclass(frozen=True)
 class MySQLServer:
     """A real MariaDB (``ATLAS_SYNC_TEST_MYSQL_URL``, else started for the session by
-    ``atlas_sync.testing.real_mariadb``)."""
+    ``tests.support.real_mariadb``)."""
 
     url: str  # mysql://USER@127.0.0.1:PORT/, no password
     password_file: str
@@ -173,7 +173,7 @@ def mysql_server() -> Iterator[MySQLServer]:
     if explicit:
         yield MySQLServer(explicit, os.environ["ATLAS_SYNC_TEST_MYSQL_PASSWORD_FILE"])
         return
-    from atlas_sync.testing.real_mariadb import Server as Launcher
+    from tests.support.real_mariadb import Server as Launcher
 
     # Under /tmp: as root the server runs as the mysql user, who must reach its folder.
     home = Path(tempfile.mkdtemp(prefix="atlas-sync-mariadb-", dir="/tmp" if os.path.isdir("/tmp") else None))

@@ -1,7 +1,7 @@
 """A real Kafka broker for the tests in this folder.
 
 ``KAFKA_BOOTSTRAP_SERVERS`` points at a running broker (.ci/run starts one for the whole run); without it the
-session starts its own (``atlas_sync.testing.real_kafka``: Kafka's jars from Maven Central, KRaft on
+session starts its own (``tests.support.real_kafka``: Kafka's jars from Maven Central, KRaft on
 127.0.0.1) and stops it at the end. Only an infrastructure failure (nothing to download the jars or a
 Java from) skips, with the reason; a broker that was installed but does not start fails the tests.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from atlas_sync.testing.real_kafka import Broker, InfrastructureError, default_layout
+from tests.support.real_kafka import Broker, InfrastructureError, default_layout
 
 
 @pytest.fixture(scope="session")

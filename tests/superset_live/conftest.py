@@ -1,7 +1,7 @@
 """A real Apache Superset for the tests in this folder.
 
 ``ATLAS_SYNC_TEST_SUPERSET_URL`` (with ``ATLAS_SYNC_TEST_SUPERSET_USERNAME`` and ``..._PASSWORD_FILE``) points at a
-running one (.ci/run starts one, ``python -m atlas_sync.testing.real_superset``); without it the session
+running one (.ci/run starts one, ``python -m tests.support.real_superset``); without it the session
 starts its own from the installed venv (``build/superset-venv``, ~15 s from the cached metadata
 database) and stops it at the end. Superset not installed skips, saying how to install it; installed
 but not starting fails. The session builds its content once (Superset's SQLite metadata keeps table
@@ -46,13 +46,13 @@ def superset() -> Iterator[Superset]:
         url, user = explicit, os.environ.get("ATLAS_SYNC_TEST_SUPERSET_USERNAME", "admin")
         password_file = os.environ["ATLAS_SYNC_TEST_SUPERSET_PASSWORD_FILE"]
     else:
-        from atlas_sync.testing.real_superset import Server, default_venv, superset_bin
+        from tests.support.real_superset import Server, default_venv, superset_bin
 
         if not superset_bin(default_venv()).is_file():
             shutil.rmtree(folder, ignore_errors=True)
             pytest.skip(
                 "real Apache Superset not installed (infrastructure): run "
-                "`python -m atlas_sync.testing.real_superset install` (about 35 s) or .ci/run"
+                "`python -m tests.support.real_superset install` (about 35 s) or .ci/run"
             )
         launcher = Server(folder / "superset", log=lambda _msg: None)
         info = launcher.start()

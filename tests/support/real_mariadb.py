@@ -1,7 +1,7 @@
 """Start, probe and stop a real MariaDB server (MySQL protocol) on this machine for the tests, without
 Docker.
 
-``python -m atlas_sync.testing.real_mariadb install|start|status|stop|env``
+``python -m tests.support.real_mariadb install|start|status|stop|env``
 
 Recipe (see ``docs/database.md``): the server of Debian's ``mariadb-server`` package (installed with
 ``apt-get`` when missing and this runs as root), a fresh data folder made by ``mariadb-install-db``
@@ -35,7 +35,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.testing.real_atlas import (
+from tests.support.real_atlas import (
     InfrastructureError,
     RealAtlasError,
     StartupError,
@@ -325,7 +325,7 @@ def env(home: str | None) -> None:
     server = _server(home)
     if not server.running():
         raise MariaDBLauncherError(
-            "MariaDB is not running", hint="run: python -m atlas_sync.testing.real_mariadb start"
+            "MariaDB is not running", hint="run: python -m tests.support.real_mariadb start"
         )
     click.echo(f"export ATLAS_SYNC_TEST_MYSQL_URL={server.url()}")
     click.echo(f"export ATLAS_SYNC_TEST_MYSQL_PASSWORD_FILE={server.password_file}")

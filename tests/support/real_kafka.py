@@ -1,6 +1,6 @@
 """Start, probe and stop a real Apache Kafka broker on this machine, without Docker.
 
-``python -m atlas_sync.testing.real_kafka install|start|status|stop|env``
+``python -m tests.support.real_kafka install|start|status|stop|env``
 
 Recipe (see ``docs/kafka.md``): the ``kafka_2.13`` jar and its runtime dependencies from Maven Central
 (resolved by ``mvn dependency:copy-dependencies`` on a generated POM, cached in
@@ -32,7 +32,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.testing.real_atlas import (
+from tests.support.real_atlas import (
     InfrastructureError,
     RealAtlasError,
     StartupError,
@@ -448,9 +448,7 @@ def env(home: str | None, cache: str | None) -> None:
     """Print the shell export that points the Kafka tests at the running broker."""
     broker = _broker(home, cache)
     if broker.running_pid() is None:
-        raise KafkaLauncherError(
-            "Kafka is not running", hint="run: python -m atlas_sync.testing.real_kafka start"
-        )
+        raise KafkaLauncherError("Kafka is not running", hint="run: python -m tests.support.real_kafka start")
     click.echo(f"export KAFKA_BOOTSTRAP_SERVERS={broker.bootstrap()}")
 
 

@@ -1,6 +1,6 @@
 """Start, probe and stop a real Apache Superset on this machine for the tests, without Docker.
 
-``python -m atlas_sync.testing.real_superset install|start|status|stop|env``
+``python -m tests.support.real_superset install|start|status|stop|env``
 
 Recipe (issue 41, docs/bi.md): Apache Superset 6.1.0 from PyPI in a venv of its own (the plain install
 breaks on a missing ``rich``, Flask-Caching 2.5's new keyword and a missing ``cachetools``, hence the
@@ -39,7 +39,7 @@ from typing import Any
 
 import click
 
-from atlas_sync.testing.real_atlas import (
+from tests.support.real_atlas import (
     InfrastructureError,
     RealAtlasError,
     StartupError,
@@ -343,7 +343,7 @@ def env(home: str | None) -> None:
     server = _server(home)
     if not server.running():
         raise SupersetLauncherError(
-            "Superset is not running", hint="run: python -m atlas_sync.testing.real_superset start"
+            "Superset is not running", hint="run: python -m tests.support.real_superset start"
         )
     click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_URL={server.url()}")
     click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_USERNAME={ADMIN}")

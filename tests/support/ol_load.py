@@ -1,6 +1,6 @@
 """Real clients for load and abuse runs of the OpenLineage endpoint (tests and ``bench/``).
 
-* producers: ``python -m atlas_sync.testing.ol_load URL --producers N --seconds S`` runs N threads,
+* producers: ``python -m tests.support.ol_load URL --producers N --seconds S`` runs N threads,
   each an ``OpenLineageClient`` with openlineage-python's own ``HttpTransport`` (one keep-alive
   session per producer, gzip unless ``--no-gzip``), emitting COMPLETE events of its own jobs for S
   seconds; it prints one JSON line: the accept latency of every event (ms), errors, seconds.
@@ -29,6 +29,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -141,6 +142,9 @@ def produce(
     """Run the producers in ``processes`` processes of their own (threads shared out), all starting
     at one moment; their figures together."""
     env = dict(os.environ)
+    # ``-m tests.support.ol_load`` resolves from the repository's root, wherever the caller runs
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     if api_key:
         env["OL_LOAD_API_KEY"] = api_key  # not in argv
     procs = []
@@ -148,7 +152,7 @@ def produce(
         share = producers // processes + (1 if i < producers % processes else 0)
         if not share:
             continue
-        cmd = [sys.executable, "-m", "atlas_sync.testing.ol_load", url, "--producers", str(share)]
+        cmd = [sys.executable, "-m", "tests.support.ol_load", url, "--producers", str(share)]
         cmd += ["--seconds", str(seconds), "--start-at", "-", "--tag", f"{uuid.uuid4().hex[:6]}_{i}_"]
         cmd += ([] if gzip else ["--no-gzip"]) + (["--ca", ca] if ca else [])
         procs.append(
