@@ -48,6 +48,7 @@ from tests.support.real_atlas import (
     tail,
     write_state,
 )
+from tests.support.server_cli import server_cli
 
 SUPERUSER = "atlas"
 RUN_AS = "mysql"  # the system user Debian's package creates
@@ -274,61 +275,21 @@ def default_home() -> Path:
     return Path(explicit) if explicit else Path(tempfile.gettempdir()) / "atlas-sync-mariadb"
 
 
-def _home(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--home", type=click.Path(file_okay=False), help="Instance folder.")(func)
-
-
-def _server(home: str | None) -> Server:
-    return Server(Path(home).resolve() if home else default_home())
-
-
-@click.group(help="Run a real MariaDB server on 127.0.0.1 for tests (Debian's package, no Docker).")
-def cli() -> None:
-    pass
-
-
-@cli.command()
-def install() -> None:
-    """Install the server from Debian's packages if missing; prints the server binary."""
-    click.echo(str(ensure_server(lambda m: click.echo(m, err=True))[0]))
-
-
-@cli.command()
-@_home
-@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait.")
-def start(home: str | None, timeout: float) -> None:
-    """Start a fresh server in the background; prints its URL (no password in it)."""
-    click.echo(_server(home).start(timeout=timeout).get("url", ""))
-
-
-@cli.command()
-@_home
-def status(home: str | None) -> None:
-    """Print the state; exit 0 only when the server accepts connections."""
-    info = _server(home).status()
-    click.echo(" ".join(f"{k}={v}" for k, v in info.items()))
-    if info["state"] != "running":
-        raise SystemExit(1)
-
-
-@cli.command()
-@_home
-def stop(home: str | None) -> None:
-    """Stop the server."""
-    click.echo("stopped" if _server(home).stop() else "not running")
-
-
-@cli.command()
-@_home
-def env(home: str | None) -> None:
-    """Print the shell exports that point the MySQL-protocol database tests at the running server."""
-    server = _server(home)
-    if not server.running():
-        raise MariaDBLauncherError(
-            "MariaDB is not running", hint="run: python -m tests.support.real_mariadb start"
-        )
-    click.echo(f"export ATLAS_SYNC_TEST_MYSQL_URL={server.url()}")
-    click.echo(f"export ATLAS_SYNC_TEST_MYSQL_PASSWORD_FILE={server.password_file}")
+cli = server_cli(
+    module="tests.support.real_mariadb",
+    what="MariaDB",
+    help="Run a real MariaDB server on 127.0.0.1 for tests (Debian's package, no Docker).",
+    server=Server,
+    default_home=default_home,
+    install=lambda log: ensure_server(log)[0],
+    install_help="Install the server from Debian's packages if missing; prints the server binary.",
+    exports=lambda s: {
+        "ATLAS_SYNC_TEST_MYSQL_URL": s.url(),
+        "ATLAS_SYNC_TEST_MYSQL_PASSWORD_FILE": s.password_file,
+    },
+    error=MariaDBLauncherError,
+    default_timeout=DEFAULT_TIMEOUT,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

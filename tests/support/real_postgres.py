@@ -44,6 +44,7 @@ from tests.support.real_atlas import (
     tail,
     write_state,
 )
+from tests.support.server_cli import server_cli
 
 SUPERUSER = "atlas"
 RUN_AS = "postgres"  # the system user Debian's package creates
@@ -258,61 +259,21 @@ def default_home() -> Path:
     return Path(explicit) if explicit else Path(tempfile.gettempdir()) / "atlas-sync-postgres"
 
 
-def _home(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--home", type=click.Path(file_okay=False), help="Instance folder.")(func)
-
-
-def _server(home: str | None) -> Server:
-    return Server(Path(home).resolve() if home else default_home())
-
-
-@click.group(help="Run a real PostgreSQL server on 127.0.0.1 for tests (Debian's package, no Docker).")
-def cli() -> None:
-    pass
-
-
-@cli.command()
-def install() -> None:
-    """Install the server from Debian's packages if missing; prints its binaries' folder."""
-    click.echo(str(ensure_server(lambda m: click.echo(m, err=True))))
-
-
-@cli.command()
-@_home
-@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait.")
-def start(home: str | None, timeout: float) -> None:
-    """Start a fresh cluster in the background; prints its URL (no password in it)."""
-    click.echo(_server(home).start(timeout=timeout).get("url", ""))
-
-
-@cli.command()
-@_home
-def status(home: str | None) -> None:
-    """Print the state; exit 0 only when the server accepts connections."""
-    info = _server(home).status()
-    click.echo(" ".join(f"{k}={v}" for k, v in info.items()))
-    if info["state"] != "running":
-        raise SystemExit(1)
-
-
-@cli.command()
-@_home
-def stop(home: str | None) -> None:
-    """Stop the cluster."""
-    click.echo("stopped" if _server(home).stop() else "not running")
-
-
-@cli.command()
-@_home
-def env(home: str | None) -> None:
-    """Print the shell exports that point the database tests at the running server."""
-    server = _server(home)
-    if not server.running():
-        raise PostgresLauncherError(
-            "PostgreSQL is not running", hint="run: python -m tests.support.real_postgres start"
-        )
-    click.echo(f"export ATLAS_SYNC_TEST_PG_URL={server.url()}")
-    click.echo(f"export ATLAS_SYNC_TEST_PG_PASSWORD_FILE={server.password_file}")
+cli = server_cli(
+    module="tests.support.real_postgres",
+    what="PostgreSQL",
+    help="Run a real PostgreSQL server on 127.0.0.1 for tests (Debian's package, no Docker).",
+    server=Server,
+    default_home=default_home,
+    install=ensure_server,
+    install_help="Install the server from Debian's packages if missing; prints its binaries' folder.",
+    exports=lambda s: {
+        "ATLAS_SYNC_TEST_PG_URL": s.url(),
+        "ATLAS_SYNC_TEST_PG_PASSWORD_FILE": s.password_file,
+    },
+    error=PostgresLauncherError,
+    default_timeout=DEFAULT_TIMEOUT,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,7 @@ from tests.support.real_atlas import (
     tail,
     write_state,
 )
+from tests.support.server_cli import server_cli
 
 VERSION = "6.1.0"
 REQUIREMENTS = [
@@ -292,62 +293,22 @@ def default_home() -> Path:
     return Path(explicit) if explicit else Path(tempfile.gettempdir()) / "atlas-sync-superset"
 
 
-def _home(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--home", type=click.Path(file_okay=False), help="Instance folder.")(func)
-
-
-def _server(home: str | None) -> Server:
-    return Server(Path(home).resolve() if home else default_home())
-
-
-@click.group(help="Run a real Apache Superset on 127.0.0.1 for tests (PyPI, a venv of its own, no Docker).")
-def cli() -> None:
-    pass
-
-
-@cli.command()
-def install() -> None:
-    """Install Superset into its venv if missing; prints the superset command."""
-    click.echo(str(ensure_installed(default_venv(), lambda m: click.echo(m, err=True))))
-
-
-@cli.command()
-@_home
-@click.option("--timeout", default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait.")
-def start(home: str | None, timeout: float) -> None:
-    """Start a fresh instance in the background; prints its URL."""
-    click.echo(_server(home).start(timeout=timeout).get("url", ""))
-
-
-@cli.command()
-@_home
-def status(home: str | None) -> None:
-    """Print the state; exit 0 only when the server answers."""
-    info = _server(home).status()
-    click.echo(" ".join(f"{k}={v}" for k, v in info.items()))
-    if info["state"] != "running":
-        raise SystemExit(1)
-
-
-@cli.command()
-@_home
-def stop(home: str | None) -> None:
-    """Stop the server."""
-    click.echo("stopped" if _server(home).stop() else "not running")
-
-
-@cli.command()
-@_home
-def env(home: str | None) -> None:
-    """Print the shell exports that point the Superset tests at the running server."""
-    server = _server(home)
-    if not server.running():
-        raise SupersetLauncherError(
-            "Superset is not running", hint="run: python -m tests.support.real_superset start"
-        )
-    click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_URL={server.url()}")
-    click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_USERNAME={ADMIN}")
-    click.echo(f"export ATLAS_SYNC_TEST_SUPERSET_PASSWORD_FILE={server.password_file}")
+cli = server_cli(
+    module="tests.support.real_superset",
+    what="Superset",
+    help="Run a real Apache Superset on 127.0.0.1 for tests (PyPI, a venv of its own, no Docker).",
+    server=Server,
+    default_home=default_home,
+    install=lambda log: ensure_installed(default_venv(), log),
+    install_help="Install Superset into its venv if missing; prints the superset command.",
+    exports=lambda s: {
+        "ATLAS_SYNC_TEST_SUPERSET_URL": s.url(),
+        "ATLAS_SYNC_TEST_SUPERSET_USERNAME": ADMIN,
+        "ATLAS_SYNC_TEST_SUPERSET_PASSWORD_FILE": s.password_file,
+    },
+    error=SupersetLauncherError,
+    default_timeout=DEFAULT_TIMEOUT,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
