@@ -497,12 +497,8 @@ def consume_cmd(
     """
     long_running_process()
     from atlas_sync.api import Publisher
-    from atlas_sync.openlineage_server.consumer import (
-        ConsumerConfig,
-        KafkaLineageConsumer,
-        load_client_properties,
-        serve_metrics,
-    )
+    from atlas_sync.inputs import load_client_properties
+    from atlas_sync.openlineage_server.consumer import ConsumerConfig, KafkaLineageConsumer, serve_metrics
 
     settings = publishing.settings()
     types = publishing.types()

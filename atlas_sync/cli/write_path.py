@@ -76,7 +76,7 @@ def wrap_client(client: Any, ctx: click.Context | None = None) -> Any:
             )
         return client
     from atlas_sync.atlas.hook import DEFAULT_TOPIC, AtlasHookClient, HookConfig, HookProducer
-    from atlas_sync.openlineage_server.consumer import load_client_properties
+    from atlas_sync.inputs import load_client_properties
 
     servers = state.get("hook_bootstrap_servers")
     if not servers:

@@ -92,7 +92,7 @@ def _server_parts() -> tuple[Any, Any]:
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ConfigError(
             f"the OpenLineage endpoint needs starlette and uvicorn[standard] ({exc.name} is missing)",
-            hint="pip install 'atlas-sync' again (they are dependencies), or pip install 'uvicorn[standard]' starlette",
+            hint="pip install 'atlas-sync[server]'",
         ) from None
     return uvicorn, HttpToolsProtocol
 
