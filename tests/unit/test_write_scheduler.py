@@ -1,12 +1,14 @@
 """The conflict-free write scheduler shared by `apply` and `sync` (atlas_sync.reconcile.apply).
 
 Batches are plain objects here and their work is a function that waits on an event: no client, no
-timing. What is checked is which batches have started while others are still running.
+timing. What is checked is which batches have started while others are still running. Every wait
+has a deadline (a failure, not a hang).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +18,7 @@ from atlas_sync.reconcile.plan import PlanItem
 from atlas_sync.render.renderer import DesiredEntity
 
 DS = "lineage_dataset"
+DEADLINE = 30.0  # seconds; only reached when something is wrong
 COL = "lineage_column"
 
 
@@ -31,7 +34,7 @@ class Recorder:
     released. Records starts, ends and folded results in order."""
 
     def __init__(self, *hold: str, fail: str | None = None) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()  # notified on every start, end and fold
         self.events: list[str] = []
         self.gates = {name: threading.Event() for name in hold}
         self.fail = fail
@@ -42,16 +45,20 @@ class Recorder:
     def prepare(self, batch: WriteBatch, _flight: object) -> Callable[[], BatchOutcome]:
         self.prepared_on.add(threading.get_ident())
         name = batch.items[0].qualified_name
-        self.prepared.append(name)
+        with self.lock:
+            self.prepared.append(name)
+            self.lock.notify_all()
 
         def work() -> BatchOutcome:
             with self.lock:
                 self.events.append(f"start {name}")
+                self.lock.notify_all()
             gate = self.gates.get(name)
             if gate is not None:
-                assert gate.wait(30), f"{name} never released"
+                assert gate.wait(DEADLINE), f"{name} never released"
             with self.lock:
                 self.events.append(f"end {name}")
+                self.lock.notify_all()
             if name == self.fail:
                 raise RuntimeError(f"{name} failed")
             return BatchOutcome({(DS, name): f"guid-{name}"}, 1)
@@ -62,7 +69,13 @@ class Recorder:
         self.folded.append(batch.items[0].qualified_name)
 
     def started(self) -> list[str]:
-        return list(self.prepared)
+        with self.lock:
+            return list(self.prepared)
+
+    def wait_until(self, condition: Callable[[], bool]) -> None:
+        """Block until ``condition()`` holds after a start or an end; fail after the deadline."""
+        with self.lock:
+            assert self.lock.wait_for(condition, DEADLINE), self.events
 
     def release(self, name: str) -> None:
         self.gates[name].set()
@@ -99,14 +112,13 @@ def test_independent_batches_run_at_once_but_never_more_than_parallel() -> None:
     t = threading.Thread(target=submit_all)
     t.start()
     # the third submit waits (3 batches held > 2); both a and b are running meanwhile
-    while len(rec.started()) < 2:
-        threading.Event().wait(0.005)
+    rec.wait_until(lambda: "start a" in rec.events and "start b" in rec.events)
     assert rec.started() == ["a", "b"]
     assert not done.is_set()
     rec.release("a")
     rec.release("b")
     rec.release("c")
-    t.join(30)
+    t.join(DEADLINE)
     assert done.is_set() and rec.started() == ["a", "b", "c"]
 
 
@@ -128,13 +140,23 @@ def test_a_batch_in_flight_when_another_fails_is_folded_in() -> None:
     s.submit(_batch("a"))
     s.submit(_batch("b"))
     rec.release("b")  # b fails while a still runs
-    while "end b" not in rec.events:
-        threading.Event().wait(0.005)
-    threading.Timer(0.05, rec.release, ("a",)).start()
+    rec.wait_until(lambda: "end b" in rec.events)
+    # a ends only once the scheduler has taken in b's failure (inside the submit below): the
+    # scheduler has no hook for that, so a watcher looks at its error, with a deadline
+    release_a = threading.Thread(target=_release_when_failed, args=(s, rec, "a"))
+    release_a.start()
     with pytest.raises(RuntimeError, match="b failed"):
         s.submit(_batch("c"))
+    release_a.join(DEADLINE)
     assert rec.folded == ["a"], "the batch in flight ends and its result is kept"
     assert "c" not in rec.started()
+
+
+def _release_when_failed(scheduler: WriteScheduler, rec: Recorder, name: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while scheduler.error is None and time.monotonic() < deadline:
+        threading.Event().wait(0.001)
+    rec.release(name)
 
 
 def test_one_at_a_time_runs_in_the_calling_thread() -> None:
