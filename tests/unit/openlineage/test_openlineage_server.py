@@ -20,7 +20,8 @@ from atlas_sync.openlineage_server import EndpointConfig, LineageEndpoint, Serve
 SPARK = Path(__file__).parents[2] / "data" / "openlineage" / "spark_complete.json"
 
 
-def wait_for(cond: Any, timeout: float = 10.0) -> bool:
+def wait_for(cond: Any, timeout: float = 30.0) -> bool:
+    """Poll ``cond`` until it holds; False after ``timeout`` (a deadline for a failure, not a measure)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():
@@ -69,6 +70,31 @@ def read_answer(sock: socket.socket) -> tuple[int, bytes]:
     return (int(data.split(b" ", 2)[1]) if data else 0), data
 
 
+def still_open(sock: socket.socket) -> bool:
+    """Open and silent: the server neither answered nor closed it."""
+    sock.setblocking(False)
+    try:
+        sock.recv(1)  # an answer, or b"" for a close
+    except BlockingIOError:
+        return True
+    finally:
+        sock.setblocking(True)
+    return False
+
+
+def answer_others(server: Any, n: int = 20) -> None:
+    """Counted work instead of a sleep: ``n`` requests on later connections, each answered (the
+    server's loop has turned many times over the connections opened before)."""
+    for _ in range(n):
+        assert requests.get(server.url + "/health", timeout=10).status_code == 200
+
+
+def busy_answer(server: Any) -> Any:
+    """A POST that is refused whatever happens: 503 while the requests in flight are at the bound,
+    else 400 (its body is no event), so polling with it accepts nothing."""
+    return requests.post(server.url + "/api/v1/lineage", data=b"{}", timeout=10)
+
+
 def nothing_journalled(server: Any) -> bool:
     m = server.endpoint.metrics()
     return m["accepted"] == 0 and m["journal_depth"] == 0
@@ -78,9 +104,10 @@ def test_an_announced_100_mb_body_is_refused_with_413_without_being_read(start: 
     server = start()
     head = b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
     sock = raw(server, head + b"Content-Length: 104857600\r\n\r\n" + b"[" * 1000)
-    t0 = time.monotonic()
-    status, data = read_answer(sock)  # the answer comes although 100 MB were never sent
-    assert status == 413 and time.monotonic() - t0 < 5
+    # the answer comes although 100 MB were never sent (a server waiting for them would leave
+    # the read to the socket's timeout, an error)
+    status, data = read_answer(sock)
+    assert status == 413
     assert b"connection: close" in data.lower() and b"larger than 16777216 bytes" in data
     assert server.endpoint.metrics()["rejected_by"] == {"too_large": 1} and nothing_journalled(server)
 
@@ -267,7 +294,9 @@ def test_tls_with_a_throwaway_ca(start: Any, tmp_path: Path) -> None:
     cert.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
     ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
     server = start(
-        api_key="k3y", tls={"ssl_certfile": tmp_path / "server.pem", "ssl_keyfile": tmp_path / "server.pem"}
+        api_key="k3y",
+        tls={"ssl_certfile": tmp_path / "server.pem", "ssl_keyfile": tmp_path / "server.pem"},
+        limits=ServerLimits(shutdown_grace=120),
     )
     assert server.url.startswith("https://127.0.0.1:")
     r = requests.post(
@@ -308,12 +337,15 @@ def test_tls_with_a_throwaway_ca(start: Any, tmp_path: Path) -> None:
         requests.get(server.url + "/health", timeout=10)
     with pytest.raises(requests.exceptions.ConnectionError):  # plain HTTP to the TLS port gets nothing
         requests.get(server.url.replace("https", "http") + "/health", timeout=10)
-    # an idle keep-alive TLS client does not hold the stop for the grace period (10 s)
+    # an idle keep-alive TLS client does not hold the stop: without the server's abort the stop
+    # waits for the client's close_notify until asyncio's TLS shutdown timeout (30 s) or the grace
+    # period (120 s here), so 15 s is a deadline for a hang, not a measure of speed
     session = requests.Session()
     assert session.get(server.url + "/health", verify=str(tmp_path / "ca.pem"), timeout=10).status_code == 200
-    t0 = time.monotonic()
-    server.shutdown(timeout=1)
-    assert time.monotonic() - t0 < 5
+    stopping = threading.Thread(target=server.shutdown, kwargs={"timeout": 1}, daemon=True)
+    stopping.start()
+    stopping.join(15)
+    assert not stopping.is_alive(), "the stop waited for the idle TLS client"
     session.close()
 
 
@@ -328,19 +360,24 @@ def test_an_unreadable_certificate_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_connection_that_never_sends_a_request_is_closed_after_the_idle_timeout(start: Any) -> None:
+    patient = start(limits=ServerLimits(idle_timeout=600))
+    kept = raw(patient, b"")
+    answer_others(patient)  # the silent connection was accepted before these, and is held
+    assert still_open(kept)
     server = start(limits=ServerLimits(idle_timeout=1))
     sock = raw(server, b"")
-    t0 = time.monotonic()
-    assert sock.recv(1) == b""  # closed by the server
-    assert 0.5 < time.monotonic() - t0 < 5
+    assert sock.recv(1) == b""  # closed by the server (before the socket's own 10 s timeout)
 
 
 def test_headers_sent_slowly_are_cut_off_with_408(start: Any) -> None:
-    server = start(limits=ServerLimits(header_timeout=0.5, idle_timeout=30))
-    sock = raw(server, b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\n")
-    t0 = time.monotonic()
-    status, _ = read_answer(sock)
-    assert status == 408 and 0.3 < time.monotonic() - t0 < 5
+    half_head = b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\n"
+    patient = start(limits=ServerLimits(header_timeout=600, idle_timeout=600))
+    waiting = raw(patient, half_head)
+    answer_others(patient)
+    assert still_open(waiting)  # no answer yet: its headers may still come
+    server = start(limits=ServerLimits(header_timeout=0.5, idle_timeout=600))
+    status, _ = read_answer(raw(server, half_head))
+    assert status == 408
 
 
 def test_a_body_sent_slowly_is_cut_off_with_408_and_nothing_is_kept(start: Any) -> None:
@@ -356,8 +393,8 @@ def test_requests_beyond_the_bound_in_flight_get_503_with_retry_after(start: Any
     server = start(limits=ServerLimits(max_requests=2))
     head = b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
     slow = [raw(server, head + b"[") for _ in range(2)]  # two bodies that take their time
-    assert wait_for(lambda: requests.get(server.url + "/health", timeout=5).status_code == 200)
-    time.sleep(0.2)
+    # once both are past their headers, any further request is refused
+    assert wait_for(lambda: busy_answer(server).status_code == 503)
     r = requests.post(server.url + "/api/v1/lineage", data=SPARK.read_bytes(), timeout=5)
     assert r.status_code == 503 and r.headers["Retry-After"] == "1"
     for s in slow:
@@ -372,9 +409,16 @@ def test_requests_beyond_the_bound_in_flight_get_503_with_retry_after(start: Any
 
 def test_a_connection_beyond_the_bound_is_answered_503_with_retry_after(start: Any) -> None:
     server = start(limits=ServerLimits(max_connections=3))
-    held = [raw(server, b"") for _ in range(3)]
-    time.sleep(0.2)
-    r = requests.get(server.url + "/health", timeout=5)  # the 4th connection
+    held = [raw(server, b"") for _ in range(3)]  # accepted in order, before the 4th below
+    refused = 0
+
+    def health() -> Any:
+        nonlocal refused
+        r = requests.get(server.url + "/health", timeout=5)
+        refused += r.status_code == 503
+        return r
+
+    r = health()  # the 4th connection
     assert (
         r.status_code == 503
         and r.headers["Retry-After"] == "1"
@@ -382,15 +426,16 @@ def test_a_connection_beyond_the_bound_is_answered_503_with_retry_after(start: A
     )
     for s in held:
         s.close()
-    assert wait_for(lambda: requests.get(server.url + "/health", timeout=5).status_code == 200)
-    assert server.endpoint.metrics()["rejected_by"] == {"too_many_connections": 1}
+    # (until the server has seen the three go, a request may still be refused: each is counted)
+    assert wait_for(lambda: health().status_code == 200)
+    assert server.endpoint.metrics()["rejected_by"] == {"too_many_connections": refused}
 
 
 def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_path: Path) -> None:
     endpoint = LineageEndpoint(
         lambda g, j: None, EndpointConfig(journal_path=tmp_path / "j.sqlite", dead_letter_path=tmp_path / "d")
     )
-    server = serve(endpoint, port=0, limits=ServerLimits(shutdown_grace=5))
+    server = serve(endpoint, port=0, limits=ServerLimits(shutdown_grace=5, max_requests=1))
     body = SPARK.read_bytes()
     head = (
         b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -398,12 +443,12 @@ def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_p
     )
     sock = raw(server, head + body[:100])  # in flight: half its body sent
     idle = raw(server, b"")
-    time.sleep(0.2)
+    # the one request allowed in flight is sock's once others are refused (the polls accept nothing;
+    # they come after idle, which is thus accepted too)
+    assert wait_for(lambda: busy_answer(server).status_code == 503)
     stopping = threading.Thread(target=server.shutdown)
     stopping.start()
-    time.sleep(0.5)
-    with pytest.raises(OSError):  # the listening socket is closed
-        socket.create_connection(("127.0.0.1", server.port), timeout=2)
+    assert wait_for(lambda: refused_connection(server.port))  # the listening socket is closed
     assert idle.recv(1) == b""  # an idle connection is closed at once
     sock.sendall(body[100:])
     status, data = read_answer(sock)
@@ -411,6 +456,14 @@ def test_stop_lets_an_in_flight_request_finish_and_takes_no_new_connection(tmp_p
     stopping.join(30)
     assert not stopping.is_alive()
     assert endpoint.metrics()["accepted"] == 1
+
+
+def refused_connection(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        return True
+    return False
 
 
 def test_requests_of_one_turn_of_the_event_loop_reach_the_journal_in_one_hand_over(tmp_path: Path) -> None:
@@ -479,34 +532,21 @@ def test_requests_of_one_turn_of_the_event_loop_reach_the_journal_in_one_hand_ov
         endpoint.stop(drain=False, timeout=2)
 
 
-def test_idle_connections_and_slow_bodies_do_not_delay_64_producers(tmp_path: Path) -> None:
-    """64 openlineage-python clients (HttpTransport, keep-alive, gzip; a process of their own) for
-    2 s alone, 2 s beside 200 idle connections and 20 clients sending a body a byte a second, 2 s
-    alone again.
-    The memory journal: what is compared is the HTTP front door, not the disk's fsync."""
-    pytest.importorskip("openlineage.client")
-    from tests.support.ol_load import IdleConnections, SlowBodies, produce
-
-    endpoint = LineageEndpoint(
-        lambda g, j: None,
-        EndpointConfig(journal_path=None, dead_letter_path=tmp_path / "d", queue_size=1_000_000),
-    )
-    server = serve(endpoint, port=0, limits=ServerLimits(idle_timeout=60, body_timeout=60))
-    try:
-        before = produce(server.url, 64, 2)
-        with IdleConnections(server.url, 200) as idle, SlowBodies(server.url, 20) as slow:
-            beside = produce(server.url, 64, 2)
-            held = idle.open_count()
-        after = produce(server.url, 64, 2)
-        assert before.errors == beside.errors == after.errors == 0
-        assert held == 200 and slow.sent >= 20 and slow.reconnects == 0  # all held open meanwhile
-        # A front door blocked by slow clients shows seconds per accept and a fraction of the rate.
-        # The 2x-of-alone figure is bench/openlineage_endpoint.py's: here the bound only has to tell
-        # blocked from not on a loaded shared machine (the suite runs beside itself under xdist), so
-        # the tail may grow to 2x alone or 500 ms, the rate fall to a third of alone.
-        alone_p99 = max(before.p99_ms, after.p99_ms, 50)
-        assert beside.p99_ms <= max(2 * alone_p99, 500), (before, beside, after)
-        assert beside.per_second >= min(before.per_second, after.per_second) / 3, (before, beside, after)
-        assert endpoint.metrics()["accepted"] == before.events + beside.events + after.events
-    finally:
-        server.shutdown(timeout=5)
+def test_idle_connections_and_slow_bodies_are_held_while_other_producers_are_answered(start: Any) -> None:
+    """200 connections that send nothing and 20 bodies that stopped halfway, all held open, while 20
+    other requests are answered and their events kept: the front door does not wait on any of them.
+    (How much they slow the others down is bench/openlineage_endpoint.py's ``--idle``/``--slow``.)"""
+    limits = ServerLimits(idle_timeout=600, body_timeout=600, header_timeout=600, shutdown_grace=1)
+    server = start(limits=limits)
+    head = b"POST /api/v1/lineage HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    idle = [raw(server, b"") for _ in range(200)]
+    slow = [raw(server, head + b"[") for _ in range(20)]
+    event = json.loads(SPARK.read_bytes())
+    for n in range(20):
+        run = {**event["run"], "runId": f"0176a8c2-fe01-7439-87e6-{n:012d}"}
+        r = requests.post(server.url + "/api/v1/lineage", json={**event, "run": run}, timeout=10)
+        assert r.status_code == 201, r.text
+    assert [still_open(s) for s in idle + slow] == [True] * 220
+    assert server.endpoint.metrics()["accepted"] == 20
+    for s in idle + slow:
+        s.close()
