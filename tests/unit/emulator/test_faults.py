@@ -101,16 +101,31 @@ def test_adapter_maps_faults_to_requests_exceptions(emulator: Emulator) -> None:
     assert session.get(BASE_URL + VERSION).status_code == 200
 
 
-def test_latency_fixed_and_per_entity(typed_emulator: Emulator) -> None:
+class _RecordedSleeps:
+    """The emulator's ``time`` with the sleeps recorded instead of slept."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(time, name)
+
+
+def test_latency_fixed_and_per_entity(typed_emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    from atlas_sync.emulator import app
+
+    clock = _RecordedSleeps()
+    monkeypatch.setattr(app, "time", clock)
     typed_emulator.set_latency(fixed_ms=30)
-    started = time.perf_counter()
     call(typed_emulator, "GET", "/admin/version")
-    assert time.perf_counter() - started >= 0.03
+    assert clock.waits == [pytest.approx(0.03)]
     typed_emulator.set_latency(fixed_ms=0, per_entity_ms=5)
     entities = [dataset(f"e{i}", f"-{i + 1}") for i in range(20)]
-    started = time.perf_counter()
     call(typed_emulator, "POST", "/v2/entity/bulk", {"entities": entities})
-    assert time.perf_counter() - started >= 0.1  # 20 entities x 5 ms
+    assert clock.waits[1:] == [pytest.approx(0.1)]  # 20 entities x 5 ms
     assert typed_emulator.request_log[-1].entity_count == 20
 
 

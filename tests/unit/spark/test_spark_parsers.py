@@ -4,7 +4,6 @@ strings containing tree markers, malformed input, level naming, several plans in
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +66,9 @@ def test_one_megabyte_line(tmp_plan: Any) -> None:
     cols = ", ".join(f"column_number_{i}#{i}" for i in range(n))
     text = f"Project [{cols}]\n+- LocalRelation [{cols}]\n"
     assert len(text.splitlines()[0]) > 1_000_000
-    start = time.perf_counter()
+    # no time bound here: parsing quadratic in the line's length would take hours, and the per-test
+    # timeout (pyproject.toml) fails it; bench/spark_reader.py measures the speed
     g = read_text_plan(tmp_plan(text))
-    assert time.perf_counter() - start < 30  # generous: a guard against quadratic parsing, not a benchmark
     result = next(d for d in g.datasets if d.kind == "query")
     assert len(result.columns) == n
     assert len([e for e in g.edges if e.kind == "IDENTITY"]) == n
