@@ -312,12 +312,10 @@ def test_many_threads_nothing_lost(running):
         for i in range(per_thread):
             e = run_of(ev, t * per_thread + i)
             e["job"]["name"] = f"job{t}_{i % 5}"
-            while True:
-                r = s.post(url, json=e)
-                if r.status_code == 201:
-                    break
-                assert r.status_code == 503
-                time.sleep(0.01)
+            deadline = time.monotonic() + 60  # a producer retrying its 503s, not forever
+            while (r := s.post(url, json=e)).status_code != 201:
+                assert r.status_code == 503 and time.monotonic() < deadline, r.text
+                time.sleep(0.01)  # the producer's back-off
 
     ts = [threading.Thread(target=send, args=(t,)) for t in range(threads)]
     for t in ts:
