@@ -17,7 +17,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.bi import BI_DATASET, CHART, BiBuilder, FieldEdge, bi_id
 from atlas_sync.lineage.bisql import QueryLineage, query_lineage, table_sql
-from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.model import Column, LineageGraph
 from atlas_sync.lineage.openlineage.naming import NamespaceMap
 from atlas_sync.lineage.powerbi.content import PbiContent, PbiModel, PbiReport, PbiTable
 from atlas_sync.lineage.powerbi.mparse import MSyntaxError, parse
@@ -327,7 +327,10 @@ class PowerBiGraph:
                 edges: list[FieldEdge] = []
                 for f in v.fields:
                     src = self.table_id(model_name, f.entity)
-                    if self.b.graph.dataset(src) is None:
+                    known = self.b.graph.dataset(src)
+                    if known is not None and model is None and not known.has_column(f.prop):
+                        known.columns.append(Column(name=f.prop))  # a table known only by what visuals name
+                    if known is None:
                         if model is not None:
                             self.b.warn(
                                 f"report {report.name!r} visual {v.key!r}: table {f.entity!r} is not in model {model.name!r}",
@@ -339,6 +342,7 @@ class PowerBiGraph:
                             f"{model_name}.{f.entity}",
                             f.entity,
                             namespace=model_name,
+                            columns=[f.prop],
                             facets={"objectType": "table"},
                         )
                     inputs.append(src)

@@ -290,6 +290,7 @@ def _pbix(path: str, out: PbiContent) -> None:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
             layout = _layout(zf, path, out) if "Report/Layout" in names else None
+            connections = zf.read("Connections") if "Connections" in names else b""
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         out.errors.append((path, f"not a readable .pbix (corrupt or truncated zip: {exc})", None))
         return
@@ -299,7 +300,7 @@ def _pbix(path: str, out: PbiContent) -> None:
             out.errors.append((path, "the .pbix holds neither a model nor a report layout", None))
             return
         report = _legacy_layout(layout, stem, path)
-        report.live = "the .pbix holds no model"
+        report.live = "the .pbix holds no model" + _live_source(connections)
         out.reports.append(report)
         return
     try:
@@ -354,6 +355,28 @@ def _pbix(path: str, out: PbiContent) -> None:
     out.models.append(model)
     if layout is not None:
         out.reports.append(_legacy_layout(layout, model.name, path))
+
+
+def _live_source(raw: bytes) -> str:
+    """What a live-connection .pbix's ``Connections`` part names: the server and database its report is
+    live on (``Data Source=...;Initial Catalog=...``), said in the warning."""
+    try:
+        doc = json.loads(raw.decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    said = []
+    for c in doc.get("Connections") or [] if isinstance(doc, dict) else []:
+        if not isinstance(c, dict):
+            continue
+        found = {k.lower(): v.strip() for k, v in _CONN.findall(str(c.get("ConnectionString") or ""))}
+        server = found.get("data source") or found.get("server")
+        if server:
+            db = found.get("initial catalog") or found.get("database")
+            kind = str(c.get("ConnectionType") or "")
+            said.append(
+                f"server '{server}'" + (f" database '{db}'" if db else "") + (f" ({kind})" if kind else "")
+            )
+    return f"; it is live on {', '.join(said)}" if said else ""
 
 
 def _records(frame: Any) -> list[dict[str, Any]]:
