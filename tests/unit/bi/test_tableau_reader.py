@@ -64,6 +64,9 @@ def test_workbook_gives_tables_to_dashboard_lineage_named_as_dbt_names_the_table
         (f"{C}.customer_id", f'{JOINED}."customer_id (customers)"', "IDENTITY"),
         (f"{C}.first_name", f"{JOINED}.first_name", "IDENTITY"),
         (f"{ORD}.status", f"{JOINED}.status", "IDENTITY"),
+        # the join's clause [fct_orders].[customer_id] = [customers].[customer_id]
+        (f"{ORD}.customer_id", f"{JOINED}.*", "JOIN"),
+        (f"{C}.customer_id", f"{JOINED}.*", "JOIN"),
         # calculated fields by the fields their formula names
         (f"{ORD}.amount", f"{JOINED}.Calculation_1001", "TRANSFORMATION"),
         (f"{ORD}.amount", f"{JOINED}.Calculation_1002", "AGGREGATION"),
@@ -166,15 +169,28 @@ def test_a_corrupt_packaged_file_is_an_error_naming_it(tmp_path: Path) -> None:
 REAL = DATA / "document-api-python"
 
 
-def test_real_workbook_joining_two_connections_names_each_table_by_its_connection() -> None:
+def test_real_workbook_joining_two_connections_gives_exactly_its_tables_and_join_columns() -> None:
     g = registry.read(
         "tableau",
         [str(REAL / "multiple_connections.twb")],
         connection_map={"mysql55/testv1": "mysqlprod", "mssql2012/TestV1": "mssqlprod"},
     )
     fed = "tableau:bi_dataset:multiple_connections.federated.1bw8gel1hkm5ms1c8jgrm0zixmde"
-    # [xy] on MySQL (its database testv1 is the schema), [dbo].[xy] on SQL Server
+    proxy = "tableau:bi_dataset:multiple_connections.sqlproxy.0uczajf02b02kv16u6atd08pslj5"
+    # written from the file: two data sources, neither with a <column>; no worksheet, no dashboard
+    assert {d.id: (d.kind, d.name, d.column_names()) for d in g.datasets} == {
+        proxy: ("bi_dataset", "xy (TestV1)", []),
+        fed: ("bi_dataset", "xy+ (Multiple Connections)", []),
+        # [xy] on MySQL (its database testv1 is the schema), [dbo].[xy] on SQL Server
+        "mysqlprod.testv1.xy": ("table", "xy", []),
+        "mssqlprod.dbo.xy": ("table", "xy", []),
+    }
     assert {p.id: p.inputs for p in g.processes} == {fed: ["mysqlprod.testv1.xy", "mssqlprod.dbo.xy"]}
+    # the join's clause [xy].[a] = [xy1].[a]: column a of each table, as SQL's JOIN ... ON gives it
+    assert _edges(g) == {
+        ("mysqlprod.testv1.xy.a", f"{fed}.*", "JOIN"),
+        ("mssqlprod.dbo.xy.a", f"{fed}.*", "JOIN"),
+    }
     assert g.dataset("mysqlprod.testv1.xy").facets["connection"] == "mysql://mysql55"  # type: ignore[union-attr]
     assert g.dataset("mssqlprod.dbo.xy").facets["connection"] == "mssql://mssql2012"  # type: ignore[union-attr]
     (warning,) = g.problems  # the published data source xyTestV1 is not given
@@ -183,6 +199,9 @@ def test_real_workbook_joining_two_connections_names_each_table_by_its_connectio
 
 def test_a_data_source_without_relations_is_said() -> None:
     g = registry.read("tableau", [str(REAL / "TABLEAU_10_TDS.tds")], connection_map={"*": "x"})
-    assert [d.id for d in g.datasets] == ["tableau:bi_dataset:TABLEAU_10_TDS"]
+    assert {d.id: (d.kind, d.name, d.column_names()) for d in g.datasets} == {
+        "tableau:bi_dataset:TABLEAU_10_TDS": ("bi_dataset", "xy+ (Multiple Connections)", [])
+    }
+    assert not g.processes and not g.edges
     (warning,) = g.problems
     assert warning.code == "tableau-unresolved" and "no table or query" in warning.message
