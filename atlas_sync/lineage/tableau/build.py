@@ -452,18 +452,15 @@ class TableauGraph:
             used: dict[str, dict[str, str]] = {}  # ds name -> field -> dependency kind
             for dep in ws.iter("datasource-dependencies"):
                 dsn = dep.get("datasource") or ""
-                inst = {
-                    _bare(ci.get("column")): (ci.get("derivation") or "").lower()
-                    for ci in dep.findall("column-instance")
-                }
+                inst: dict[str, bool] = {}  # field -> aggregated by any of its instances (Sum, then None)
+                for ci in dep.findall("column-instance"):
+                    f = _bare(ci.get("column"))
+                    inst[f] = inst.get(f, False) or (ci.get("derivation") or "").lower() in _AGG_DERIVATIONS
                 for col in dep.findall("column"):
                     f = _bare(col.get("name"))
-                    agg = inst.get(f, "") in _AGG_DERIVATIONS
-                    used.setdefault(dsn, {})[f] = "AGGREGATION" if agg else "IDENTITY"
-                for f, d in inst.items():
-                    used.setdefault(dsn, {}).setdefault(
-                        f, "AGGREGATION" if d in _AGG_DERIVATIONS else "IDENTITY"
-                    )
+                    used.setdefault(dsn, {})[f] = "AGGREGATION" if inst.get(f) else "IDENTITY"
+                for f, agg in inst.items():
+                    used.setdefault(dsn, {}).setdefault(f, "AGGREGATION" if agg else "IDENTITY")
             for view_ds in ws.iter("datasource"):
                 if view_ds.get("name"):
                     used.setdefault(view_ds.get("name") or "", {})

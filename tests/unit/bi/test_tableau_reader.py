@@ -205,3 +205,77 @@ def test_a_data_source_without_relations_is_said() -> None:
     assert not g.processes and not g.edges
     (warning,) = g.problems
     assert warning.code == "tableau-unresolved" and "no table or query" in warning.message
+
+
+TSC = DATA / "tableau-server-client" / "SampleWB.twbx"
+WI = "tableau:bi_dataset:SampleWB.World Indicators new"
+GDP, GDPC = "F: GDP (curr $)", "F: GDP per capita (curr $)"
+POP, LIFE, HEALTH = "P: Population (count)", "H: Life exp (years)", "H: Health exp/cap (curr $)"
+LEND, DEPOSIT = "F: Lending interest rate (%)", "F: Deposit interest rate (%)"
+CALC1, CALC_GDP, CALC_SPREAD = "Calculation1", "Calculation_1590906174513693", "Calculation_8570907072742130"
+AG, ID = "AGGREGATION", "IDENTITY"
+# each worksheet's <datasource-dependencies> columns; AGGREGATION where one of its column-instances has
+# an aggregating derivation (Sum, Avg), IDENTITY for None, Year and User (a calculated field)
+SHEETS = {
+    "Country ranks": {
+        "Country / Region": ID, "Date": ID, GDP: AG, GDPC: AG, LIFE: AG, POP: AG,
+    },
+    "GDP per capita": {CALC1: ID, "Country / Region": ID, "Date": ID, GDPC: AG, "Region": ID},
+    "GDP per capita by region": {
+        CALC_GDP: ID, "Country / Region": ID, "Date": ID, GDP: AG, POP: ID, "Region": ID,
+    },
+    "GDP per capita map": {
+        CALC1: ID, "Country / Region": ID, "Date": ID, GDPC: AG, POP: AG, "Region": ID, "Subregion": ID,
+    },
+    "Health spending vs life expectancy": {"Country / Region": ID, "Date": ID, HEALTH: AG, LIFE: AG, "Region": ID},
+    "Interest rates": {
+        CALC_GDP: ID, CALC_SPREAD: ID, "Date": ID, DEPOSIT: AG, GDP: AG, LEND: AG, POP: ID, "Region": ID,
+        "Subregion": ID,
+    },
+    "Share of World GDP": {"Country / Region": ID, "Date": ID, GDP: AG, "Region": ID},
+}  # fmt: skip
+
+
+def test_real_packaged_workbook_gives_exactly_its_data_source_sheets_and_dashboard() -> None:
+    g = registry.read("tableau", [str(TSC)], connection_map={"*": "x"})
+    chart = {s: f"tableau:chart:SampleWB.{s}" for s in SHEETS}
+    dash = "tableau:dashboard:SampleWB.GDP per Capita Dashboard"
+    ds_fields = {
+        "Country / Region", "Date", DEPOSIT, GDP, GDPC, LEND, "H: Health exp (% GDP)", HEALTH, LIFE,
+        "Number of Records", POP, "Region", "Subregion", CALC1, CALC_GDP, CALC_SPREAD,
+    }  # fmt: skip
+    assert {d.id: (d.kind, d.name, set(d.column_names())) for d in g.datasets} == {
+        WI: ("bi_dataset", "World Indicators", ds_fields),
+        **{chart[s]: ("chart", s, set(used)) for s, used in SHEETS.items()},
+        dash: ("dashboard", "GDP per Capita Dashboard", set()),
+    }  # the extract is no warehouse table
+    assert {p.id: p.inputs for p in g.processes} == {
+        **{chart[s]: [WI] for s in SHEETS},
+        dash: [chart["GDP per capita by region"], chart["GDP per capita map"]],
+    }
+    assert {
+        (e.source.dataset, e.source.column, e.target.dataset, e.target.column, e.kind) for e in g.edges
+    } == {(WI, f, chart[s], f, kind) for s, used in SHEETS.items() for f, kind in used.items()}
+    codes = [p.code for p in g.problems]
+    # the extract said once, and each sheet said to end at a data source of no warehouse table
+    assert codes == ["tableau-extract"] + ["tableau-unresolved"] * 7
+    assert "World Indicators.tde" in g.problems[0].message
+
+
+def test_a_field_aggregated_in_any_of_its_sheet_instances_is_an_aggregation_whatever_their_order(
+    tmp_path: Path,
+) -> None:
+    twb = tmp_path / "order.twb"
+    twb.write_text(
+        "<workbook><datasources><datasource name='ds' caption='DS'>"
+        "<connection class='postgres' server='h' dbname='d'>"
+        "<relation name='t' table='[s].[t]' type='table'/></connection>"
+        "<column name='[amount]' datatype='real'/></datasource></datasources>"
+        "<worksheets><worksheet name='W'><table><view><datasource-dependencies datasource='ds'>"
+        "<column name='[amount]' datatype='real'/>"
+        "<column-instance column='[amount]' derivation='Sum' name='[sum:amount:qk]'/>"
+        "<column-instance column='[amount]' derivation='None' name='[none:amount:qk]'/>"
+        "</datasource-dependencies></view></table></worksheet></worksheets></workbook>"
+    )
+    g = registry.read("tableau", [str(twb)], connection_map={"h/d": "x"})
+    assert ("tableau:bi_dataset:order.ds.amount", "tableau:chart:order.W.amount", "AGGREGATION") in _edges(g)
