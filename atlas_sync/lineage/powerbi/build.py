@@ -103,12 +103,11 @@ class PowerBiGraph:
                 globals_[name] = parse(text)
             except MSyntaxError as exc:
                 errors[name] = str(exc)
-        resolver = Resolver(globals_)
-        resolver.errors = errors  # type: ignore[attr-defined]
+        resolver = Resolver(globals_, broken=errors)
         base: dict[str, dict[str, list[FieldEdge]]] = {}  # table -> field -> edges into it
         read: dict[str, tuple[list[str], list[FieldEdge], list[str]]] = {}
         for t in model.tables.values():
-            read[t.name] = self._table(model, t, resolver, errors)
+            read[t.name] = self._table(model, t, resolver)
             base[t.name] = {}
             for e in read[t.name][1]:
                 if e[2] is not None:
@@ -128,7 +127,7 @@ class PowerBiGraph:
             )
 
     def _table(
-        self, model: PbiModel, t: PbiTable, resolver: Resolver, errors: dict[str, str]
+        self, model: PbiModel, t: PbiTable, resolver: Resolver
     ) -> tuple[list[str], list[FieldEdge], list[str]]:
         """The table's BI dataset, and the warehouse tables it reads: (inputs, column edges, native SQL)."""
         fields = [c.name for c in t.columns] + [m for m, _ in t.measures]
@@ -174,12 +173,6 @@ class PowerBiGraph:
                 )
                 continue
             result = resolver.resolve(node)
-            if isinstance(result, Unresolved) and result.reason.startswith("unknown name") and errors:
-                bad = next((n for n in errors if repr(n) in result.reason), None)
-                if bad:
-                    result = Unresolved(
-                        f"shared expression {bad!r} does not parse: {errors[bad]}", result.step
-                    )
             if isinstance(result, Unresolved):
                 step = f" step {result.step!r}:" if result.step else ""
                 self.b.warn(

@@ -103,11 +103,17 @@ class _Stop(Exception):
         self.u = u
 
 
+class _Broken(_Stop):
+    """A name of a shared expression or parameter that does not parse: said wherever it is used (an
+    option record's value or a connector's argument included), never read as a missing value."""
+
+
 class Resolver:
     """Evaluates M against ``globals`` (parameters and shared expressions: name -> AST)."""
 
-    def __init__(self, globals_: Mapping[str, Any]) -> None:
+    def __init__(self, globals_: Mapping[str, Any], broken: Mapping[str, str] | None = None) -> None:
         self.globals = dict(globals_)
+        self.broken = dict(broken or {})  # shared expressions that do not parse: name -> syntax error
         self._global_values: dict[str, Any] = {}
         self._busy: set[str] = set()
 
@@ -140,6 +146,8 @@ class Resolver:
                 self._busy.add(name)
                 self._global_values[name] = self._eval(self.globals[name], {}, name)
             return self._global_values[name]
+        if name in self.broken:
+            raise _Broken(Unresolved(f"shared expression {name!r} does not parse: {self.broken[name]}", step))
         raise _Stop(Unresolved(f"unknown name {name!r}", step))
 
     def _eval(self, node: Any, env: dict[str, Any], step: str | None) -> Any:
@@ -182,6 +190,8 @@ class Resolver:
     def _lazy_value(self, node: Any, env: dict[str, Any], step: str | None) -> Any:
         try:
             return self._eval(node, env, step)
+        except _Broken:
+            raise
         except _Stop:
             return None  # an option record's value we do not need (Timeout=#duration(...))
 

@@ -373,3 +373,32 @@ def test_m_syntax_errors_are_errors_with_a_line(m: str) -> None:
     with pytest.raises(MSyntaxError) as err:
         parse(m)
     assert "(line 1)" in str(err.value)
+
+
+BROKEN = {"BadServer": "unterminated string (line 1)", "BadShared": "expected 'in' (line 3)"}
+
+
+@pytest.mark.parametrize(
+    ("m", "step", "name"),
+    [
+        # navigated: the name itself is the missing table
+        ('let t = BadShared{[Schema="s",Item="t"]}[Data] in t', "t", "BadShared"),
+        # a connector's argument: said as the broken parameter, not as a server that is not text
+        ('let S = Sql.Database(BadServer, "db"), t = S{[Schema="s",Item="t"]}[Data] in t', "S", "BadServer"),
+        # a Table.* step's argument: not "reads no table"
+        ("let t = Table.SelectRows(BadShared, each true) in t", "t", "BadShared"),
+        # through a shared expression that itself names it
+        ('let t = Uses{[Schema="s",Item="t"]}[Data] in t', "x", "BadServer"),  # its step in Uses
+    ],
+)
+def test_a_shared_expression_that_does_not_parse_is_said_wherever_it_is_used(
+    m: str, step: str, name: str
+) -> None:
+    good = {
+        **{k: parse(v) for k, v in PARAMS.items()},
+        "Uses": parse('let x = Sql.Database(BadServer, "d") in x'),
+    }
+    got = Resolver(good, broken=BROKEN).resolve(parse(m))
+    assert isinstance(got, Unresolved)
+    assert got.step == step
+    assert got.reason == f"shared expression {name!r} does not parse: {BROKEN[name]}"

@@ -248,3 +248,19 @@ def test_model_bim_query_partition_reads_its_sql_on_its_data_source(tmp_path: Pa
         ("salesdb.dbo.orders.amount", f"{ds}.Total", "TRANSFORMATION"),
     }
     assert not g.problems
+
+
+def test_a_parameter_that_does_not_parse_is_named_in_the_warning_of_each_table_using_it(
+    tmp_path: Path,
+) -> None:
+    proj = tmp_path / "shop"
+    shutil.copytree(SHOP, proj)
+    f = proj / "Shop.SemanticModel" / "definition" / "expressions.tmdl"
+    f.write_text(
+        f.read_text().replace('expression Server = "warehouse.example.com"', 'expression Server = "warehouse')
+    )
+    g = registry.read("powerbi", [str(proj)], connection_map=MAP)
+    said = [p.message for p in g.problems if "does not parse" in p.message]
+    # the tables on the shared Warehouse expression (PostgreSQL.Database(Server, Database)): no guess
+    assert said and all("shared expression 'Server' does not parse: unterminated string" in m for m in said)
+    assert not [p for p in g.processes if p.id in (FO, CU)]
