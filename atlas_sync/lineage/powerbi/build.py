@@ -193,17 +193,46 @@ class PowerBiGraph:
         queries: list[str],
         where: str,
     ) -> None:
-        by_source = {c.source_column: c.name for c in t.columns if c.source_column}
-        wanted = [result.renames.get(s, s) for s in by_source] if result.exact else []
+        # each column -> the part of a join it comes from (the first table, or an expanded joined one)
+        # and its name there; a join's key columns give JOIN edges (no field)
+        wanted: dict[int, tuple[Tables, dict[str, list[str]]]] = {id(p): (p, {}) for p in result.parts()}
+        for c in t.columns:
+            if c.source_column:
+                part, name = result.source(c.source_column)
+                wanted.setdefault(id(part), (part, {}))[1].setdefault(name, []).append(c.name)
+        for kt, kc in result.keys:
+            part, name = kt.source(kc)
+            wanted.setdefault(id(part), (part, {}))[1].setdefault(name, [])
+        for part, cols in wanted.values():
+            self._part(t, part, cols, inputs, edges, queries, where)
+        if any(not p.exact and p.tables for p, _ in wanted.values()):
+            self.b.warn(
+                f"{where}: its M expression joins tables (Table.Join / AddJoinColumn, or a NestedJoin whose "
+                "columns are not named): table-level lineage only",
+                code="powerbi-join",
+                file=t.file,
+            )
+
+    def _part(
+        self,
+        t: PbiTable,
+        part: Tables,
+        cols: dict[str, list[str]],
+        inputs: list[str],
+        edges: list[FieldEdge],
+        queries: list[str],
+        where: str,
+    ) -> None:
+        """The lineage of one part (no join in it): ``cols``: its column -> the table's fields from it."""
         lineages: list[tuple[QueryLineage, str]] = []
-        for ref in result.tables:
+        for ref in part.tables:
             lineages.append(
                 (
-                    self._table_lineage(ref, wanted, t.file),
+                    self._table_lineage(ref, list(cols) if part.exact else [], t.file),
                     _SCHEME.get(ref.connector, ref.connector) + "://" + ref.server,
                 )
             )
-        for n in result.natives:
+        for n in part.natives:
             queries.append(n.sql)
             lineages.append(
                 (self._native_lineage(n, t.file), _SCHEME.get(n.connector, n.connector) + "://" + n.server)
@@ -217,20 +246,14 @@ class PowerBiGraph:
             for ident, namespace, tname in ql.reads:
                 self.b.table(ident, namespace=namespace, name=tname, connection=conn)
                 inputs.append(ident)
-            for src_col, field in by_source.items():
-                name = result.renames.get(src_col, src_col) if result.exact else None
-                for src, scol, kind, expr in (
-                    ql.columns.get((name or src_col).lower(), []) if name or result.natives else []
-                ):
-                    edges.append((src, scol, field, kind, expr))
+            for name, fields in cols.items() if part.exact or part.natives else []:
+                for src, scol, kind, expr in ql.columns.get(name.lower(), []):
+                    for f in fields:
+                        edges.append((src, scol, f, kind, expr))
+                    if not fields:
+                        edges.append((src, scol, None, "JOIN", None))
             for src, scol, kind, expr in ql.rows:
                 edges.append((src, scol, None, kind, expr))
-        if not result.exact and result.tables:
-            self.b.warn(
-                f"{where}: its M expression joins tables (Table.NestedJoin / Join): table-level lineage only",
-                code="powerbi-join",
-                file=t.file,
-            )
 
     def _names(self, model: PbiModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         """The model's table names and each table's field names by their lower case (once per model)."""

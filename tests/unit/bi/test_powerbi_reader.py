@@ -264,3 +264,39 @@ def test_a_parameter_that_does_not_parse_is_named_in_the_warning_of_each_table_u
     # the tables on the shared Warehouse expression (PostgreSQL.Database(Server, Database)): no guess
     assert said and all("shared expression 'Server' does not parse: unterminated string" in m for m in said)
     assert not [p for p in g.processes if p.id in (FO, CU)]
+
+
+def test_a_nested_join_expanded_gives_column_lineage_from_each_joined_table(tmp_path: Path) -> None:
+    m = [
+        "let",
+        '    S = Sql.Database("srv", "db"),',
+        '    o = S{[Schema="dbo",Item="orders"]}[Data],',
+        '    c = S{[Schema="dbo",Item="customers"]}[Data],',
+        '    j = Table.NestedJoin(o, {"customer_id"}, c, {"id"}, "c", JoinKind.LeftOuter),',
+        '    e = Table.ExpandTableColumn(j, "c", {"name", "city"}, {"c.name", "city"})',
+        "in",
+        "    e",
+    ]
+    columns = [
+        {"name": "Amount", "sourceColumn": "amount"},
+        {"name": "Customer", "sourceColumn": "c.name"},
+        {"name": "City", "sourceColumn": "city"},
+    ]
+    table = {
+        "name": "Orders",
+        "columns": columns,
+        "partitions": [{"name": "Orders", "source": {"type": "m", "expression": m}}],
+    }
+    path = tmp_path / "Joined.pbit"
+    _pbit(path, {"name": "x", "model": {"tables": [table]}})
+    g = registry.read("powerbi", [str(path)], connection_map={"srv/db": "wh"})
+    ds = "powerbi:bi_dataset:Joined.Orders"
+    assert {p.id: p.inputs for p in g.processes} == {ds: ["wh.dbo.orders", "wh.dbo.customers"]}
+    assert _edges(g) == {
+        ("wh.dbo.orders.amount", f"{ds}.Amount", "IDENTITY"),  # the first table's column
+        ("wh.dbo.customers.name", f"{ds}.Customer", "IDENTITY"),  # expanded: from the joined table
+        ("wh.dbo.customers.city", f"{ds}.City", "IDENTITY"),
+        ("wh.dbo.orders.customer_id", f"{ds}.*", "JOIN"),  # the join's keys
+        ("wh.dbo.customers.id", f"{ds}.*", "JOIN"),
+    }
+    assert not g.problems  # column level: no "table-level lineage only" warning
