@@ -149,6 +149,8 @@ class PowerBiGraph:
         for pname, kind, source, _mode in t.partitions:
             if kind == "sql":  # a legacy query partition: SQL on its provider data source
                 server, database = t.sql_sources.get(pname, ("", None))
+                if not server and t.mashup:  # the connection string is encrypted: the table's query names it
+                    server, database = self._mashup_source(t.mashup, resolver) or (server, database)
                 self._resolved(
                     t,
                     Tables(natives=[Native("sqlserver", server, database, source)]),
@@ -183,6 +185,19 @@ class PowerBiGraph:
                 continue
             self._resolved(t, result, inputs, edges, queries, where)
         return inputs, edges, queries
+
+    @staticmethod
+    def _mashup_source(m: str, resolver: Resolver) -> tuple[str, str | None] | None:
+        """The SQL Server and database a table's Power Query query reads (one of them, else None)."""
+        try:
+            result = resolver.resolve(parse(m))
+        except MSyntaxError:
+            return None
+        if not isinstance(result, Tables):
+            return None
+        found = {(r.server, r.database) for r in result.tables if r.connector == "sqlserver"}
+        found |= {(n.server, n.database) for n in result.natives if n.connector == "sqlserver"}
+        return found.pop() if len(found) == 1 else None
 
     def _resolved(
         self,

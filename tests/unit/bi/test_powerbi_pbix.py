@@ -6,6 +6,7 @@ the reader's output."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -50,24 +51,32 @@ def _edges(g: LineageGraph) -> set[tuple[str, str | None, str, str | None, str]]
     return {(e.source.dataset, e.source.column, e.target.dataset, e.target.column, e.kind) for e in g.edges}
 
 
+# the model's data source is stored encrypted; the file's DataMashup (Formulas/Section1.m) names it:
+# shared ServerName = "localhost\v2017", DatabaseName = "AdventureWorksDW2014", and each table's query
+# Sql.Database(ServerName, DatabaseName){[Schema="dbo",Item=<table>]}[Data]
+AW = {"localhost\\v2017/AdventureWorksDW2014": "aw"}
+
+
 def test_directquery_pbix_gives_exactly_its_tables_columns_and_visuals() -> None:
-    g = registry.read("powerbi", [str(DATA / "directquery-parameters.pbix")])
+    g = registry.read("powerbi", [str(DATA / "directquery-parameters.pbix")], connection_map=AW)
     expected = {DQ + t: ("bi_dataset", set(cols)) for t, cols in DQ_COLUMNS.items()}
     # the warehouse tables their SQL reads (T-SQL: names fold to lower case as the SQL reader's)
-    expected |= {f"dbo.{t.lower()}": ("table", set()) for t in DQ_COLUMNS}
+    expected |= {f"aw.dbo.{t.lower()}": ("table", set()) for t in DQ_COLUMNS}
     # the report: one page (ReportSection, "Page 1") of two visuals, each with two fields
     expected[YEAR] = ("chart", {"DimDate.CalendarYear", "Sum(FactResellerSales.SalesAmount)"})
     expected[COLOR] = ("chart", {"DimProduct.Color", "Sum(FactResellerSales.OrderQuantity)"})
     expected["powerbi:dashboard:directquery-parameters.ReportSection"] = ("dashboard", set())
     assert _datasets(g) == expected
     assert {p.id: p.inputs for p in g.processes} == {
-        **{DQ + t: [f"dbo.{t.lower()}"] for t in DQ_COLUMNS},
+        **{DQ + t: [f"aw.dbo.{t.lower()}"] for t in DQ_COLUMNS},
         YEAR: [DQ + "DimDate", DQ + "FactResellerSales"],
         COLOR: [DQ + "DimProduct", DQ + "FactResellerSales"],
         "powerbi:dashboard:directquery-parameters.ReportSection": [YEAR, COLOR],
     }
     column_edges = {
-        (f"dbo.{t.lower()}", c.lower(), DQ + t, c, "IDENTITY") for t, cols in DQ_COLUMNS.items() for c in cols
+        (f"aw.dbo.{t.lower()}", c.lower(), DQ + t, c, "IDENTITY")
+        for t, cols in DQ_COLUMNS.items()
+        for c in cols
     }
     visual_edges = {
         (DQ + "DimDate", "CalendarYear", YEAR, "DimDate.CalendarYear", "IDENTITY"),
@@ -84,9 +93,15 @@ def test_directquery_pbix_gives_exactly_its_tables_columns_and_visuals() -> None
     assert _edges(g) == column_edges | visual_edges
     assert g.dataset(YEAR).facets["chartType"] == "clusteredColumnChart"  # type: ignore[union-attr]
     assert g.dataset(COLOR).facets["chartType"] == "barChart"  # type: ignore[union-attr]
-    # the data source's connection string is encrypted in the file: said, not guessed
+    assert not g.problems
+
+
+def test_directquery_pbix_without_a_map_names_the_server_of_its_data_mashup() -> None:
+    g = registry.read("powerbi", [str(DATA / "directquery-parameters.pbix")])
+    assert {d.id for d in g.datasets if d.kind == "table"} == {f"dbo.{t.lower()}" for t in DQ_COLUMNS}
     (warning,) = g.problems
-    assert warning.code == "powerbi-unmapped-connection" and "unknown server" in warning.message
+    assert warning.code == "powerbi-unmapped-connection"
+    assert "v2017/AdventureWorksDW2014" in warning.message and "(sqlserver)" in warning.message
 
 
 LIVE = "powerbi:bi_dataset:live-connection-ssas."
@@ -147,3 +162,15 @@ def test_a_corrupt_pbix_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         registry.read("powerbi", [str(bad)])
     assert "bad.pbix" in str(err.value)
+
+
+def test_a_damaged_data_mashup_leaves_the_server_unknown_and_said(tmp_path: Path) -> None:
+    damaged = tmp_path / "dq.pbix"
+    with zipfile.ZipFile(DATA / "directquery-parameters.pbix") as src, zipfile.ZipFile(damaged, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            dst.writestr(item, data[:40] if item.filename == "DataMashup" else data)
+    g = registry.read("powerbi", [str(damaged)], connection_map=AW)
+    assert {d.id for d in g.datasets if d.kind == "table"} == {f"dbo.{t.lower()}" for t in DQ_COLUMNS}
+    (warning,) = g.problems
+    assert warning.code == "powerbi-unmapped-connection" and "unknown server" in warning.message
