@@ -45,6 +45,18 @@ def test_pbip_gives_tables_to_visuals_lineage_named_as_dbt_names_the_tables() ->
         V2: [CUSTOMERS],
         PAGE: [V1, V2],
     }
+    # each table's columns and measures as its .tmdl names them; each visual's projections (queryRef)
+    assert {d.id: sorted(d.column_names()) for d in g.datasets if d.kind != "table"} == {
+        ORDERS: sorted(
+            ["Total Sales", "Sales per customer", "order_id", "customer_id", "Amount", "Order date", "Big order",
+             "Customer name"]
+        ),
+        CUSTOMERS: ["customer_id", "first_name", "ltv"],
+        TARGETS: ["Month"],
+        V1: ["Orders.Order date", "Orders.Total Sales"],
+        V2: ["Customers.first_name", "Sum(Customers.ltv)"],
+        PAGE: [],
+    }  # fmt: skip
     assert g.dataset(PAGE).name == "Sales overview"  # type: ignore[union-attr]
     assert g.dataset(FO).facets["connection"] == "postgresql://warehouse.example.com"  # type: ignore[union-attr]
     assert _edges(g) == {

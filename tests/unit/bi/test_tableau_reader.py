@@ -51,6 +51,19 @@ def test_workbook_gives_tables_to_dashboard_lineage_named_as_dbt_names_the_table
         PRODUCTS: [BROKEN],  # its table cannot be resolved: it keeps its edge to the data source
         DASH: [BY_MONTH, SPENDERS],  # the text zone is no sheet
     }
+    # each data source's fields (metadata records, <map> keys, <column>s) and each sheet's fields used
+    assert {d.id: sorted(d.column_names()) for d in g.datasets if d.kind != "table"} == {
+        JOINED: sorted(
+            ["status", "amount", "order_date", "customer_id", "customer_id (customers)", "first_name",
+             "Calculation_1001", "Calculation_1002"]
+        ),
+        CUSTOM: ["full_name", "ltv", "order_date"],
+        BROKEN: ["product_name"],
+        BY_MONTH: ["amount", "order_date"],
+        SPENDERS: ["full_name", "ltv"],
+        PRODUCTS: ["product_name"],
+        DASH: [],
+    }  # fmt: skip
     assert g.dataset(DASH).facets["charts"] == [BY_MONTH, SPENDERS]  # type: ignore[union-attr]
     assert g.dataset(JOINED).name == "Orders and customers"  # type: ignore[union-attr]
     assert g.dataset(CUSTOM).facets["extract"] == "true"  # type: ignore[union-attr]
@@ -111,6 +124,15 @@ def test_published_data_source_object_graph_union_and_snowflake_folding() -> Non
     )
     pub, wb_ds = "tableau:bi_dataset:orders_published", "tableau:bi_dataset:sales.sqlproxy.42xyz"
     sheet = "tableau:chart:sales.By region"
+    assert {d.id: (d.kind, sorted(d.column_names())) for d in g.datasets} == {
+        "analytics.mart.orders": ("table", []),
+        "analytics.mart.regions_eu": ("table", []),
+        "analytics.mart.regions_us": ("table", []),
+        pub: ("bi_dataset", ["AMOUNT", "ORDER_ID", "REGION"]),  # its metadata records
+        wb_ds: ("bi_dataset", ["AMOUNT", "REGION"]),  # its <column>s
+        "tableau:bi_dataset:sales.sqlproxy.77": ("bi_dataset", ["x"]),
+        sheet: ("chart", ["AMOUNT", "REGION"]),  # its shelves: [sum:AMOUNT:qk], [none:REGION:nk]
+    }
     io = {p.id: p.inputs for p in g.processes}
     assert io == {
         pub: ["analytics.mart.orders", "analytics.mart.regions_eu", "analytics.mart.regions_us"],
