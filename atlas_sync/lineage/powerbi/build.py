@@ -218,9 +218,11 @@ class PowerBiGraph:
         for kt, kc in result.keys:
             part, name = kt.source(kc)
             wanted.setdefault(id(part), (part, {}))[1].setdefault(name, [])
+        # a step the reader does not follow column by column (Table.Join, an expand it cannot place)
+        # makes the whole table's lineage table level
         for part, cols in wanted.values():
-            self._part(t, part, cols, inputs, edges, queries, where)
-        if any(not p.exact and p.tables for p, _ in wanted.values()):
+            self._part(t, part, result.exact and part.exact, cols, inputs, edges, queries, where)
+        if any(not (result.exact and p.exact) and p.tables for p, _ in wanted.values()):
             self.b.warn(
                 f"{where}: its M expression joins tables (Table.Join / AddJoinColumn, or a NestedJoin whose "
                 "columns are not named): table-level lineage only",
@@ -232,6 +234,7 @@ class PowerBiGraph:
         self,
         t: PbiTable,
         part: Tables,
+        exact: bool,
         cols: dict[str, list[str]],
         inputs: list[str],
         edges: list[FieldEdge],
@@ -243,7 +246,7 @@ class PowerBiGraph:
         for ref in part.tables:
             lineages.append(
                 (
-                    self._table_lineage(ref, list(cols) if part.exact else [], t.file),
+                    self._table_lineage(ref, list(cols) if exact else [], t.file),
                     _SCHEME.get(ref.connector, ref.connector) + "://" + ref.server,
                 )
             )
@@ -261,7 +264,7 @@ class PowerBiGraph:
             for ident, namespace, tname in ql.reads:
                 self.b.table(ident, namespace=namespace, name=tname, connection=conn)
                 inputs.append(ident)
-            for name, fields in cols.items() if part.exact or part.natives else []:
+            for name, fields in cols.items() if exact or part.natives else []:
                 for src, scol, kind, expr in ql.columns.get(name.lower(), []):
                     for f in fields:
                         edges.append((src, scol, f, kind, expr))

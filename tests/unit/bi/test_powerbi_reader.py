@@ -312,3 +312,27 @@ def test_a_nested_join_expanded_gives_column_lineage_from_each_joined_table(tmp_
         ("wh.dbo.customers.id", f"{ds}.*", "JOIN"),
     }
     assert not g.problems  # column level: no "table-level lineage only" warning
+
+
+def test_an_expand_of_a_column_that_is_not_the_joined_one_stays_table_level(tmp_path: Path) -> None:
+    m = (
+        'let S = Sql.Database("srv", "db"), o = S{[Schema="dbo",Item="orders"]}[Data], '
+        'c = S{[Schema="dbo",Item="customers"]}[Data], j = Table.NestedJoin(o, {"customer_id"}, c, {"id"}, "c"), '
+        'e = Table.ExpandTableColumn(j, "lines", {"sku"}) in e'
+    )
+    columns = [{"name": "Amount", "sourceColumn": "amount"}, {"name": "Sku", "sourceColumn": "sku"}]
+    table = {
+        "name": "Orders",
+        "columns": columns,
+        "partitions": [{"name": "Orders", "source": {"type": "m", "expression": m}}],
+    }
+    path = tmp_path / "Odd.pbit"
+    _pbit(path, {"name": "x", "model": {"tables": [table]}})
+    g = registry.read("powerbi", [str(path)], connection_map={"srv/db": "wh"})
+    # "lines" is not the joined column: where sku comes from is not known, so no column is placed
+    assert {p.id: p.inputs for p in g.processes} == {
+        "powerbi:bi_dataset:Odd.Orders": ["wh.dbo.orders", "wh.dbo.customers"]
+    }
+    assert not g.edges
+    (warning,) = g.problems
+    assert warning.code == "powerbi-join" and "table-level lineage only" in warning.message
