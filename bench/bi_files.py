@@ -1,5 +1,5 @@
 """The `powerbi` and `tableau` readers at size (issue 42): a generated PBIP project of T tables (each
-navigating to a warehouse table, every 5th a native query, 6 columns and 2 measures each; a report of one
+navigating to a warehouse table, every 5th a native query, every 7th other a NestedJoin, 6 columns and 2 measures each; a report of one
 page per 10 tables, a visual per table) and a generated workbook of D data sources (each a join of two
 tables, every 4th custom SQL; a worksheet per data source, a dashboard per 10 sheets). Each is read in its
 own process: wall time and peak RSS (bounded memory: the files are read one at a time).
@@ -39,6 +39,13 @@ def make_pbip(root: Path, tables: int) -> Path:
             src = (
                 f'\t\t\t\t    Q = Value.NativeQuery(Source, "SELECT o.id, o.customer_id, o.order_date, o.status, '
                 f'o.amount, c.region FROM mart.t{i} o JOIN mart.c{i % 50} c ON c.id = o.customer_id")\n'
+            )
+        elif i % 7 == 0:  # a NestedJoin expanded: region from the joined table (column by column)
+            src = (
+                f'\t\t\t\t    O = Source{{[Schema="mart",Item="t{i}"]}}[Data],\n'
+                f'\t\t\t\t    C = Source{{[Schema="mart",Item="c{i % 50}"]}}[Data],\n'
+                '\t\t\t\t    J = Table.NestedJoin(O, {"customer_id"}, C, {"id"}, "c", JoinKind.LeftOuter),\n'
+                '\t\t\t\t    Q = Table.ExpandTableColumn(J, "c", {"region"})\n'
             )
         else:
             src = f'\t\t\t\t    Q = Source{{[Schema="mart",Item="t{i}"]}}[Data]\n'

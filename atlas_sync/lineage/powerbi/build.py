@@ -17,7 +17,7 @@ from typing import Any
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.bi import BI_DATASET, CHART, BiBuilder, FieldEdge, bi_id
 from atlas_sync.lineage.bisql import QueryLineage, query_lineage, table_sql
-from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.model import Column, LineageGraph
 from atlas_sync.lineage.openlineage.naming import NamespaceMap
 from atlas_sync.lineage.powerbi.content import PbiContent, PbiModel, PbiReport, PbiTable
 from atlas_sync.lineage.powerbi.mparse import MSyntaxError, parse
@@ -103,12 +103,11 @@ class PowerBiGraph:
                 globals_[name] = parse(text)
             except MSyntaxError as exc:
                 errors[name] = str(exc)
-        resolver = Resolver(globals_)
-        resolver.errors = errors  # type: ignore[attr-defined]
+        resolver = Resolver(globals_, broken=errors)
         base: dict[str, dict[str, list[FieldEdge]]] = {}  # table -> field -> edges into it
         read: dict[str, tuple[list[str], list[FieldEdge], list[str]]] = {}
         for t in model.tables.values():
-            read[t.name] = self._table(model, t, resolver, errors)
+            read[t.name] = self._table(model, t, resolver)
             base[t.name] = {}
             for e in read[t.name][1]:
                 if e[2] is not None:
@@ -128,7 +127,7 @@ class PowerBiGraph:
             )
 
     def _table(
-        self, model: PbiModel, t: PbiTable, resolver: Resolver, errors: dict[str, str]
+        self, model: PbiModel, t: PbiTable, resolver: Resolver
     ) -> tuple[list[str], list[FieldEdge], list[str]]:
         """The table's BI dataset, and the warehouse tables it reads: (inputs, column edges, native SQL)."""
         fields = [c.name for c in t.columns] + [m for m, _ in t.measures]
@@ -150,6 +149,8 @@ class PowerBiGraph:
         for pname, kind, source, _mode in t.partitions:
             if kind == "sql":  # a legacy query partition: SQL on its provider data source
                 server, database = t.sql_sources.get(pname, ("", None))
+                if not server and t.mashup:  # the connection string is encrypted: the table's query names it
+                    server, database = self._mashup_source(t.mashup, resolver) or (server, database)
                 self._resolved(
                     t,
                     Tables(natives=[Native("sqlserver", server, database, source)]),
@@ -174,12 +175,6 @@ class PowerBiGraph:
                 )
                 continue
             result = resolver.resolve(node)
-            if isinstance(result, Unresolved) and result.reason.startswith("unknown name") and errors:
-                bad = next((n for n in errors if repr(n) in result.reason), None)
-                if bad:
-                    result = Unresolved(
-                        f"shared expression {bad!r} does not parse: {errors[bad]}", result.step
-                    )
             if isinstance(result, Unresolved):
                 step = f" step {result.step!r}:" if result.step else ""
                 self.b.warn(
@@ -191,6 +186,19 @@ class PowerBiGraph:
             self._resolved(t, result, inputs, edges, queries, where)
         return inputs, edges, queries
 
+    @staticmethod
+    def _mashup_source(m: str, resolver: Resolver) -> tuple[str, str | None] | None:
+        """The SQL Server and database a table's Power Query query reads (one of them, else None)."""
+        try:
+            result = resolver.resolve(parse(m))
+        except MSyntaxError:
+            return None
+        if not isinstance(result, Tables):
+            return None
+        found = {(r.server, r.database) for r in result.tables if r.connector == "sqlserver"}
+        found |= {(n.server, n.database) for n in result.natives if n.connector == "sqlserver"}
+        return found.pop() if len(found) == 1 else None
+
     def _resolved(
         self,
         t: PbiTable,
@@ -200,17 +208,49 @@ class PowerBiGraph:
         queries: list[str],
         where: str,
     ) -> None:
-        by_source = {c.source_column: c.name for c in t.columns if c.source_column}
-        wanted = [result.renames.get(s, s) for s in by_source] if result.exact else []
+        # each column -> the part of a join it comes from (the first table, or an expanded joined one)
+        # and its name there; a join's key columns give JOIN edges (no field)
+        wanted: dict[int, tuple[Tables, dict[str, list[str]]]] = {id(p): (p, {}) for p in result.parts()}
+        for c in t.columns:
+            if c.source_column:
+                part, name = result.source(c.source_column)
+                wanted.setdefault(id(part), (part, {}))[1].setdefault(name, []).append(c.name)
+        for kt, kc in result.keys:
+            part, name = kt.source(kc)
+            wanted.setdefault(id(part), (part, {}))[1].setdefault(name, [])
+        # a step the reader does not follow column by column (Table.Join, an expand it cannot place)
+        # makes the whole table's lineage table level
+        for part, cols in wanted.values():
+            self._part(t, part, result.exact and part.exact, cols, inputs, edges, queries, where)
+        if any(not (result.exact and p.exact) and p.tables for p, _ in wanted.values()):
+            self.b.warn(
+                f"{where}: its M expression joins tables (Table.Join / AddJoinColumn, or a NestedJoin whose "
+                "columns are not named): table-level lineage only",
+                code="powerbi-join",
+                file=t.file,
+            )
+
+    def _part(
+        self,
+        t: PbiTable,
+        part: Tables,
+        exact: bool,
+        cols: dict[str, list[str]],
+        inputs: list[str],
+        edges: list[FieldEdge],
+        queries: list[str],
+        where: str,
+    ) -> None:
+        """The lineage of one part (no join in it): ``cols``: its column -> the table's fields from it."""
         lineages: list[tuple[QueryLineage, str]] = []
-        for ref in result.tables:
+        for ref in part.tables:
             lineages.append(
                 (
-                    self._table_lineage(ref, wanted, t.file),
+                    self._table_lineage(ref, list(cols) if exact else [], t.file),
                     _SCHEME.get(ref.connector, ref.connector) + "://" + ref.server,
                 )
             )
-        for n in result.natives:
+        for n in part.natives:
             queries.append(n.sql)
             lineages.append(
                 (self._native_lineage(n, t.file), _SCHEME.get(n.connector, n.connector) + "://" + n.server)
@@ -224,20 +264,14 @@ class PowerBiGraph:
             for ident, namespace, tname in ql.reads:
                 self.b.table(ident, namespace=namespace, name=tname, connection=conn)
                 inputs.append(ident)
-            for src_col, field in by_source.items():
-                name = result.renames.get(src_col, src_col) if result.exact else None
-                for src, scol, kind, expr in (
-                    ql.columns.get((name or src_col).lower(), []) if name or result.natives else []
-                ):
-                    edges.append((src, scol, field, kind, expr))
+            for name, fields in cols.items() if exact or part.natives else []:
+                for src, scol, kind, expr in ql.columns.get(name.lower(), []):
+                    for f in fields:
+                        edges.append((src, scol, f, kind, expr))
+                    if not fields:
+                        edges.append((src, scol, None, "JOIN", None))
             for src, scol, kind, expr in ql.rows:
                 edges.append((src, scol, None, kind, expr))
-        if not result.exact and result.tables:
-            self.b.warn(
-                f"{where}: its M expression joins tables (Table.NestedJoin / Join): table-level lineage only",
-                code="powerbi-join",
-                file=t.file,
-            )
 
     def _names(self, model: PbiModel) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
         """The model's table names and each table's field names by their lower case (once per model)."""
@@ -327,7 +361,10 @@ class PowerBiGraph:
                 edges: list[FieldEdge] = []
                 for f in v.fields:
                     src = self.table_id(model_name, f.entity)
-                    if self.b.graph.dataset(src) is None:
+                    known = self.b.graph.dataset(src)
+                    if known is not None and model is None and not known.has_column(f.prop):
+                        known.columns.append(Column(name=f.prop))  # a table known only by what visuals name
+                    if known is None:
                         if model is not None:
                             self.b.warn(
                                 f"report {report.name!r} visual {v.key!r}: table {f.entity!r} is not in model {model.name!r}",
@@ -339,6 +376,7 @@ class PowerBiGraph:
                             f"{model_name}.{f.entity}",
                             f.entity,
                             namespace=model_name,
+                            columns=[f.prop],
                             facets={"objectType": "table"},
                         )
                     inputs.append(src)

@@ -10,6 +10,7 @@ read; the other files still are.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas_sync.lineage.powerbi.mparse import section_members
 from atlas_sync.lineage.powerbi.tmdl import TmdlError, parse_tmdl
 
 
@@ -37,6 +39,9 @@ class PbiTable:
     partitions: list[tuple[str, str, str, str | None]] = field(default_factory=list)
     # a legacy query partition's data source (a .pbix's provider data source): (server, database)
     sql_sources: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # the Power Query query of the table's name in the file's DataMashup (M): where its source is named
+    # when the data source's connection string is stored encrypted
+    mashup: str | None = None
 
 
 @dataclass
@@ -290,6 +295,8 @@ def _pbix(path: str, out: PbiContent) -> None:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
             layout = _layout(zf, path, out) if "Report/Layout" in names else None
+            connections = zf.read("Connections") if "Connections" in names else b""
+            mashup = _mashup_queries(zf.read("DataMashup")) if "DataMashup" in names else {}
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         out.errors.append((path, f"not a readable .pbix (corrupt or truncated zip: {exc})", None))
         return
@@ -299,7 +306,7 @@ def _pbix(path: str, out: PbiContent) -> None:
             out.errors.append((path, "the .pbix holds neither a model nor a report layout", None))
             return
         report = _legacy_layout(layout, stem, path)
-        report.live = "the .pbix holds no model"
+        report.live = "the .pbix holds no model" + _live_source(connections)
         out.reports.append(report)
         return
     try:
@@ -341,6 +348,11 @@ def _pbix(path: str, out: PbiContent) -> None:
         n = str(q.get("TableName") or "")
         if n and n not in model.tables and n not in model.expressions:
             model.expressions[n] = str(q.get("Expression") or "")
+    for n, text in mashup.items():  # the DataMashup part itself (older files: pbixray gives no query)
+        if n in model.tables:
+            model.tables[n].mashup = text
+        elif n not in model.expressions:
+            model.expressions[n] = text
     for c in columns:
         tname = str(c.get("TableName") or "")
         if tname in model.tables and c.get("Name") and int(c.get("Type") or 0) in (1, 2):
@@ -354,6 +366,43 @@ def _pbix(path: str, out: PbiContent) -> None:
     out.models.append(model)
     if layout is not None:
         out.reports.append(_legacy_layout(layout, model.name, path))
+
+
+def _mashup_queries(raw: bytes) -> dict[str, str]:
+    """The queries of a .pbix's ``DataMashup`` part ([MS-QDEFF]: a version, the length of the package
+    parts, then the package parts, a zip holding ``Formulas/Section1.m``): name -> M expression. A part
+    that does not read so gives nothing (the model's own partitions are still read)."""
+    if len(raw) < 8:
+        return {}
+    size = int.from_bytes(raw[4:8], "little")
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw[8 : 8 + size])) as zf:
+            section = zf.read("Formulas/Section1.m").decode("utf-8-sig")
+    except (zipfile.BadZipFile, KeyError, EOFError, OSError, UnicodeDecodeError):
+        return {}
+    return section_members(section)
+
+
+def _live_source(raw: bytes) -> str:
+    """What a live-connection .pbix's ``Connections`` part names: the server and database its report is
+    live on (``Data Source=...;Initial Catalog=...``), said in the warning."""
+    try:
+        doc = json.loads(raw.decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    said = []
+    for c in doc.get("Connections") or [] if isinstance(doc, dict) else []:
+        if not isinstance(c, dict):
+            continue
+        found = {k.lower(): v.strip() for k, v in _CONN.findall(str(c.get("ConnectionString") or ""))}
+        server = found.get("data source") or found.get("server")
+        if server:
+            db = found.get("initial catalog") or found.get("database")
+            kind = str(c.get("ConnectionType") or "")
+            said.append(
+                f"server '{server}'" + (f" database '{db}'" if db else "") + (f" ({kind})" if kind else "")
+            )
+    return f"; it is live on {', '.join(said)}" if said else ""
 
 
 def _records(frame: Any) -> list[dict[str, Any]]:

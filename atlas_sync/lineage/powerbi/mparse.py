@@ -493,3 +493,31 @@ def parse(text: str) -> Any:
     if p.t.kind != "eof":
         raise MSyntaxError(f"unexpected {p.t.value!r} after the expression", p.t.line)
     return node
+
+
+def section_members(text: str) -> dict[str, str]:
+    """The members of an M section document (``section Section1; shared Name = expr; ...``, as a .pbix's
+    DataMashup holds its queries): name -> the text of its expression. Nothing when it does not tokenize."""
+    try:
+        toks = tokenize(text)
+    except MSyntaxError:
+        return {}
+    out: dict[str, str] = {}
+    i = 0
+    if len(toks) > 2 and toks[0].value == "section" and toks[0].kind == "kw":
+        i = 3  # section Name ;
+    while i < len(toks) and toks[i].kind != "eof":
+        if toks[i].kind == "kw" and toks[i].value == "shared":
+            i += 1
+        if not (i + 1 < len(toks) and toks[i].kind in ("name", "qname") and toks[i + 1].value == "="):
+            return out  # not a member: stop rather than guess
+        name, start, j, depth = toks[i].value, toks[i + 1].end, i + 2, 0
+        while toks[j].kind != "eof" and not (depth == 0 and toks[j].kind == "op" and toks[j].value == ";"):
+            if toks[j].kind == "op" and toks[j].value in ("(", "[", "{"):
+                depth += 1
+            elif toks[j].kind == "op" and toks[j].value in (")", "]", "}"):
+                depth -= 1
+            j += 1
+        out[name] = text[start : toks[j].pos].strip()
+        i = j + 1
+    return out

@@ -3,8 +3,9 @@
 Evaluates just enough of M: steps of ``let`` (by name, lazily), parameters and shared expressions,
 string concatenation, the source functions of the common connectors, navigation
 (``{[Name=...,Kind=...]}[Data]``, ``{[Schema=...,Item=...]}[Data]``), ``Value.NativeQuery`` /
-``Odbc.Query`` / ``[Query=...]``, ``Table.Combine`` / ``Table.NestedJoin`` / ``Table.Join`` and other
-``Table.*`` steps (their table arguments), ``Table.RenameColumns``. Anything else is an
+``Odbc.Query`` / ``[Query=...]``, ``Table.Combine`` / ``Table.Join`` and other ``Table.*`` steps (their
+table arguments), ``Table.RenameColumns``, and ``Table.NestedJoin`` + ``Table.ExpandTableColumn`` column
+by column (expanded columns from the joined table, the others from the first). Anything else is an
 :class:`Unresolved` naming the step, never a guess.
 """
 
@@ -81,15 +82,51 @@ class Native:
     sql: str
 
 
-@dataclass
+@dataclass(eq=False)
 class Tables:
     """What a table-valued step reads; ``exact`` when its columns are the sources' columns by name
-    (``renames``: column -> source column)."""
+    (``renames``: column -> its name before this step's renames).
+
+    After ``Table.NestedJoin`` its other columns come from ``base`` (the first table), ``nested`` holds
+    the new column of nested tables (-> the joined table) and ``keys`` the join's key columns; after
+    ``Table.ExpandTableColumn`` ``via`` maps each expanded column to (the joined table, its column)."""
 
     tables: list[TableRef] = field(default_factory=list)
     natives: list[Native] = field(default_factory=list)
     exact: bool = True
     renames: dict[str, str] = field(default_factory=dict)
+    base: Tables | None = None
+    nested: dict[str, Tables] = field(default_factory=dict)
+    via: dict[str, tuple[Tables, str]] = field(default_factory=dict)
+    keys: list[tuple[Tables, str]] = field(default_factory=list)
+
+    def with_reads(self, tables: list[TableRef], natives: list[Native], exact: bool) -> Tables:
+        """The same columns (renames, join parts) over these reads: a step that keeps its input's columns."""
+        return Tables(tables, natives, exact, dict(self.renames), self.base, self.nested, self.via, self.keys)
+
+    def source(self, column: str) -> tuple[Tables, str]:
+        """The table without join parts a column comes from, and its name there (renames followed)."""
+        t, name = self, column
+        for _ in range(100):  # each step is one Tables deeper: bounded by the expression
+            name = t.renames.get(name, name)
+            if name in t.via:
+                t, name = t.via[name]
+            elif t.base is not None:
+                t = t.base
+            else:
+                break
+        return t, name
+
+    def parts(self) -> list[Tables]:
+        """The tables without join parts this one reads (itself when it has none)."""
+        if self.base is None and not self.via and not self.nested:
+            return [self]
+        out: list[Tables] = []
+        for p in [self.base, *self.nested.values(), *(t for t, _ in self.via.values())]:
+            for leaf in p.parts() if p is not None else []:
+                if all(leaf is not x for x in out):
+                    out.append(leaf)
+        return out
 
 
 @dataclass
@@ -103,11 +140,17 @@ class _Stop(Exception):
         self.u = u
 
 
+class _Broken(_Stop):
+    """A name of a shared expression or parameter that does not parse: said wherever it is used (an
+    option record's value or a connector's argument included), never read as a missing value."""
+
+
 class Resolver:
     """Evaluates M against ``globals`` (parameters and shared expressions: name -> AST)."""
 
-    def __init__(self, globals_: Mapping[str, Any]) -> None:
+    def __init__(self, globals_: Mapping[str, Any], broken: Mapping[str, str] | None = None) -> None:
         self.globals = dict(globals_)
+        self.broken = dict(broken or {})  # shared expressions that do not parse: name -> syntax error
         self._global_values: dict[str, Any] = {}
         self._busy: set[str] = set()
 
@@ -140,6 +183,8 @@ class Resolver:
                 self._busy.add(name)
                 self._global_values[name] = self._eval(self.globals[name], {}, name)
             return self._global_values[name]
+        if name in self.broken:
+            raise _Broken(Unresolved(f"shared expression {name!r} does not parse: {self.broken[name]}", step))
         raise _Stop(Unresolved(f"unknown name {name!r}", step))
 
     def _eval(self, node: Any, env: dict[str, Any], step: str | None) -> Any:
@@ -182,6 +227,8 @@ class Resolver:
     def _lazy_value(self, node: Any, env: dict[str, Any], step: str | None) -> Any:
         try:
             return self._eval(node, env, step)
+        except _Broken:
+            raise
         except _Stop:
             return None  # an option record's value we do not need (Timeout=#duration(...))
 
@@ -286,6 +333,14 @@ class Resolver:
             return Tables(natives=[Native(src.connector, src.server, self._db(src), sql)])
         if fn in _LITERAL_TABLES:
             return Tables(exact=False)  # a table typed into the file: no upstream table
+        if fn == "Table.NestedJoin" and len(node.args) >= 5:
+            joined = self._nested_join(node, env, step)
+            if joined is not None:
+                return joined
+        if fn == "Table.ExpandTableColumn" and len(node.args) >= 3:
+            expanded = self._expand(node, env, step)
+            if expanded is not None:
+                return expanded
         if fn == "Table.RenameColumns" and node.args:
             t = self._eval(node.args[0], env, step)
             pairs = self._lazy_value(node.args[1], env, step) if len(node.args) > 1 else None
@@ -296,7 +351,9 @@ class Resolver:
                 for p in pairs if isinstance(pairs, list) else []:
                     if isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p):
                         renames[p[1]] = renames.pop(p[0], p[0])
-                return Tables(t.tables, t.natives, t.exact, renames)
+                out = t.with_reads(t.tables, t.natives, t.exact)
+                out.renames = renames
+                return out
         if fn.startswith("Table.") or fn in ("Value.Buffer", "Table.Buffer"):
             found: list[Tables] = []
             for a in node.args:
@@ -306,17 +363,24 @@ class Resolver:
                         found.append(x)
             if not found:
                 raise _Stop(Unresolved(f"{fn} reads no table this reader resolves", step))
-            joined = fn in (
+            is_join = fn in (
                 "Table.NestedJoin",
                 "Table.Join",
                 "Table.ExpandTableColumn",
                 "Table.AddJoinColumn",
             )
-            out = Tables(exact=not joined and all(t.exact for t in found), renames=dict(found[0].renames))
+            tables: list[TableRef] = []
+            natives: list[Native] = []
             for t in found:
-                out.tables += [x for x in t.tables if x not in out.tables]
-                out.natives += t.natives
-            return out
+                tables += [x for x in t.tables if x not in tables]
+                natives += t.natives
+            exact = not is_join and all(t.exact for t in found)
+            if len(found) == 1:  # a step on one table keeps its columns (and where they come from)
+                return found[0].with_reads(tables, natives, exact)
+            # several tables (Table.Combine): columns by name from each, not through join parts
+            return Tables(
+                tables, natives, exact and all(t.parts() == [t] for t in found), dict(found[0].renames)
+            )
         if fn in ("Text.Combine",) and node.args:
             parts = self._eval(node.args[0], env, step)
             sep = self._eval(node.args[1], env, step) if len(node.args) > 1 else ""
@@ -334,6 +398,55 @@ class Resolver:
         ):
             raise _Stop(Unresolved(f"unknown connector {fn}", step))
         raise _Stop(Unresolved(f"function {fn} is not read", step))
+
+    def _names(self, node: Any, env: dict[str, Any], step: str | None) -> list[str] | None:
+        v = self._lazy_value(node, env, step)
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return list(v)
+        return None
+
+    def _nested_join(self, node: Call, env: dict[str, Any], step: str | None) -> Tables | None:
+        """``Table.NestedJoin(table1, key1, table2, key2, newColumnName, ...)``: table1's columns and a
+        new column of table2's nested rows (None: not read column by column, left to the table level)."""
+        t1, t2 = self._lazy_value(node.args[0], env, step), self._lazy_value(node.args[2], env, step)
+        k1, k2 = self._names(node.args[1], env, step), self._names(node.args[3], env, step)
+        new = self._lazy_value(node.args[4], env, step)
+        if not (isinstance(t1, Tables) and isinstance(t2, Tables) and isinstance(new, str)):
+            return None
+        tables = t1.tables + [x for x in t2.tables if x not in t1.tables]
+        return Tables(
+            tables,
+            t1.natives + t2.natives,
+            t1.exact and t2.exact,
+            base=t1,
+            nested={new: t2},
+            keys=t1.keys + t2.keys + [(t1, k) for k in k1 or []] + [(t2, k) for k in k2 or []],
+        )
+
+    def _expand(self, node: Call, env: dict[str, Any], step: str | None) -> Tables | None:
+        """``Table.ExpandTableColumn(table, column, columnNames, newColumnNames?)``: the named columns
+        of the nested table, under their new names; the others stay the table's."""
+        t = self._lazy_value(node.args[0], env, step)
+        column = self._lazy_value(node.args[1], env, step)
+        names = self._names(node.args[2], env, step)
+        new = self._names(node.args[3], env, step) if len(node.args) > 3 else names
+        if not (
+            isinstance(t, Tables) and isinstance(column, str) and names and new and len(new) == len(names)
+        ):
+            return None
+        inner = t.nested.get(t.renames.get(column, column))
+        if inner is None:
+            return None
+        return Tables(
+            list(t.tables),
+            list(t.natives),
+            t.exact,
+            base=t,
+            via={n: (inner, c) for n, c in zip(new, names, strict=True)},
+            keys=t.keys,
+        )
 
 
 @dataclass

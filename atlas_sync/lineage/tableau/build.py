@@ -199,11 +199,12 @@ class TableauGraph:
         own = self._conn(conn_el, doc) if cls != "federated" else None
         leaves: dict[str, _Leaf] = {}
         unions: dict[str, list[str]] = {}
+        joins: list[tuple[str, str, str]] = []  # (relation, remote column, clause) a join's clause names
         relations = [r for r in conn_el.findall("relation")] + [
             r for obj in ds.iter("object") for r in obj.iter("relation")
         ]
         for rel in relations:
-            self._leaves(rel, named, own, leaves, unions, where, doc)
+            self._leaves(rel, named, own, leaves, unions, where, doc, joins)
         if not leaves and has_extract:
             self.b.warn(
                 f"{where}: reads only its extract: no warehouse table", code="tableau-extract", file=doc.path
@@ -218,10 +219,10 @@ class TableauGraph:
             return target.id
         # field -> (relation, remote column)
         mapping = self._mapping(ds, fields, leaves, unions)
-        for pairs in mapping.values():
-            for rel_name, remote in pairs:
-                if remote not in leaves[rel_name].remote:
-                    leaves[rel_name].remote.append(remote)
+        pairs_read = [p for pairs in mapping.values() for p in pairs] + [(r, c) for r, c, _ in joins]
+        for rel_name, remote in pairs_read:
+            if rel_name in leaves and remote not in leaves[rel_name].remote:
+                leaves[rel_name].remote.append(remote)
         inputs: list[str] = []
         said = False
         lineage: dict[str, QueryLineage] = {}
@@ -268,6 +269,10 @@ class TableauGraph:
         for ql in lineage.values():
             for src, scol, kind, expr in ql.rows:
                 edges.append((src, scol, None, kind, expr))
+        for rel_name, remote, clause in joins:  # a join's clause: the columns it joins on, as SQL's JOIN
+            leaf_ql = lineage.get(rel_name)
+            for src, scol, _kind, _expr in leaf_ql.columns.get(remote.lower(), []) if leaf_ql else []:
+                edges.append((src, scol, None, "JOIN", clause))
         query = "\n;\n".join(leaf.text for leaf in leaves.values() if leaf.kind == "text") or None
         self.b.feed(target, inputs, edges=edges, query_text=query, source_file=doc.path)
         if not inputs and leaves and not said:
@@ -320,6 +325,7 @@ class TableauGraph:
         unions: dict[str, list[str]],
         where: str,
         doc: TableauDoc,
+        joins: list[tuple[str, str, str]],
     ) -> None:
         kind = rel.get("type") or ""
         conn = named.get(rel.get("connection") or "", own) if rel.get("connection") else own
@@ -334,8 +340,14 @@ class TableauGraph:
             children = rel.findall("relation")
             if kind == "union" and name:
                 unions[name] = [c.get("name") or "" for c in children]
+            for clause in rel.findall("clause"):
+                operands = [e.get("op") or "" for e in clause.iter("expression")]
+                refs = [m for m in (_DS_FIELD.fullmatch(o.strip()) for o in operands) if m]
+                sep = f" {operands[0]} " if len(refs) == 2 else ", "  # op='=' of its two operands
+                text = sep.join(m.group(0) for m in refs)
+                joins += [(m.group(1), m.group(2), text) for m in refs]
             for child in children:
-                self._leaves(child, named, own, out, unions, where, doc)
+                self._leaves(child, named, own, out, unions, where, doc, joins)
         elif kind:
             self.b.warn(
                 f"{where}: relation {name!r} of type {kind!r} is not read: its lineage is left out",
@@ -440,18 +452,15 @@ class TableauGraph:
             used: dict[str, dict[str, str]] = {}  # ds name -> field -> dependency kind
             for dep in ws.iter("datasource-dependencies"):
                 dsn = dep.get("datasource") or ""
-                inst = {
-                    _bare(ci.get("column")): (ci.get("derivation") or "").lower()
-                    for ci in dep.findall("column-instance")
-                }
+                inst: dict[str, bool] = {}  # field -> aggregated by any of its instances (Sum, then None)
+                for ci in dep.findall("column-instance"):
+                    f = _bare(ci.get("column"))
+                    inst[f] = inst.get(f, False) or (ci.get("derivation") or "").lower() in _AGG_DERIVATIONS
                 for col in dep.findall("column"):
                     f = _bare(col.get("name"))
-                    agg = inst.get(f, "") in _AGG_DERIVATIONS
-                    used.setdefault(dsn, {})[f] = "AGGREGATION" if agg else "IDENTITY"
-                for f, d in inst.items():
-                    used.setdefault(dsn, {}).setdefault(
-                        f, "AGGREGATION" if d in _AGG_DERIVATIONS else "IDENTITY"
-                    )
+                    used.setdefault(dsn, {})[f] = "AGGREGATION" if inst.get(f) else "IDENTITY"
+                for f, agg in inst.items():
+                    used.setdefault(dsn, {}).setdefault(f, "AGGREGATION" if agg else "IDENTITY")
             for view_ds in ws.iter("datasource"):
                 if view_ds.get("name"):
                     used.setdefault(view_ds.get("name") or "", {})

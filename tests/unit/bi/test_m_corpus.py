@@ -373,3 +373,131 @@ def test_m_syntax_errors_are_errors_with_a_line(m: str) -> None:
     with pytest.raises(MSyntaxError) as err:
         parse(m)
     assert "(line 1)" in str(err.value)
+
+
+BROKEN = {"BadServer": "unterminated string (line 1)", "BadShared": "expected 'in' (line 3)"}
+
+
+@pytest.mark.parametrize(
+    ("m", "step", "name"),
+    [
+        # navigated: the name itself is the missing table
+        ('let t = BadShared{[Schema="s",Item="t"]}[Data] in t', "t", "BadShared"),
+        # a connector's argument: said as the broken parameter, not as a server that is not text
+        ('let S = Sql.Database(BadServer, "db"), t = S{[Schema="s",Item="t"]}[Data] in t', "S", "BadServer"),
+        # a Table.* step's argument: not "reads no table"
+        ("let t = Table.SelectRows(BadShared, each true) in t", "t", "BadShared"),
+        # through a shared expression that itself names it
+        ('let t = Uses{[Schema="s",Item="t"]}[Data] in t', "x", "BadServer"),  # its step in Uses
+    ],
+)
+def test_a_shared_expression_that_does_not_parse_is_said_wherever_it_is_used(
+    m: str, step: str, name: str
+) -> None:
+    good = {
+        **{k: parse(v) for k, v in PARAMS.items()},
+        "Uses": parse('let x = Sql.Database(BadServer, "d") in x'),
+    }
+    got = Resolver(good, broken=BROKEN).resolve(parse(m))
+    assert isinstance(got, Unresolved)
+    assert got.step == step
+    assert got.reason == f"shared expression {name!r} does not parse: {BROKEN[name]}"
+
+
+# After Table.NestedJoin + Table.ExpandTableColumn: each column -> (the warehouse table it comes from,
+# its column there), by hand; the expanded columns come from the joined table, the others from the
+# first. "keys": the join's key columns (table, column).
+NAV = 'S = Sql.Database("srv","db"), o = S{[Schema="s",Item="orders"]}[Data], c = S{[Schema="s",Item="customers"]}[Data]'
+ORDERS, CUSTOMERS = T(SQL, "srv", "db", "s", "orders"), T(SQL, "srv", "db", "s", "customers")
+JOIN_CASES: list[tuple[str, str, dict[str, tuple[TableRef | Native, str]], list[tuple[TableRef | Native, str]]]] = [
+    (
+        "expand-with-new-names",
+        f'let {NAV}, j = Table.NestedJoin(o, {{"cid"}}, c, {{"id"}}, "c", JoinKind.LeftOuter), '
+        'e = Table.ExpandTableColumn(j, "c", {"name", "city"}, {"c.name", "city"}) in e',
+        {"c.name": (CUSTOMERS, "name"), "city": (CUSTOMERS, "city"), "amount": (ORDERS, "amount"),
+         "cid": (ORDERS, "cid")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id")],
+    ),
+    (
+        "expand-keeping-names-one-key-as-text",
+        f'let {NAV}, j = Table.NestedJoin(o, "cid", c, "id", "cust"), '
+        'e = Table.ExpandTableColumn(j, "cust", {"name"}) in e',
+        {"name": (CUSTOMERS, "name"), "amount": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id")],
+    ),
+    (
+        "renamed-after-expand",
+        f'let {NAV}, j = Table.NestedJoin(o, {{"cid"}}, c, {{"id"}}, "c", JoinKind.Inner), '
+        'e = Table.ExpandTableColumn(j, "c", {"name"}, {"c.name"}), '
+        'r = Table.RenameColumns(e, {{"c.name", "buyer"}, {"amount", "total"}}) in r',
+        {"buyer": (CUSTOMERS, "name"), "total": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id")],
+    ),
+    (
+        "renamed-before-join-on-both-sides",
+        f'let {NAV}, o2 = Table.RenameColumns(o, {{"amount", "total"}}), '
+        'c2 = Table.RenameColumns(c, {{"name", "full_name"}}), '
+        'j = Table.NestedJoin(o2, {"cid"}, c2, {"id"}, "c"), e = Table.ExpandTableColumn(j, "c", {"full_name"}) in e',
+        {"full_name": (CUSTOMERS, "name"), "total": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id")],
+    ),
+    (
+        "steps-after-expand-keep-columns",
+        f'let {NAV}, j = Table.NestedJoin(o, {{"cid"}}, c, {{"id"}}, "c"), '
+        'e = Table.ExpandTableColumn(j, "c", {"name"}), '
+        't = Table.TransformColumnTypes(e, {{"amount", type number}}), f = Table.SelectRows(t, each [amount] > 0) in f',
+        {"name": (CUSTOMERS, "name"), "amount": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id")],
+    ),
+    (
+        "joined-native-query",
+        'let S = Sql.Database("srv","db"), o = S{[Schema="s",Item="orders"]}[Data], '
+        'q = Value.NativeQuery(S, "select id, name from s.customers"), '
+        'j = Table.NestedJoin(o, {"cid"}, q, {"id"}, "q"), e = Table.ExpandTableColumn(j, "q", {"name"}, {"q.name"}) in e',
+        {"q.name": (N(SQL, "srv", "db", "select id, name from s.customers"), "name"), "amount": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (N(SQL, "srv", "db", "select id, name from s.customers"), "id")],
+    ),
+    (
+        "two-joins-chained",
+        'let S = Sql.Database("srv","db"), o = S{[Schema="s",Item="orders"]}[Data], '
+        'c = S{[Schema="s",Item="customers"]}[Data], p = S{[Schema="s",Item="products"]}[Data], '
+        'j1 = Table.NestedJoin(o, {"cid"}, c, {"id"}, "c"), e1 = Table.ExpandTableColumn(j1, "c", {"name"}, {"customer"}), '
+        'j2 = Table.NestedJoin(e1, {"pid"}, p, {"id"}, "p"), e2 = Table.ExpandTableColumn(j2, "p", {"name"}, {"product"}) in e2',
+        {"customer": (CUSTOMERS, "name"), "product": (T(SQL, "srv", "db", "s", "products"), "name"),
+         "amount": (ORDERS, "amount")},
+        [(ORDERS, "cid"), (CUSTOMERS, "id"), (ORDERS, "pid"), (T(SQL, "srv", "db", "s", "products"), "id")],
+    ),
+    (
+        "self-join",
+        'let S = Sql.Database("srv","db"), e = S{[Schema="hr",Item="employees"]}[Data], '
+        'j = Table.NestedJoin(e, {"manager_id"}, e, {"id"}, "m"), x = Table.ExpandTableColumn(j, "m", {"name"}, {"manager"}) in x',
+        {"manager": (T(SQL, "srv", "db", "hr", "employees"), "name"), "name": (T(SQL, "srv", "db", "hr", "employees"), "name")},
+        [(T(SQL, "srv", "db", "hr", "employees"), "manager_id"), (T(SQL, "srv", "db", "hr", "employees"), "id")],
+    ),
+]  # fmt: skip
+
+
+def _read(part: Tables) -> TableRef | Native:
+    (only,) = part.tables + part.natives  # type: ignore[operator]
+    return only
+
+
+@pytest.mark.parametrize(("name", "m", "columns", "keys"), JOIN_CASES, ids=[c[0] for c in JOIN_CASES])
+def test_nested_join_gives_each_column_its_source_table_and_column(
+    name: str,
+    m: str,
+    columns: dict[str, tuple[TableRef | Native, str]],
+    keys: list[tuple[TableRef | Native, str]],
+) -> None:
+    got = Resolver({}).resolve(parse(m))
+    assert isinstance(got, Tables), got
+    assert got.exact  # no table-level fallback
+    for column, (table, source_column) in columns.items():
+        part, there = got.source(column)
+        assert (_read(part), there) == (table, source_column), column
+    assert [(_read(p), c) for p, c in (kt.source(kc) for kt, kc in got.keys)] == keys
+
+
+def test_a_flat_table_join_stays_table_level() -> None:
+    got = Resolver({}).resolve(parse(f'let {NAV} in Table.Join(o, "cid", c, "id")'))
+    assert isinstance(got, Tables) and not got.exact and got.tables == [ORDERS, CUSTOMERS]

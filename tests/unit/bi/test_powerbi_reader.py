@@ -45,6 +45,18 @@ def test_pbip_gives_tables_to_visuals_lineage_named_as_dbt_names_the_tables() ->
         V2: [CUSTOMERS],
         PAGE: [V1, V2],
     }
+    # each table's columns and measures as its .tmdl names them; each visual's projections (queryRef)
+    assert {d.id: sorted(d.column_names()) for d in g.datasets if d.kind != "table"} == {
+        ORDERS: sorted(
+            ["Total Sales", "Sales per customer", "order_id", "customer_id", "Amount", "Order date", "Big order",
+             "Customer name"]
+        ),
+        CUSTOMERS: ["customer_id", "first_name", "ltv"],
+        TARGETS: ["Month"],
+        V1: ["Orders.Order date", "Orders.Total Sales"],
+        V2: ["Customers.first_name", "Sum(Customers.ltv)"],
+        PAGE: [],
+    }  # fmt: skip
     assert g.dataset(PAGE).name == "Sales overview"  # type: ignore[union-attr]
     assert g.dataset(FO).facets["connection"] == "postgresql://warehouse.example.com"  # type: ignore[union-attr]
     assert _edges(g) == {
@@ -248,3 +260,79 @@ def test_model_bim_query_partition_reads_its_sql_on_its_data_source(tmp_path: Pa
         ("salesdb.dbo.orders.amount", f"{ds}.Total", "TRANSFORMATION"),
     }
     assert not g.problems
+
+
+def test_a_parameter_that_does_not_parse_is_named_in_the_warning_of_each_table_using_it(
+    tmp_path: Path,
+) -> None:
+    proj = tmp_path / "shop"
+    shutil.copytree(SHOP, proj)
+    f = proj / "Shop.SemanticModel" / "definition" / "expressions.tmdl"
+    f.write_text(
+        f.read_text().replace('expression Server = "warehouse.example.com"', 'expression Server = "warehouse')
+    )
+    g = registry.read("powerbi", [str(proj)], connection_map=MAP)
+    said = [p.message for p in g.problems if "does not parse" in p.message]
+    # the tables on the shared Warehouse expression (PostgreSQL.Database(Server, Database)): no guess
+    assert said and all("shared expression 'Server' does not parse: unterminated string" in m for m in said)
+    assert not [p for p in g.processes if p.id in (FO, CU)]
+
+
+def test_a_nested_join_expanded_gives_column_lineage_from_each_joined_table(tmp_path: Path) -> None:
+    m = [
+        "let",
+        '    S = Sql.Database("srv", "db"),',
+        '    o = S{[Schema="dbo",Item="orders"]}[Data],',
+        '    c = S{[Schema="dbo",Item="customers"]}[Data],',
+        '    j = Table.NestedJoin(o, {"customer_id"}, c, {"id"}, "c", JoinKind.LeftOuter),',
+        '    e = Table.ExpandTableColumn(j, "c", {"name", "city"}, {"c.name", "city"})',
+        "in",
+        "    e",
+    ]
+    columns = [
+        {"name": "Amount", "sourceColumn": "amount"},
+        {"name": "Customer", "sourceColumn": "c.name"},
+        {"name": "City", "sourceColumn": "city"},
+    ]
+    table = {
+        "name": "Orders",
+        "columns": columns,
+        "partitions": [{"name": "Orders", "source": {"type": "m", "expression": m}}],
+    }
+    path = tmp_path / "Joined.pbit"
+    _pbit(path, {"name": "x", "model": {"tables": [table]}})
+    g = registry.read("powerbi", [str(path)], connection_map={"srv/db": "wh"})
+    ds = "powerbi:bi_dataset:Joined.Orders"
+    assert {p.id: p.inputs for p in g.processes} == {ds: ["wh.dbo.orders", "wh.dbo.customers"]}
+    assert _edges(g) == {
+        ("wh.dbo.orders.amount", f"{ds}.Amount", "IDENTITY"),  # the first table's column
+        ("wh.dbo.customers.name", f"{ds}.Customer", "IDENTITY"),  # expanded: from the joined table
+        ("wh.dbo.customers.city", f"{ds}.City", "IDENTITY"),
+        ("wh.dbo.orders.customer_id", f"{ds}.*", "JOIN"),  # the join's keys
+        ("wh.dbo.customers.id", f"{ds}.*", "JOIN"),
+    }
+    assert not g.problems  # column level: no "table-level lineage only" warning
+
+
+def test_an_expand_of_a_column_that_is_not_the_joined_one_stays_table_level(tmp_path: Path) -> None:
+    m = (
+        'let S = Sql.Database("srv", "db"), o = S{[Schema="dbo",Item="orders"]}[Data], '
+        'c = S{[Schema="dbo",Item="customers"]}[Data], j = Table.NestedJoin(o, {"customer_id"}, c, {"id"}, "c"), '
+        'e = Table.ExpandTableColumn(j, "lines", {"sku"}) in e'
+    )
+    columns = [{"name": "Amount", "sourceColumn": "amount"}, {"name": "Sku", "sourceColumn": "sku"}]
+    table = {
+        "name": "Orders",
+        "columns": columns,
+        "partitions": [{"name": "Orders", "source": {"type": "m", "expression": m}}],
+    }
+    path = tmp_path / "Odd.pbit"
+    _pbit(path, {"name": "x", "model": {"tables": [table]}})
+    g = registry.read("powerbi", [str(path)], connection_map={"srv/db": "wh"})
+    # "lines" is not the joined column: where sku comes from is not known, so no column is placed
+    assert {p.id: p.inputs for p in g.processes} == {
+        "powerbi:bi_dataset:Odd.Orders": ["wh.dbo.orders", "wh.dbo.customers"]
+    }
+    assert not g.edges
+    (warning,) = g.problems
+    assert warning.code == "powerbi-join" and "table-level lineage only" in warning.message

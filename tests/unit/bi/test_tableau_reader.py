@@ -51,6 +51,19 @@ def test_workbook_gives_tables_to_dashboard_lineage_named_as_dbt_names_the_table
         PRODUCTS: [BROKEN],  # its table cannot be resolved: it keeps its edge to the data source
         DASH: [BY_MONTH, SPENDERS],  # the text zone is no sheet
     }
+    # each data source's fields (metadata records, <map> keys, <column>s) and each sheet's fields used
+    assert {d.id: sorted(d.column_names()) for d in g.datasets if d.kind != "table"} == {
+        JOINED: sorted(
+            ["status", "amount", "order_date", "customer_id", "customer_id (customers)", "first_name",
+             "Calculation_1001", "Calculation_1002"]
+        ),
+        CUSTOM: ["full_name", "ltv", "order_date"],
+        BROKEN: ["product_name"],
+        BY_MONTH: ["amount", "order_date"],
+        SPENDERS: ["full_name", "ltv"],
+        PRODUCTS: ["product_name"],
+        DASH: [],
+    }  # fmt: skip
     assert g.dataset(DASH).facets["charts"] == [BY_MONTH, SPENDERS]  # type: ignore[union-attr]
     assert g.dataset(JOINED).name == "Orders and customers"  # type: ignore[union-attr]
     assert g.dataset(CUSTOM).facets["extract"] == "true"  # type: ignore[union-attr]
@@ -64,6 +77,9 @@ def test_workbook_gives_tables_to_dashboard_lineage_named_as_dbt_names_the_table
         (f"{C}.customer_id", f'{JOINED}."customer_id (customers)"', "IDENTITY"),
         (f"{C}.first_name", f"{JOINED}.first_name", "IDENTITY"),
         (f"{ORD}.status", f"{JOINED}.status", "IDENTITY"),
+        # the join's clause [fct_orders].[customer_id] = [customers].[customer_id]
+        (f"{ORD}.customer_id", f"{JOINED}.*", "JOIN"),
+        (f"{C}.customer_id", f"{JOINED}.*", "JOIN"),
         # calculated fields by the fields their formula names
         (f"{ORD}.amount", f"{JOINED}.Calculation_1001", "TRANSFORMATION"),
         (f"{ORD}.amount", f"{JOINED}.Calculation_1002", "AGGREGATION"),
@@ -108,6 +124,15 @@ def test_published_data_source_object_graph_union_and_snowflake_folding() -> Non
     )
     pub, wb_ds = "tableau:bi_dataset:orders_published", "tableau:bi_dataset:sales.sqlproxy.42xyz"
     sheet = "tableau:chart:sales.By region"
+    assert {d.id: (d.kind, sorted(d.column_names())) for d in g.datasets} == {
+        "analytics.mart.orders": ("table", []),
+        "analytics.mart.regions_eu": ("table", []),
+        "analytics.mart.regions_us": ("table", []),
+        pub: ("bi_dataset", ["AMOUNT", "ORDER_ID", "REGION"]),  # its metadata records
+        wb_ds: ("bi_dataset", ["AMOUNT", "REGION"]),  # its <column>s
+        "tableau:bi_dataset:sales.sqlproxy.77": ("bi_dataset", ["x"]),
+        sheet: ("chart", ["AMOUNT", "REGION"]),  # its shelves: [sum:AMOUNT:qk], [none:REGION:nk]
+    }
     io = {p.id: p.inputs for p in g.processes}
     assert io == {
         pub: ["analytics.mart.orders", "analytics.mart.regions_eu", "analytics.mart.regions_us"],
@@ -166,15 +191,28 @@ def test_a_corrupt_packaged_file_is_an_error_naming_it(tmp_path: Path) -> None:
 REAL = DATA / "document-api-python"
 
 
-def test_real_workbook_joining_two_connections_names_each_table_by_its_connection() -> None:
+def test_real_workbook_joining_two_connections_gives_exactly_its_tables_and_join_columns() -> None:
     g = registry.read(
         "tableau",
         [str(REAL / "multiple_connections.twb")],
         connection_map={"mysql55/testv1": "mysqlprod", "mssql2012/TestV1": "mssqlprod"},
     )
     fed = "tableau:bi_dataset:multiple_connections.federated.1bw8gel1hkm5ms1c8jgrm0zixmde"
-    # [xy] on MySQL (its database testv1 is the schema), [dbo].[xy] on SQL Server
+    proxy = "tableau:bi_dataset:multiple_connections.sqlproxy.0uczajf02b02kv16u6atd08pslj5"
+    # written from the file: two data sources, neither with a <column>; no worksheet, no dashboard
+    assert {d.id: (d.kind, d.name, d.column_names()) for d in g.datasets} == {
+        proxy: ("bi_dataset", "xy (TestV1)", []),
+        fed: ("bi_dataset", "xy+ (Multiple Connections)", []),
+        # [xy] on MySQL (its database testv1 is the schema), [dbo].[xy] on SQL Server
+        "mysqlprod.testv1.xy": ("table", "xy", []),
+        "mssqlprod.dbo.xy": ("table", "xy", []),
+    }
     assert {p.id: p.inputs for p in g.processes} == {fed: ["mysqlprod.testv1.xy", "mssqlprod.dbo.xy"]}
+    # the join's clause [xy].[a] = [xy1].[a]: column a of each table, as SQL's JOIN ... ON gives it
+    assert _edges(g) == {
+        ("mysqlprod.testv1.xy.a", f"{fed}.*", "JOIN"),
+        ("mssqlprod.dbo.xy.a", f"{fed}.*", "JOIN"),
+    }
     assert g.dataset("mysqlprod.testv1.xy").facets["connection"] == "mysql://mysql55"  # type: ignore[union-attr]
     assert g.dataset("mssqlprod.dbo.xy").facets["connection"] == "mssql://mssql2012"  # type: ignore[union-attr]
     (warning,) = g.problems  # the published data source xyTestV1 is not given
@@ -183,6 +221,83 @@ def test_real_workbook_joining_two_connections_names_each_table_by_its_connectio
 
 def test_a_data_source_without_relations_is_said() -> None:
     g = registry.read("tableau", [str(REAL / "TABLEAU_10_TDS.tds")], connection_map={"*": "x"})
-    assert [d.id for d in g.datasets] == ["tableau:bi_dataset:TABLEAU_10_TDS"]
+    assert {d.id: (d.kind, d.name, d.column_names()) for d in g.datasets} == {
+        "tableau:bi_dataset:TABLEAU_10_TDS": ("bi_dataset", "xy+ (Multiple Connections)", [])
+    }
+    assert not g.processes and not g.edges
     (warning,) = g.problems
     assert warning.code == "tableau-unresolved" and "no table or query" in warning.message
+
+
+TSC = DATA / "tableau-server-client" / "SampleWB.twbx"
+WI = "tableau:bi_dataset:SampleWB.World Indicators new"
+GDP, GDPC = "F: GDP (curr $)", "F: GDP per capita (curr $)"
+POP, LIFE, HEALTH = "P: Population (count)", "H: Life exp (years)", "H: Health exp/cap (curr $)"
+LEND, DEPOSIT = "F: Lending interest rate (%)", "F: Deposit interest rate (%)"
+CALC1, CALC_GDP, CALC_SPREAD = "Calculation1", "Calculation_1590906174513693", "Calculation_8570907072742130"
+AG, ID = "AGGREGATION", "IDENTITY"
+# each worksheet's <datasource-dependencies> columns; AGGREGATION where one of its column-instances has
+# an aggregating derivation (Sum, Avg), IDENTITY for None, Year and User (a calculated field)
+SHEETS = {
+    "Country ranks": {
+        "Country / Region": ID, "Date": ID, GDP: AG, GDPC: AG, LIFE: AG, POP: AG,
+    },
+    "GDP per capita": {CALC1: ID, "Country / Region": ID, "Date": ID, GDPC: AG, "Region": ID},
+    "GDP per capita by region": {
+        CALC_GDP: ID, "Country / Region": ID, "Date": ID, GDP: AG, POP: ID, "Region": ID,
+    },
+    "GDP per capita map": {
+        CALC1: ID, "Country / Region": ID, "Date": ID, GDPC: AG, POP: AG, "Region": ID, "Subregion": ID,
+    },
+    "Health spending vs life expectancy": {"Country / Region": ID, "Date": ID, HEALTH: AG, LIFE: AG, "Region": ID},
+    "Interest rates": {
+        CALC_GDP: ID, CALC_SPREAD: ID, "Date": ID, DEPOSIT: AG, GDP: AG, LEND: AG, POP: ID, "Region": ID,
+        "Subregion": ID,
+    },
+    "Share of World GDP": {"Country / Region": ID, "Date": ID, GDP: AG, "Region": ID},
+}  # fmt: skip
+
+
+def test_real_packaged_workbook_gives_exactly_its_data_source_sheets_and_dashboard() -> None:
+    g = registry.read("tableau", [str(TSC)], connection_map={"*": "x"})
+    chart = {s: f"tableau:chart:SampleWB.{s}" for s in SHEETS}
+    dash = "tableau:dashboard:SampleWB.GDP per Capita Dashboard"
+    ds_fields = {
+        "Country / Region", "Date", DEPOSIT, GDP, GDPC, LEND, "H: Health exp (% GDP)", HEALTH, LIFE,
+        "Number of Records", POP, "Region", "Subregion", CALC1, CALC_GDP, CALC_SPREAD,
+    }  # fmt: skip
+    assert {d.id: (d.kind, d.name, set(d.column_names())) for d in g.datasets} == {
+        WI: ("bi_dataset", "World Indicators", ds_fields),
+        **{chart[s]: ("chart", s, set(used)) for s, used in SHEETS.items()},
+        dash: ("dashboard", "GDP per Capita Dashboard", set()),
+    }  # the extract is no warehouse table
+    assert {p.id: p.inputs for p in g.processes} == {
+        **{chart[s]: [WI] for s in SHEETS},
+        dash: [chart["GDP per capita by region"], chart["GDP per capita map"]],
+    }
+    assert {
+        (e.source.dataset, e.source.column, e.target.dataset, e.target.column, e.kind) for e in g.edges
+    } == {(WI, f, chart[s], f, kind) for s, used in SHEETS.items() for f, kind in used.items()}
+    codes = [p.code for p in g.problems]
+    # the extract said once, and each sheet said to end at a data source of no warehouse table
+    assert codes == ["tableau-extract"] + ["tableau-unresolved"] * 7
+    assert "World Indicators.tde" in g.problems[0].message
+
+
+def test_a_field_aggregated_in_any_of_its_sheet_instances_is_an_aggregation_whatever_their_order(
+    tmp_path: Path,
+) -> None:
+    twb = tmp_path / "order.twb"
+    twb.write_text(
+        "<workbook><datasources><datasource name='ds' caption='DS'>"
+        "<connection class='postgres' server='h' dbname='d'>"
+        "<relation name='t' table='[s].[t]' type='table'/></connection>"
+        "<column name='[amount]' datatype='real'/></datasource></datasources>"
+        "<worksheets><worksheet name='W'><table><view><datasource-dependencies datasource='ds'>"
+        "<column name='[amount]' datatype='real'/>"
+        "<column-instance column='[amount]' derivation='Sum' name='[sum:amount:qk]'/>"
+        "<column-instance column='[amount]' derivation='None' name='[none:amount:qk]'/>"
+        "</datasource-dependencies></view></table></worksheet></worksheets></workbook>"
+    )
+    g = registry.read("tableau", [str(twb)], connection_map={"h/d": "x"})
+    assert ("tableau:bi_dataset:order.ds.amount", "tableau:chart:order.W.amount", "AGGREGATION") in _edges(g)
