@@ -578,6 +578,12 @@ def _sql_criteria(spec: Any, attr_types: dict[str, str]) -> tuple[str, list[Any]
         if not text:
             return f"{expr} IS NOT NULL", cargs
         if op == "STARTS_WITH":
+            if ord(text[-1]) < 0x10FFFF:
+                # a range on the value, as Atlas's index answers a prefix (``value*`` on Solr): the
+                # expression index of an indexed attribute serves it (SQLite compares text bytewise,
+                # and UTF-8 keeps code point order), so a prefix search costs what it finds
+                upper = text[:-1] + chr(ord(text[-1]) + 1)
+                return f"({expr} >= ? AND {expr} < ?)", [*cargs, text, *cargs, upper]
             return f"substr({expr}, 1, ?) = ?", [*cargs, len(text), text]
         return f"substr({expr}, -?) = ?", [*cargs, len(text), text]
     if op == "CONTAINS":

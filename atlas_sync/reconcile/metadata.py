@@ -1,7 +1,7 @@
 """Classifications, labels, glossary terms and business attributes: what to send so an entity carries
 what atlas-sync wants of them, without touching what a person or another tool added.
 
-What atlas-sync added is recorded in the entity itself, in the profile's ``metadata_attribute``
+What atlas-sync added is recorded in the entity itself, in the profile's metadata attribute (reconcile.bookkeeping)
 (``atlasSyncMetadata``: a small JSON document of the names each job wants, see :func:`encode_record`),
 so any machine's next sync knows it. Several jobs may want metadata on one entity (a shared dataset):
 each job's claims are its own, and a sync of job J:
@@ -34,7 +34,7 @@ LEGACY = ""
 
 
 def read_record(value: Any) -> dict[str, dict[str, Any]]:
-    """The record kept in ``metadata_attribute`` (a JSON text, or nothing): job key -> that job's
+    """The record kept in the metadata attribute (a JSON text, or nothing): job key -> that job's
     claims (:func:`owned_of`). A record written before claims were per job (the claims alone, no
     ``v``) is under the key :data:`LEGACY`; one that does not parse counts as nothing recorded."""
     doc = _json(value)

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.atlas.errors import AtlasError, BadRequestError, ConflictError
-from atlas_sync.reconcile.actual import UNKNOWN_TYPE, job_key, scope_key
+from atlas_sync.reconcile.actual import UNKNOWN_TYPE
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key, scope_key
 from atlas_sync.reconcile.plan import StreamedPlan
 from atlas_sync.reconcile.spool import Spool
 
@@ -191,7 +192,7 @@ class JobReceipt:
         domain: str,
         job: str,
         root_types: list[str],
-        job_key_attribute: str,
+        bookkeeping: Bookkeeping,
         input_fingerprint: str,
         *,
         may_register: bool = True,
@@ -202,7 +203,9 @@ class JobReceipt:
         self.job = job
         self.root_types = root_types
         self.key = job_key(domain, job)
-        self.by_key = {"attributeName": job_key_attribute, "operator": "eq", "attributeValue": self.key}
+        by_key = bookkeeping.job_filter(domain, job)
+        assert by_key is not None  # (a receipt is kept only where the server's types have the key)
+        self.by_key = by_key
         self.may_register = may_register
         self.run = uuid.uuid4().hex
         self.type_known: bool | None = None

@@ -20,7 +20,7 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
-from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.bookkeeping import job_key
 
 SQL_A = "INSERT INTO stage.customers SELECT id, email FROM raw.customers;\n"
 SQL_B = "INSERT INTO mart.emails SELECT id, email FROM raw.customers;\n"

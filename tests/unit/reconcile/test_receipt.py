@@ -15,7 +15,7 @@ import pytest
 from atlas_sync.api import Publisher
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
-from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.receipt import (
     BASE_SUFFIX,
     LISTING,
@@ -33,11 +33,7 @@ from atlas_sync.reconcile.stream import StreamSync
 from atlas_sync.render.profile import load_profile
 from atlas_sync.resources import builtin_dir
 
-ATTRS = {
-    "digest_attribute": "atlasSyncDigest",
-    "scope_attribute": "atlasSyncScope",
-    "job_key_attribute": "atlasSyncJobKey",
-}
+ATTRS = Bookkeeping.of(load_profile("lineage").bookkeeping)
 
 
 def doc(n: int, kind: str = "table") -> dict[str, Any]:
@@ -93,7 +89,7 @@ def test_no_receipt(client: Any, size: int, partial: bool, options: dict[str, An
 def test_no_receipt_where_the_server_lacks_the_job_key() -> None:
     with spooled(doc(RECEIPT_MIN)) as s:
         pub = Publisher(Rest(), domain="demo")
-        attrs = {**ATTRS, "job_key_attribute": None}
+        attrs = Bookkeeping.of(ATTRS.profile, lambda name: name != "atlasSyncKey")
         assert pub._receipt(s, "nightly", pub.profile.root_types(), attrs, {}, {}) is None
 
 
