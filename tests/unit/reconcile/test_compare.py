@@ -10,10 +10,10 @@ from typing import Any
 
 from atlas_sync.reconcile.actual import ActualEntity
 from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
-from atlas_sync.render.profile import BookkeepingNames
 from atlas_sync.reconcile.compare import CompareOptions, Decision, compare
 from atlas_sync.reconcile.digest import entity_digest, merged, without_metadata
 from atlas_sync.reconcile.metadata import encode_record, read_record
+from atlas_sync.render.profile import BookkeepingNames
 from atlas_sync.render.renderer import DesiredEntity
 
 DOMAIN = "d"
