@@ -22,10 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.reconcile.actual import ActualEntity, Key
-from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.digest import merged, without_metadata
 from atlas_sync.reconcile.metadata import (
-    LEGACY,
     MetadataOps,
     claimants,
     encode_record,
@@ -294,21 +293,12 @@ def _plan_metadata(
     """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
     holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
     the record of every job's claims to write before and after them (``None`` when nothing is, nor
-    was, claimed). A record written before claims
-    were per job is upgraded: its claims become this job's where it wants them, and the entity's
-    owner's (the job that created it) for the rest, so a shared entity's other job decides on them.
-    ``owner``: the ``owner`` attribute the job writes (an attribute, written with the entity): recorded
+    was, claimed). ``owner``: the ``owner`` attribute the job writes (an attribute, written with the entity): recorded
     as the job's claim, and cleared once the job no longer sets it (``clear_owner``), unless another
     job claims one or someone changed it since."""
     sections = read_record(held_record)
     if not desired and not sections and owner is None:
         return None
-    legacy = sections.pop(LEGACY, None)
-    if legacy:
-        sections[me] = union(sections.get(me, {}), legacy)
-        creator = getattr(actual, "owner", None)  # (the job that created it)
-        if creator and job_key(domain, creator) != me:
-            sections[job_key(domain, creator)] = union(sections.get(job_key(domain, creator), {}), legacy)
     mine = sections.pop(me, {})
     others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None

@@ -15,7 +15,6 @@ full of those entities, for their referrers; the domain's size only when there a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Set
 from typing import Any
 
@@ -230,21 +229,6 @@ def hand_over(client: Any, handover: dict[str, str], domain: str, bookkeeping: B
             client.set_entity_attribute(guid, bookkeeping.key, entity_key(domain, heir))
             requests += 1
     return requests
-
-
-def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
-    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
-    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
-    # an index, never 8 digits: a statement's 8-hex digest can hold only digits (sql.naming)
-    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d{{1,7}}@")
-    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
-    if not old or created is None:
-        return None
-    return (
-        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
-        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
-        "Atlas history starts anew; later syncs keep the new names"
-    )
 
 
 def file_named_renames(

@@ -29,20 +29,15 @@ from typing import Any
 from atlas_sync.reconcile.plan import Change, _norm
 
 RECORD_VERSION = 2
-# the claims of a record written before claims were per job (atlas-sync 0.x, one section for all)
-LEGACY = ""
 
 
 def read_record(value: Any) -> dict[str, dict[str, Any]]:
     """The record kept in the metadata attribute (a JSON text, or nothing): job key -> that job's
-    claims (:func:`owned_of`). A record written before claims were per job (the claims alone, no
-    ``v``) is under the key :data:`LEGACY`; one that does not parse counts as nothing recorded."""
+    claims (:func:`owned_of`); one that does not parse (or of another version) counts as nothing
+    recorded."""
     doc = _json(value)
-    if doc is None:
+    if doc is None or doc.get("v") != RECORD_VERSION:
         return {}
-    if doc.get("v") != RECORD_VERSION:
-        legacy = owned_of(doc)
-        return {LEGACY: legacy} if legacy else {}
     jobs = doc.get("j")
     if not isinstance(jobs, dict):
         return {}

@@ -359,22 +359,16 @@ class StreamSync:
         listed_digest = holdings.bookkeeping.digest
         if listed_digest:
             writer.advance(self._same_digest(plan))
-        first_created_process: str | None = None
         for chunk in self.spool.desired_with_guids(bookkeeping=bookkeeping, skip_same=bool(listed_digest)):
             existing, theirs = holdings.read(
                 self.spool, chunk, by_guid, ref_attrs, theirs=metadata_record is not None
             )
-            created = self._compare(
-                chunk, existing, theirs, plan, writer, compare_options, process_types, skipped
-            )
-            first_created_process = first_created_process or created
+            self._compare(chunk, existing, theirs, plan, writer, compare_options, process_types, skipped)
         # 4. settle, metadata requests (reconcile.writer); 5. deletes
         writer.finish(bookkeeping)
         for item in deletes:
             plan.record(item)
-        renamed = failsafes.positional_renames(
-            job, deletes, first_created_process
-        ) or failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
+        renamed = failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
         if renamed:
             plan.warnings.append(renamed)
         writer.delete(deletes, purge=purge)
@@ -408,11 +402,10 @@ class StreamSync:
         options: CompareOptions,
         process_types: set[str],
         skipped: set[Key],
-    ) -> str | None:
+    ) -> None:
         """Compare a chunk's entities (but those left out, ``skipped``) with what Atlas holds of them
         (``existing``, ``theirs``: :meth:`JobHoldings.read`), record each in ``plan`` and hand what differs to
-        ``writer``. Returns the first process it creates."""
-        created: str | None = None
+        ``writer``."""
         unchanged = 0
         for e, guid in chunk:
             if e.key in skipped:
@@ -434,14 +427,12 @@ class StreamSync:
             if decision.metadata is not None:
                 writer.metadata.append(decision.metadata)
             if item.action == "create" and e.type_name in process_types:
-                created = created or e.qualified_name
                 self._created_processes.add(e.qualified_name)
             if decision.write and decision.entity is not None:
                 writer.write(item, decision.entity)
             else:
                 unchanged += 1  # (for the progress count: nothing to write here)
         writer.advance(unchanged)
-        return created
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:
