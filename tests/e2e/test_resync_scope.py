@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,9 +29,9 @@ from atlas_sync.reconcile.bookkeeping import Bookkeeping, entity_key, job_key, s
 from atlas_sync.render.profile import load_profile
 
 KEY = "atlasSyncKey"
-LINEAGE = load_profile("lineage")
-ROOTS = LINEAGE.root_types()
-BOOKKEEPING = Bookkeeping.of(LINEAGE.bookkeeping)
+# the lineage profile under other type names: runs on an Atlas that holds an earlier build's lineage types
+KEYED = Path(__file__).resolve().parents[1] / "data" / "profiles" / "keyed"
+BOOKKEEPING = Bookkeeping.of(load_profile("lineage").bookkeeping)
 
 
 @pytest.fixture
@@ -102,25 +103,35 @@ def test_every_written_entity_carries_one_key_of_its_domain_and_job(
 
 
 def test_the_key_prefix_lists_a_domain_and_the_whole_key_a_job_and_nothing_of_another_domain(
-    client: AtlasClient, domains: list[str]
+    client: AtlasClient,
 ) -> None:
-    domain, other = new_domain(domains), new_domain(domains)
+    run = uuid.uuid4().hex[:8]
+    domain, other = f"bookkeeping-a{run}", f"bookkeeping-b{run}"
     assert not entity_key(other, "nightly").startswith(scope_key(domain))
+    profile = load_profile(KEYED)
+    roots = profile.root_types()
     hourly = {
         "datasets": [DOC["datasets"][0], {"id": "raw.hout", "namespace": "raw", "name": "hout"}],
         "processes": [{"id": "h", "name": "h", "inputs": ["raw.orders"], "outputs": ["raw.hout"]}],
     }
-    Publisher(client, domain=domain).sync(graph())
-    Publisher(client, domain=domain).sync(graph(hourly), job="hourly")
-    Publisher(client, domain=other).sync(graph())
-    listed = list_scope(client, ROOTS, domain, bookkeeping=BOOKKEEPING)
-    assert listed and all(qn.endswith("@" + domain) for _, qn in listed)
-    owners = {h.owner for h in listed.values()}
-    assert owners == {"nightly", "hourly"}
-    assert f"hourly:h@{domain}" in {qn for _, qn in listed}
-    nightly = {h.key for h in iter_job(client, ROOTS, domain, "nightly", bookkeeping=BOOKKEEPING)}
-    assert nightly == {k for k, h in listed.items() if h.owner == "nightly"}
-    assert len(list_scope(client, ROOTS, other, bookkeeping=BOOKKEEPING)) == TOTAL
+    try:
+        Publisher(client, profile=profile, domain=domain).sync(graph())
+        Publisher(client, profile=profile, domain=domain).sync(graph(hourly), job="hourly")
+        Publisher(client, profile=profile, domain=other).sync(graph())
+        listed = list_scope(client, roots, domain, bookkeeping=BOOKKEEPING)
+        assert len(listed) == TOTAL + 2  # (hourly's dataset and process)
+        assert all(qn.endswith("@" + domain) for _, qn in listed)
+        assert {h.owner for h in listed.values()} == {"nightly", "hourly"}
+        nightly = {h.key for h in iter_job(client, roots, domain, "nightly", bookkeeping=BOOKKEEPING)}
+        assert nightly == {k for k, h in listed.items() if h.owner == "nightly"}
+        assert {h.key for h in iter_job(client, roots, domain, "hourly", bookkeeping=BOOKKEEPING)} == {
+            ("bkkeyed_dataset", f"raw.hout@{domain}"),
+            ("bkkeyed_process", f"hourly:h@{domain}"),
+        }
+        assert len(list_scope(client, roots, other, bookkeeping=BOOKKEEPING)) == TOTAL
+    finally:
+        for name in (domain, other):
+            Publisher(client, profile=profile, domain=name).teardown(purge=True)
 
 
 def test_a_resync_lists_the_jobs_own_entities_by_its_key_and_nothing_else(
