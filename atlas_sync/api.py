@@ -29,6 +29,7 @@ from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.rules import MetadataRules, load_rules
 from atlas_sync.reconcile.actual import ActualHeader, list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.reconcile.teardown import TeardownPlan
 from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_HINT, Namespaces, valid_domain
@@ -324,7 +325,8 @@ class Publisher:
         return result
 
     def _verify(self, plan: Plan) -> dict[tuple[str, str], str]:
-        from atlas_sync.reconcile.actual import fingerprint, job_key, read_entities, reference_attributes
+        from atlas_sync.reconcile.actual import fingerprint, read_entities, reference_attributes
+        from atlas_sync.reconcile.bookkeeping import job_key
         from atlas_sync.reconcile.digest import DIGEST_MARK, for_job
 
         if plan.domain != self.domain:
@@ -346,7 +348,7 @@ class Publisher:
             elif i.fingerprint.startswith(DIGEST_MARK):
                 # decided by the stored digest: Atlas moved on if it holds another one now
                 now = current.get(i.key)
-                attr = self.profile.digest_attribute
+                attr = self.profile.bookkeeping.digest
                 if (
                     now is None
                     or attr is None
@@ -406,7 +408,7 @@ class Publisher:
         if rules is not None:
             chunks = _each(chunks, lambda chunk: rules.apply(chunk, matched))
         named = _MetadataNames()
-        if self.profile.metadata_attribute is not None or self.profile.metadata_record is not None:
+        if self.profile.bookkeeping.metadata is not None or self.profile.metadata_record is not None:
             chunks = _each(chunks, named.add)
         with StreamSync(self.client, self.profile, self.domain, memory=not streamed) as s, _settled_gc():
             for chunk in chunks:
@@ -419,12 +421,12 @@ class Publisher:
             if not dry_run:
                 _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
-            roots, attrs = self._scope_types(), self._server_attributes()
+            roots, bk = self._scope_types(), self._bookkeeping()
             if named:
                 term_guids = {**term_guids, **self._check_input_metadata(named)}
             # checked once per publisher: a long-running service does not read them for every sync
             ensure = options.get("ensure_typedefs", True) and not dry_run and not self._typedefs_ensured
-            receipt = None if dry_run else self._receipt(s, job, roots, attrs, options, term_guids)
+            receipt = None if dry_run else self._receipt(s, job, roots, bk, options, term_guids)
             if receipt is not None and receipt.holds():
                 # Atlas holds what the last sync of this very input left there: nothing to render
                 writes = self.ensure_typedefs() if ensure else 0
@@ -436,31 +438,32 @@ class Publisher:
                 receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
                 known = receipt.listed()  # (another input: the job's entities as the receipt lists them)
             # The listing runs while the input renders; it is of Atlas before this run writes anything.
-            listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
-            s.start_listing(roots, job=job, **listing, refresh=options.get("refresh", False), known=known)
+            s.start_listing(
+                roots, job=job, bookkeeping=bk, refresh=options.get("refresh", False), known=known
+            )
             # Render (and validate) before the first write: a template error leaves no typedefs behind.
             s.render(job)
             writes = 0
             if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
                 writes = self.ensure_typedefs()
-                roots, attrs = self._scope_types(), self._server_attributes()
+                roots, bk = self._scope_types(), self._bookkeeping()
                 if receipt is None and not dry_run:  # (the keys were just added: a receipt from now on)
-                    receipt = self._receipt(s, job, roots, attrs, options, term_guids)
+                    receipt = self._receipt(s, job, roots, bk, options, term_guids)
             try:
                 if (
                     rules is not None
                     and not dry_run
-                    and self.profile.metadata_attribute is not None
-                    and attrs.get("metadata_attribute") is None
+                    and bk.profile.metadata is not None
+                    and bk.metadata is None
                 ):
                     raise AtlasSyncError(
-                        f"the server's {self.profile.name} types lack {self.profile.metadata_attribute!r}, "
+                        f"the server's {self.profile.name} types lack {bk.profile.metadata!r}, "
                         f"where a sync records what the metadata rules ({rules.file}) added",
                         hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
                     )
-                if dry_run and attrs.get("metadata_attribute") is None:
+                if dry_run and bk.metadata is None:
                     # a plan before the profile's types hold the record: nothing is recorded yet
-                    attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}
+                    bk = bk.with_metadata()
                 record = self._metadata_record(wanted=rules is not None or bool(named), dry_run=dry_run)
                 extra: dict[str, Any] = {"term_guids": term_guids}
                 if record is not None:
@@ -468,7 +471,7 @@ class Publisher:
                     extra["metadata_record"] = record[0]
                 if receipt is not None:
                     receipt.stamp()
-                out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+                out = self._apply_run(s, job, roots, bk, extra, options, dry_run, streamed)
                 out.plan.warnings.extend(unmatched)
                 if receipt is not None:
                     receipt.finish(s.spool)
@@ -488,7 +491,7 @@ class Publisher:
         s: Any,
         job: str,
         roots: list[str],
-        attrs: Mapping[str, Any],
+        bk: Bookkeeping,
         options: Mapping[str, Any],
         term_guids: Mapping[str, str],
     ) -> Any:
@@ -497,16 +500,14 @@ class Publisher:
         writes applied when answered; ``None`` otherwise."""
         from atlas_sync.reconcile.receipt import RECEIPT_MIN, JobReceipt, fingerprint
 
-        key_attr = attrs.get("job_key_attribute")
         if (
             options.get("refresh")
             or s.partial
             or any(p.severity == "error" for p in s.problems)
             or self.native
             or not roots
-            or key_attr is None
-            or attrs.get("digest_attribute") is None
-            or attrs.get("scope_attribute") is None
+            or bk.key is None
+            or bk.digest is None
             or getattr(self.client, "writes_are_queued", False)
             or (self.metadata_rules is not None and self.metadata_rules.foreign)
             or s.processes + s.spool.dataset_count() < RECEIPT_MIN
@@ -516,7 +517,7 @@ class Publisher:
             "profile": self.profile.fingerprint(),
             "domain": self.domain,
             "job": job,
-            "attributes": dict(attrs),
+            "attributes": bk.names(),
             "terms": dict(term_guids),
         }
         return JobReceipt(
@@ -524,7 +525,7 @@ class Publisher:
             self.domain,
             job,
             roots,
-            key_attr,
+            bk,
             fingerprint(s.spool, context),
             may_register=options.get("ensure_typedefs", True),
         )
@@ -534,6 +535,7 @@ class Publisher:
         s: Any,
         job: str,
         roots: list[str],
+        bk: Bookkeeping,
         attrs: Mapping[str, Any],
         options: Mapping[str, Any],
         dry_run: bool,
@@ -561,11 +563,8 @@ class Publisher:
             progress=options.get("progress"),
             dry_run=dry_run,
             listed=SHOWN_ITEMS if streamed else None,
-            digest_attribute=attrs["digest_attribute"],
-            scope_attribute=attrs["scope_attribute"],
-            job_key_attribute=attrs["job_key_attribute"],
+            bookkeeping=bk,
             refresh=options.get("refresh", False),
-            metadata_attribute=attrs.get("metadata_attribute"),
             metadata_record=attrs.get("metadata_record"),
             term_guids=attrs.get("term_guids") or {},
         )
@@ -576,7 +575,7 @@ class Publisher:
         first sync that publishes metadata; ``None`` while it is not and the sync publishes none (or
         for a profile with an attribute of its own)."""
         record = self.profile.metadata_record
-        if record is None or self.profile.metadata_attribute is not None:
+        if record is None or self.profile.bookkeeping.metadata is not None:
             return None
         bm, attr = record
         held = self._types().get(bm)
@@ -603,7 +602,7 @@ class Publisher:
             return {}
         if self._term_guids is not None:
             return self._term_guids
-        if self.profile.metadata_attribute is None and self.profile.metadata_record is None:
+        if self.profile.bookkeeping.metadata is None and self.profile.metadata_record is None:
             raise AtlasSyncError(
                 f"profile {self.profile.name!r} cannot publish metadata rules ({rules.file}): it has no "
                 "metadata_attribute (or, with Atlas's own types, metadata_record) to record what "
@@ -649,8 +648,9 @@ class Publisher:
         from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain
 
         roots = self._existing_root_types()
-        scope = self._server_attributes()["scope_attribute"] if roots else None
-        entities = list_domain(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
+        entities = list_domain(
+            self.client, roots, self.domain, labels=self.native, bookkeeping=self._bookkeeping()
+        )
         owned = self._owned_types()
         return TeardownPlan(
             domain=self.domain,
@@ -721,7 +721,7 @@ class Publisher:
         named. Stopped at any point, the same call finishes the job (with ``purge``, what an earlier
         run deleted is purged)."""
         from atlas_sync.reconcile import failsafes
-        from atlas_sync.reconcile.actual import job_key, search_roots
+        from atlas_sync.reconcile.actual import search_roots
         from atlas_sync.reconcile.teardown import DELETE_BATCH, DomainEntity, TeardownPlan, run_teardown
 
         job = _check_job(job)
@@ -744,12 +744,12 @@ class Publisher:
         out = run_teardown(self.client, todo, parallel=parallel or self.parallel, progress=progress)
         applied = ApplyResult(deleted=out.deleted, purged=out.purged, requests=out.requests)
         roots = self._existing_root_types()
-        key_attr = self._server_attributes()["job_key_attribute"] if roots else None
+        bk = self._bookkeeping() if roots else Bookkeeping()
         if plan.handover:  # (after the deletes: a run stopped before finds them again)
-            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, key_attr)
-        if purge and key_attr is not None:
+            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, bk)
+        flt = bk.job_filter(self.domain, job)
+        if purge and flt is not None:
             # what an earlier teardown (or sync) of the job deleted without purging: purged now
-            flt = {"attributeName": key_attr, "operator": "eq", "attributeValue": job_key(self.domain, job)}
             hits = search_roots(
                 self.client, roots, entity_filters=flt, exclude_deleted=False, attributes=["qualifiedName"]
             )
@@ -806,20 +806,15 @@ class Publisher:
         that profile is not counted. What ``show`` and ``teardown`` say when this profile finds
         nothing, or leaves something."""
         from atlas_sync.atlas.errors import BadRequestError, NotFoundError
-        from atlas_sync.reconcile.actual import scope_key
 
         out: dict[str, int] = {}
         for name in OTHER_PROFILES:
             if name == self.profile.name:
                 continue
             other = load_profile(name)
-            if other.scope_attribute is None or set(other.root_types()) & set(self.profile.root_types()):
+            flt = Bookkeeping.of(other.bookkeeping).domain_filter(self.domain)
+            if flt is None or set(other.root_types()) & set(self.profile.root_types()):
                 continue
-            flt = {
-                "attributeName": other.scope_attribute,
-                "operator": "eq",
-                "attributeValue": scope_key(self.domain),
-            }
             total = 0
             for t in other.root_types():
                 try:
@@ -832,8 +827,9 @@ class Publisher:
 
     def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
-        scope = self._server_attributes()["scope_attribute"] if roots else None
-        return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
+        return list_scope(
+            self.client, roots, self.domain, labels=self.native, bookkeeping=self._bookkeeping()
+        )
 
     def _lookup_type(self, name: str, *, full: bool = False) -> Mapping[str, Any] | None:
         """A classification's or business metadata's def (with ``category``) from the profile's bundles,
@@ -894,30 +890,25 @@ class Publisher:
             raise InputError(f"the input names glossary term {missing[0]!r}, which Atlas lacks")
         return found
 
-    def _server_attributes(self) -> dict[str, str | None]:
-        """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
-        it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
-        it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
-        wanted = {
-            k: getattr(self.profile, k)
-            for k in ("digest_attribute", "scope_attribute", "job_key_attribute", "metadata_attribute")
-        }
+    def _bookkeeping(self) -> Bookkeeping:
+        """The profile's bookkeeping attributes, and those of them the server's types have (an older
+        bundle registered without one: a search naming it is a 400, and Atlas would drop it from
+        writes). Typedefs are read only when not ensured in this run."""
+        names = self.profile.bookkeeping
         roots = self.profile.root_types()
-        for key, attr in wanted.items():
+        for key, attr in names.items():
             missing = [t for t in roots if attr and attr not in self.profile.schema.own_attributes.get(t, {})]
             if missing:
                 raise AtlasSyncError(
-                    f"profile {self.profile.name!r}: {key} {attr!r} is not an attribute of {', '.join(missing)}",
-                    hint=f"declare it (a string) in the profile's typedefs, or remove {key}",
+                    f"profile {self.profile.name!r}: {key}_attribute {attr!r} is not an attribute of "
+                    f"{', '.join(missing)}",
+                    hint=f"declare it (a string) in the profile's typedefs, or remove {key}_attribute",
                 )
-        if self._typedefs_ensured or not any(wanted.values()):
-            return wanted
+        if self._typedefs_ensured or not any(v for _, v in names.items()):
+            return Bookkeeping.of(names)
         types = self._types()
-        for t in roots:
-            d = types.get(t)
-            held = {a.get("name") for a in (d or {}).get("attributeDefs") or []}
-            wanted = {k: a if a in held else None for k, a in wanted.items()}
-        return wanted
+        held = [{a.get("name") for a in (types.get(t) or {}).get("attributeDefs") or []} for t in roots]
+        return Bookkeeping.of(names, lambda attr: all(attr in h for h in held))
 
     def _existing_root_types(self) -> list[str]:
         """Root types that exist on the server (a search on an unknown type is a 400)."""

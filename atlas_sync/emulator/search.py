@@ -172,7 +172,15 @@ def basic_search(state: State, params: Any) -> dict[str, Any]:
     if sql_filter is not None and sortable and not (text and text != "*"):
         # the whole filter runs in SQL: count, then fetch only the page
         total, page = _sql_page(
-            repo, sorted(all_types), exclude_deleted, sql_filter, params, attr_types, norm_limit, start
+            repo,
+            sorted(all_types),
+            exclude_deleted,
+            sql_filter,
+            params,
+            attr_types,
+            norm_limit,
+            start,
+            by_index=_on_attribute_index(repo, params.get("entityFilters")),
         )
     else:
         rows = _select(repo, sorted(all_types), exclude_deleted, sql_hint)
@@ -490,6 +498,20 @@ def _index_attributes(repo: Repo, et: Any, spec: Any) -> None:
 PROBE_ROWS = 2000
 
 
+def _on_attribute_index(repo: Repo, spec: Any) -> bool:
+    """Whether ``spec`` (or a criterion of its AND) is an ``=`` or a ``startsWith`` on an attribute the
+    emulator has indexed (:func:`_index_attributes`)."""
+    if not isinstance(spec, dict):
+        return False
+    if str(spec.get("condition", "")).upper() == "AND":
+        return any(_on_attribute_index(repo, c) for c in spec.get("criterion") or [])
+    return (
+        OPERATORS.get(str(spec.get("operator"))) in ("EQ", "STARTS_WITH")
+        and spec.get("attributeName") in repo.state.indexed_attributes
+        and bool(spec.get("attributeValue"))
+    )
+
+
 def _most_selective_first(repo: Repo, spec: Any, attr_types: dict[str, str]) -> tuple[str, list[Any]] | None:
     """An AND of two or more equalities on indexed attributes, as SQL that walks the index of the one
     matching fewest entities (each counted up to ``PROBE_ROWS`` on its index) and checks the others on
@@ -578,6 +600,12 @@ def _sql_criteria(spec: Any, attr_types: dict[str, str]) -> tuple[str, list[Any]
         if not text:
             return f"{expr} IS NOT NULL", cargs
         if op == "STARTS_WITH":
+            if ord(text[-1]) < 0x10FFFF:
+                # a range on the value, as Atlas's index answers a prefix (``value*`` on Solr): the
+                # expression index of an indexed attribute serves it (SQLite compares text bytewise,
+                # and UTF-8 keeps code point order), so a prefix search costs what it finds
+                upper = text[:-1] + chr(ord(text[-1]) + 1)
+                return f"({expr} >= ? AND {expr} < ?)", [*cargs, text, *cargs, upper]
             return f"substr({expr}, 1, ?) = ?", [*cargs, len(text), text]
         return f"substr({expr}, -?) = ?", [*cargs, len(text), text]
     if op == "CONTAINS":
@@ -602,13 +630,19 @@ def _sql_page(
     attr_types: dict[str, str],
     limit: int,
     offset: int,
+    *,
+    by_index: bool = False,
 ) -> tuple[int, list[Row]]:
+    """``by_index``: the filter holds an ``=`` or a prefix on an indexed attribute, which Atlas's index
+    answers: the type and state are checked on what that finds (a unary ``+`` keeps SQLite's planner
+    from walking the state's index instead, which it prefers to a range it has no statistics for)."""
     if not types:
         return 0, []
     marks = ",".join("?" * len(types))
+    plus = "+" if by_index else ""
     where = (
-        f"type_name IN ({marks})"
-        + (" AND status='ACTIVE'" if exclude_deleted else "")
+        f"{plus}type_name IN ({marks})"
+        + (f" AND {plus}status='ACTIVE'" if exclude_deleted else "")
         + f" AND {sql_filter[0]}"
     )
     args: list[Any] = [*types, *sql_filter[1]]
@@ -632,7 +666,8 @@ def _sql_page(
     after = pages.ends.get(offset, -1 if offset == 0 else None)
     if after is not None:
         cur = repo.conn.execute(
-            f"SELECT * FROM entities WHERE {where} AND seq > ? ORDER BY seq LIMIT ?", [*args, after, limit]
+            f"SELECT * FROM entities WHERE {where} AND {plus}seq > ? ORDER BY seq LIMIT ?",
+            [*args, after, limit],
         )
     else:
         cur = repo.conn.execute(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.reconcile.bookkeeping import OWNER_ATTRIBUTE, Bookkeeping
 from atlas_sync.reconcile.interleave import interleave
 from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 
@@ -27,25 +28,8 @@ Key = tuple[str, str]
 
 log = logging.getLogger(__name__)
 
-OWNER_ATTRIBUTE = "atlasSyncJob"
 UNKNOWN_TYPE = "ATLAS-400-00-014"  # "Type ENTITY with name ... does not exist"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
-PROBE_PAGE = 1_000
-
-
-def scope_key(domain: str) -> str:
-    """The value a profile's ``scope_attribute`` holds for ``domain``: letters and digits only, so that
-    Atlas runs a search for it on its index (a value with ``@`` or other query characters, like the
-    ``@domain`` suffix of a qualifiedName, is checked in memory on every entity of the types)."""
-    return "d" + hashlib.blake2b(domain.encode(), digest_size=10).hexdigest()
-
-
-def job_key(domain: str, job: str) -> str:
-    """The value a profile's ``job_key_attribute`` holds for the entities ``job`` owns in ``domain``:
-    letters and digits only, like :func:`scope_key`, so a job's own entities are listed on Atlas's
-    index whatever its name holds (``:`` and ``.`` would keep the search off the index)."""
-    raw = json.dumps([domain, job]).encode()  # unambiguous: no two (domain, job) pairs give one text
-    return "j" + hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
 class ScopeClient(Protocol):
@@ -62,8 +46,6 @@ class ActualHeader:
     owner: str | None
     # what the profile's digest attribute holds (reconcile.digest), when it has one
     digest: str | None = None
-    # whether it carries its owner's job key (False: written before job keys, or the key is unknown)
-    keyed: bool = True
 
     @property
     def key(self) -> Key:
@@ -138,15 +120,12 @@ def list_scope(
     domain: str,
     *,
     labels: bool = False,
-    scope_attribute: str | None = None,
+    bookkeeping: Bookkeeping | None = None,
 ) -> dict[Key, ActualHeader]:
     """Every ACTIVE entity of the given types (and subtypes) whose qualifiedName ends with ``@domain``;
-    with ``labels`` (native profiles), every one labelled ``atlas-sync-d_<domain>``; with
-    ``scope_attribute``, listed by the domain's key as :func:`iter_scope` does."""
-    return {
-        h.key: h
-        for h in iter_scope(client, root_types, domain, labels=labels, scope_attribute=scope_attribute)
-    }
+    with ``labels`` (native profiles), every one labelled ``atlas-sync-d_<domain>``; with the
+    server's key attribute (``bookkeeping``), listed by the domain's key as :func:`iter_scope` does."""
+    return {h.key: h for h in iter_scope(client, root_types, domain, labels=labels, bookkeeping=bookkeeping)}
 
 
 def iter_scope(
@@ -155,33 +134,24 @@ def iter_scope(
     domain: str,
     *,
     labels: bool = False,
-    digest_attribute: str | None = None,
-    scope_attribute: str | None = None,
+    bookkeeping: Bookkeeping | None = None,
     **search: Any,
 ) -> Iterator[ActualHeader]:
     """:func:`list_scope` one header at a time, as the search pages arrive (``search``: more
-    arguments for ``client.search_basic``); with ``digest_attribute``, each header's stored digest.
-
-    With ``scope_attribute`` (the profile's, when the server's types have it), the domain is listed by
-    its :func:`scope_key` on Atlas's index; when an entity of the domain lacks the key (written before
-    the key existed), by the qualifiedName suffix as well, as without it (a header may then repeat)."""
-    suffix = "@" + domain
+    arguments for ``client.search_basic``), each with its stored digest where the server has the
+    digest attribute. With the server's key attribute, the domain is listed by the key's first part
+    (the domain's, :func:`~atlas_sync.reconcile.bookkeeping.scope_key`) on Atlas's index; without it,
+    by the qualifiedName suffix (checked in memory by Atlas)."""
     if not root_types:
         return
     if labels:
         yield from _iter_labelled(client, root_types, domain, **search)
         return
+    bk = bookkeeping or Bookkeeping()
+    suffix = "@" + domain
+    by_key = bk.domain_filter(domain)
     by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
-    if scope_attribute is not None:
-        by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
-        # the check for keyless entities runs beside the key listing (both are server time)
-        with ThreadPoolExecutor(1, thread_name_prefix="atlas-sync-probe") as pool:
-            unkeyed = pool.submit(_has_unkeyed, client, root_types, by_suffix, scope_attribute)
-            yield from _headers(client, root_types, by_key, suffix, digest_attribute, **search)
-            if not unkeyed.result():
-                return
-        # some entity lacks the key: the name listing holds it too (a key listed twice is one entity)
-    yield from _headers(client, root_types, by_suffix, suffix, digest_attribute, **search)
+    yield from _headers(client, root_types, by_key or by_suffix, suffix, bk, **search)
 
 
 def iter_job(
@@ -190,66 +160,37 @@ def iter_job(
     domain: str,
     job: str,
     *,
-    job_key_attribute: str | None,
+    bookkeeping: Bookkeeping,
     labels: bool = False,
-    digest_attribute: str | None = None,
-    scope_attribute: str | None = None,
-    refresh: bool = False,
     **search: Any,
 ) -> Iterator[ActualHeader]:
     """The entities ``job`` owns in ``domain`` (what its sync may update or delete), listed on Atlas's
-    index by the job's :func:`job_key`: the listing costs what the job holds, not what the domain holds.
+    index by the job's whole key: the listing costs what the job holds, not what the domain holds.
     Native profiles (``labels``) list by the job's label and keep those with the domain's label.
-
-    A job that lists nothing by key may own entities an older atlas-sync wrote without the key: those
-    are listed by owner and domain key (or qualifiedName suffix, for entities older than domain keys)
-    with ``keyed=False``, and the sync writes the key onto them once (reconcile.stream). A job that
-    has keyed entities wrote the key on all it owned then, so it skips that listing, unless ``refresh``.
-    """
+    Without the key on the server's types (a server whose types an older bundle registered), by
+    owner and qualifiedName suffix."""
     if not root_types:
         return
     suffix = "@" + domain
     if labels:
         yield from _iter_labelled(client, root_types, domain, job=job, **search)
         return
-    found = False
-    if job_key_attribute is not None:
-        by_key = {
-            "attributeName": job_key_attribute,
-            "operator": "eq",
-            "attributeValue": job_key(domain, job),
-        }
-        for h in _headers(client, root_types, by_key, suffix, digest_attribute, **search):
-            found = True
-            yield h
-        if found and not refresh:
-            return
+    by_key = bookkeeping.job_filter(domain, job)
+    if by_key is not None:
+        yield from _headers(client, root_types, by_key, suffix, bookkeeping, **search)
+        return
     owner = {"attributeName": OWNER_ATTRIBUTE, "operator": "eq", "attributeValue": job}
     by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
-    keyless = [{"attributeName": job_key_attribute, "operator": "isNull"}] if job_key_attribute else []
-    if scope_attribute is not None:
-        # Atlas answers the key criteria from its index and checks the owner on those candidates only
-        filters = [
-            [
-                *keyless,
-                {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)},
-            ],
-            [{"attributeName": scope_attribute, "operator": "isNull"}, by_suffix],
-        ]
-    else:
-        filters = [[*keyless, by_suffix]]
-    for criteria in filters:
-        for h in _headers(
-            client,
-            root_types,
-            {"condition": "AND", "criterion": [*criteria, owner]},
-            suffix,
-            digest_attribute,
-            **search,
-        ):
-            if h.owner == job:
-                h.keyed = False
-                yield h
+    for h in _headers(
+        client,
+        root_types,
+        {"condition": "AND", "criterion": [by_suffix, owner]},
+        suffix,
+        bookkeeping,
+        **search,
+    ):
+        if h.owner == job:
+            yield h
 
 
 LOOKUP_THREADS = 4
@@ -261,8 +202,7 @@ def lookup_headers(
     domain: str,
     *,
     labels: bool = False,
-    digest_attribute: str | None = None,
-    job_key_attribute: str | None = None,
+    bookkeeping: Bookkeeping | None = None,
     outside: dict[Key, str] | None = None,
 ) -> list[ActualHeader]:
     """Headers of the ACTIVE entities of ``domain`` among ``keys``, read by unique attribute (bulk GETs
@@ -277,6 +217,7 @@ def lookup_headers(
         return []
     mark = label_for(DOMAIN_LABEL, domain)
     suffix = "@" + domain
+    digest_name = bookkeeping.digest if bookkeeping else None
 
     def read(item: tuple[str, list[str]]) -> list[ActualHeader]:
         t, names = item
@@ -293,11 +234,7 @@ def lookup_headers(
                 for h in client.search_basic(
                     t,
                     entity_filters={"attributeName": "qualifiedName", "operator": "eq", "attributeValue": qn},
-                    attributes=[
-                        "qualifiedName",
-                        OWNER_ATTRIBUTE,
-                        *filter(None, [digest_attribute, job_key_attribute]),
-                    ],
+                    attributes=["qualifiedName", OWNER_ATTRIBUTE, *filter(None, [digest_name])],
                     include_subtypes=False,
                 )
             ]
@@ -317,17 +254,8 @@ def lookup_headers(
                     continue
                 value = attrs.get(OWNER_ATTRIBUTE)
                 owner = value if isinstance(value, str) and value else None
-            digest = attrs.get(digest_attribute) if digest_attribute else None
-            # (only an owner's missing key is written later: reconcile.stream)
-            keyed = (
-                labels
-                or job_key_attribute is None
-                or owner is None
-                or attrs.get(job_key_attribute) == job_key(domain, owner)
-            )
-            out.append(
-                ActualHeader(ent["guid"], t, qn, owner, digest if isinstance(digest, str) else None, keyed)
-            )
+            digest = attrs.get(digest_name) if digest_name else None
+            out.append(ActualHeader(ent["guid"], t, qn, owner, digest if isinstance(digest, str) else None))
         return out
 
     items = sorted(by_type.items())
@@ -357,8 +285,7 @@ def created_by_others(
     job: str,
     *,
     since_ms: int,
-    scope_attribute: str,
-    job_key_attribute: str,
+    bookkeeping: Bookkeeping,
     names: Collection[str] | None = None,
     limit: int | None = None,
 ) -> dict[Key, list[ActualHeader]] | None:
@@ -373,9 +300,8 @@ def created_by_others(
     right after a big one of its domain does not read what that one created. ``limit``: None when
     the window holds more than this many entities (one page read)."""
     criteria = [
-        {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)},
+        *bookkeeping.others_filter(domain, job),
         {"attributeName": "__timestamp", "operator": "gte", "attributeValue": str(since_ms)},
-        {"attributeName": job_key_attribute, "operator": "neq", "attributeValue": job_key(domain, job)},
     ]
     filters: list[dict[str, Any]] = []
     if names is None:
@@ -392,7 +318,7 @@ def created_by_others(
     out: dict[Key, list[ActualHeader]] = {}
     for entity_filters in filters:
         search: dict[str, Any] = {} if limit is None else {"page_size": limit + 1}
-        found = _headers(client, types, entity_filters, "@" + domain, None, **search)
+        found = _headers(client, types, entity_filters, "@" + domain, Bookkeeping(), **search)
         if limit is not None:
             seen = list(itertools.islice(found, limit + 1))
             if len(seen) > limit:
@@ -410,18 +336,16 @@ def count_scope(
     domain: str,
     *,
     labels: bool = False,
-    scope_attribute: str | None = None,
+    bookkeeping: Bookkeeping | None = None,
 ) -> int:
     """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count of a
     search by the domain's key, one request per root type; a listing where it gives no count."""
-    if not labels and scope_attribute is not None:
-        by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+    by_key = None if labels or bookkeeping is None else bookkeeping.domain_filter(domain)
+    if by_key is not None:
         counts = [client.search_count(t, entity_filters=by_key) for t in root_types]
         if all(c is not None for c in counts):
             return sum(c for c in counts if c is not None)
-    return sum(
-        1 for _ in iter_scope(client, root_types, domain, labels=labels, scope_attribute=scope_attribute)
-    )
+    return sum(1 for _ in iter_scope(client, root_types, domain, labels=labels, bookkeeping=bookkeeping))
 
 
 def _headers(
@@ -429,15 +353,16 @@ def _headers(
     root_types: list[str],
     entity_filters: dict[str, Any],
     suffix: str,
-    digest_attribute: str | None,
+    bookkeeping: Bookkeeping,
     **search: Any,
 ) -> Iterator[ActualHeader]:
+    digest_name = bookkeeping.digest
     headers = search_roots(
         client,
         root_types,
         entity_filters=entity_filters,
         exclude_deleted=True,
-        attributes=["qualifiedName", OWNER_ATTRIBUTE, *([digest_attribute] if digest_attribute else [])],
+        attributes=["qualifiedName", *bookkeeping.read_attributes()],
         **search,
     )
     for h in headers:
@@ -448,7 +373,7 @@ def _headers(
         if not isinstance(qn, str) or not qn.endswith(suffix):
             continue  # the index may match loosely: re-check the suffix here
         owner = attrs.get(OWNER_ATTRIBUTE) or None
-        digest = attrs.get(digest_attribute) if digest_attribute else None
+        digest = attrs.get(digest_name) if digest_name else None
         yield ActualHeader(
             h["guid"],
             h["typeName"],
@@ -458,12 +383,15 @@ def _headers(
         )
 
 
-def domain_is_empty(client: ScopeClient, root_types: list[str], domain: str, scope_attribute: str) -> bool:
-    """Whether ``domain`` holds no entity at all: none with its key (one header of a search on
-    Atlas's index) and none without it (:func:`_has_unkeyed`). Every entity of a (non-native) domain
-    carries the ``@domain`` suffix, so a job's first sync into an empty domain has nothing to look up
-    by name (a sync into the domain at the same moment is what the settle is for)."""
-    by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
+def domain_is_empty(
+    client: ScopeClient, root_types: list[str], domain: str, bookkeeping: Bookkeeping
+) -> bool:
+    """Whether ``domain`` holds no entity at all (one header of a search by the domain's key, on
+    Atlas's index). Every entity of a (non-native) domain carries the key, so a job's first sync into
+    an empty domain has nothing to look up by name (a sync into the domain at the same moment is what
+    the settle is for)."""
+    by_key = bookkeeping.domain_filter(domain)
+    assert by_key is not None
     one = search_roots(
         client,
         root_types,
@@ -472,38 +400,7 @@ def domain_is_empty(client: ScopeClient, root_types: list[str], domain: str, sco
         attributes=["qualifiedName"],
         page_size=1,
     )
-    if next(iter(one), None) is not None:
-        return False
-    by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": "@" + domain}
-    return not _has_unkeyed(client, root_types, by_suffix, scope_attribute)
-
-
-def _has_unkeyed(
-    client: ScopeClient, root_types: list[str], by_suffix: dict[str, str], scope_attribute: str
-) -> bool:
-    """Whether an entity of the domain lacks the scope key (one header is enough). Atlas finds the
-    keyless entities on its index and checks only those for the domain's suffix."""
-    probe = search_roots(
-        client,
-        root_types,
-        entity_filters={
-            "condition": "AND",
-            "criterion": [{"attributeName": scope_attribute, "operator": "isNull"}, by_suffix],
-        },
-        exclude_deleted=True,
-        attributes=["qualifiedName"],
-        # Atlas fetches as many candidates from its index per round as the page holds, then checks the
-        # suffix on them: a page of 1 costs one index query per keyless entity of another domain
-        page_size=PROBE_PAGE,
-    )
-    try:
-        # any header (even one the index matched loosely) keeps the suffix listing: it is never wrong
-        return next(iter(probe), None) is not None
-    except BadRequestError as exc:  # a server refusing the query: list by name, as without keys
-        log.warning(
-            "cannot check the domain for entities without %s (%s): listing it by name", scope_attribute, exc
-        )
-        return True
+    return next(iter(one), None) is None
 
 
 def _iter_labelled(

@@ -44,7 +44,6 @@ class ApplyResult:
     purged: int = 0
     requests: int = 0
     guids: dict[Key, str] = field(default_factory=dict)
-    keyed: int = 0  # entities that got their job's key, once (reconcile.stream)
     metadata: int = 0  # entities whose classifications, labels, terms or business attributes changed
 
     def count_written(self, items: Iterable[PlanItem], requests: int) -> None:
@@ -63,7 +62,6 @@ class ApplyResult:
             "deleted": self.deleted,
             "purged": self.purged,
             "requests": self.requests,
-            **({"keyed": self.keyed} if self.keyed else {}),
             **({"metadata": self.metadata} if self.metadata else {}),
         }
 

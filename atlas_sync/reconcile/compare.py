@@ -8,7 +8,7 @@ be checked on its own:
   this job's part replaces its old one and the other jobs' parts stay; the digest's own change is not
   shown beside the others;
 * metadata (reconcile.metadata, docs/metadata.md): this job's claims in the record
-  (``metadata_attribute``, or a native profile's business attribute ``metadata_record``), written
+  (the profile's metadata attribute, or a native profile's business attribute ``metadata_record``), written
   with the entity before the requests, the job's digest part after them;
 * a native profile's shared datasets (docs/existing-atlas.md): another tool's is ``referenced``, never
   written (but for what ``foreign = true`` rules add of metadata), and one of ours is written once:
@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas_sync.reconcile.actual import ActualEntity, Key, job_key
+from atlas_sync.reconcile.actual import ActualEntity, Key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.digest import merged, without_metadata
 from atlas_sync.reconcile.metadata import (
-    LEGACY,
     MetadataOps,
     claimants,
     encode_record,
@@ -41,18 +41,16 @@ from atlas_sync.render.renderer import DesiredEntity
 @dataclass(frozen=True)
 class CompareOptions:
     """What one sync compares with. ``job_key``: this job's key (its claims and digest part);
-    ``digest_attribute``, ``metadata_attribute``: the profile's, when the server's types have them;
-    ``metadata_record``: a native profile's record (business metadata, attribute), when the server has
-    it; ``term_guids``: term qualifiedName -> guid; ``key_attribute_later``: the job key attribute
-    left out of creates (written at the end, or unknown to the server); ``dry_run``: a plan only."""
+    ``bookkeeping``: the profile's attributes and those the server's types have (a digest and record
+    it lacks are not written, nor is the key it lacks); ``metadata_record``: a native profile's record
+    (business metadata, attribute), when the server has it; ``term_guids``: term qualifiedName ->
+    guid; ``dry_run``: a plan only."""
 
     job_key: str
     domain: str
-    digest_attribute: str | None = None
-    metadata_attribute: str | None = None
+    bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
     metadata_record: tuple[str, str] | None = None
     term_guids: Mapping[str, str] = field(default_factory=dict)
-    key_attribute_later: str | None = None
     dry_run: bool = False
 
 
@@ -99,35 +97,36 @@ def compare(
     another tool's entity of ``e``'s name (a native profile's shared dataset outside the domain), and
     that entity read in full when its metadata is reconciled."""
     o = options
-    if o.key_attribute_later:
-        e.create_only.pop(o.key_attribute_later, None)
+    bk = o.bookkeeping
+    if bk.profile.key is not None and bk.key is None:  # (a server whose types lack it)
+        e.create_only.pop(bk.profile.key, None)
     e = without_refs_to(e, skipped or set())
     theirs = foreign_guid if e.shared and guid is None else None
     meta = _metadata_of(e, guid, actual, theirs, o)
     ops = meta.ops if meta is not None else None
-    digest_attribute = o.digest_attribute
-    wanted: str | None = e.attributes.get(digest_attribute) if digest_attribute else None
-    held_digest = actual.attributes.get(digest_attribute) if actual and digest_attribute else None
+    digest_name = bk.digest
+    wanted: str | None = e.attributes.get(digest_name) if digest_name else None
+    held_digest = actual.attributes.get(digest_name) if actual and digest_name else None
     drop = meta.invalidate if meta is not None else set()
-    if wanted is not None and digest_attribute:
+    if wanted is not None and digest_name:
         # this job's part of the stored digest; the other jobs' parts stay as they are
-        e.attributes[digest_attribute] = merged(held_digest, o.job_key, wanted, drop=drop)
+        e.attributes[digest_name] = merged(held_digest, o.job_key, wanted, drop=drop)
     if theirs is not None:
         return _theirs(e, theirs, foreign_actual, o)
     item = plan_item(e, actual)
-    if len(item.changes) > 1 and digest_attribute:
+    if len(item.changes) > 1 and digest_name:
         # the digest changes with every other change: not worth a line of the plan
-        item.changes = [c for c in item.changes if c.attribute != digest_attribute]
+        item.changes = [c for c in item.changes if c.attribute != digest_name]
     if meta is not None and not ops:
         # claims changed without a request (another job's item joined or left): shown so
-        shown = [c for c in item.changes if c.attribute != o.metadata_attribute]
+        shown = [c for c in item.changes if c.attribute != bk.metadata]
         if len(shown) < len(item.changes):
             item.changes = shown + meta.claim_changes()
     first_write = True
     work: MetadataWork | None = None
     if ops:
         assert meta is not None
-        real = [c for c in item.changes if c.attribute != digest_attribute]
+        real = [c for c in item.changes if c.attribute != digest_name]
         # written before the requests: an entity to create, other attributes, or the record
         # of what is ours (claimed before it is added, and what is to be removed still
         # claimed, so a sync killed in between still knows it is ours); the job's digest
@@ -135,17 +134,15 @@ def compare(
         # reads the entity in full next time)
         first_write = item.action == "create" or bool(real)
         # the record's change is shown as what it records: `classifications: +PII`
-        item.changes = [c for c in real if c.attribute != o.metadata_attribute] + ops.changes()
+        item.changes = [c for c in real if c.attribute != bk.metadata] + ops.changes()
         if item.action == "unchanged":
             item.action = "update"
         item.metadata = ops.to_json()
-        later_digest = e.attributes.get(digest_attribute) if digest_attribute else None
-        if wanted is not None and digest_attribute and (first_write or o.dry_run):
+        later_digest = e.attributes.get(digest_name) if digest_name else None
+        if wanted is not None and digest_name and (first_write or o.dry_run):
             # (a saved plan's apply writes the entity, then the requests: without this
             # job's part, the next sync reads it in full and writes it once all is in)
-            e.attributes[digest_attribute] = merged(
-                held_digest, o.job_key, without_metadata(wanted), drop=drop
-            )
+            e.attributes[digest_name] = merged(held_digest, o.job_key, without_metadata(wanted), drop=drop)
         work = MetadataWork(e, item, ops, later_digest, meta.post)
     if e.shared and item.action == "update":
         # a shared dataset is written once, minimally: what a hook adds later is not fought
@@ -179,11 +176,12 @@ def _metadata_of(
 ) -> _EntityMetadata | None:
     """What the sync does about ``e``'s metadata (``theirs``: another tool's entity: see
     :func:`_theirs`); the record to write with the entity goes into its attributes."""
-    if o.metadata_attribute and not e.shared:
-        held_record = actual.attributes.get(o.metadata_attribute) if actual else None
+    record_attribute = o.bookkeeping.metadata
+    if record_attribute and not e.shared:
+        held_record = actual.attributes.get(record_attribute) if actual else None
         meta = _plan_metadata(e.metadata, actual, held_record, o.term_guids, o.job_key, o.domain, _owner(e))
         if meta is not None:
-            e.attributes[o.metadata_attribute] = meta.pre
+            e.attributes[record_attribute] = meta.pre
             _clear_owner(e, meta)
         return meta
     if o.metadata_record is not None and (guid is None or actual is not None) and not theirs:
@@ -295,21 +293,12 @@ def _plan_metadata(
     """What an entity needs to carry ``desired`` as job ``me`` (its job key) wants it, given what it
     holds (``actual``, ``None`` for one to create) and its record (``held_record``): the requests, and
     the record of every job's claims to write before and after them (``None`` when nothing is, nor
-    was, claimed). A record written before claims
-    were per job is upgraded: its claims become this job's where it wants them, and the entity's
-    owner's (the job that created it) for the rest, so a shared entity's other job decides on them.
-    ``owner``: the ``owner`` attribute the job writes (an attribute, written with the entity): recorded
+    was, claimed). ``owner``: the ``owner`` attribute the job writes (an attribute, written with the entity): recorded
     as the job's claim, and cleared once the job no longer sets it (``clear_owner``), unless another
     job claims one or someone changed it since."""
     sections = read_record(held_record)
     if not desired and not sections and owner is None:
         return None
-    legacy = sections.pop(LEGACY, None)
-    if legacy:
-        sections[me] = union(sections.get(me, {}), legacy)
-        creator = getattr(actual, "owner", None)  # (the job that created it)
-        if creator and job_key(domain, creator) != me:
-            sections[job_key(domain, creator)] = union(sections.get(job_key(domain, creator), {}), legacy)
     mine = sections.pop(me, {})
     others = union(*sections.values())
     held = held_metadata(actual.extras) if actual is not None else None

@@ -1,4 +1,4 @@
-"""A digest of what atlas-sync wrote, kept in Atlas with each entity (the profile's ``digest_attribute``).
+"""A digest of what atlas-sync wrote, kept in Atlas with each entity (the profile's digest attribute, reconcile.bookkeeping).
 
 A re-sync lists the domain with that one attribute and reads in full only the entities whose stored
 digest differs from the digest of what it would write now (or that refer to an entity it is about to
@@ -37,11 +37,11 @@ def _hash(doc: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def entity_digest(e: DesiredEntity, digest_attribute: str) -> str:
+def entity_digest(e: DesiredEntity, attribute: str) -> str:
     """``<VERSION>:<11 characters>`` (64 bits of BLAKE2b, base64url) over ``e``'s type, name, attributes
     (but the digest's own) and references, then ``+<11 characters>`` over its metadata when it has
     any: short, since every write carries it."""
-    attrs = {k: _norm(v) for k, v in e.attributes.items() if k != digest_attribute}
+    attrs = {k: _norm(v) for k, v in e.attributes.items() if k != attribute}
     refs = {k: _ref_norm(v) for k, v in e.refs.items()}
     base = f"{VERSION}:{_hash([e.type_name, e.qualified_name, attrs, refs])}"
     return f"{base}+{_hash(_norm(e.metadata))}" if e.metadata else base

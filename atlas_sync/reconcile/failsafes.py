@@ -15,11 +15,11 @@ full of those entities, for their referrers; the domain's size only when there a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Set
 from typing import Any
 
-from atlas_sync.reconcile.actual import OWNER_ATTRIBUTE, ActualEntity, Key, fingerprint, job_key, to_actual
+from atlas_sync.reconcile.actual import ActualEntity, Key, fingerprint, to_actual
+from atlas_sync.reconcile.bookkeeping import OWNER_ATTRIBUTE, Bookkeeping, entity_key
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.plan import (
     Plan,
@@ -83,13 +83,13 @@ def deletes(
     by_guid: GuidKeys,
     ref_attrs: set[str],
     ref_names: Set[str],
-    scope_attribute: str | None,
+    bookkeeping: Bookkeeping,
     dry_run: bool = False,
 ) -> list[PlanItem]:
     """This job's entities the input no longer produces (datasets only when nothing else refers
     to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
     and a warning); decided before anything is written. ``ref_names``: the reference attributes the
-    profile renders; ``scope_attribute``: the server's, for counting the domain. In a ``dry_run`` a
+    profile renders; ``bookkeeping``: the server's key, for counting the domain. In a ``dry_run`` a
     refusal of too many deletes is kept in ``plan.refused`` and the deletes are planned: the caller
     raises it with the whole plan, for the user to see what tripped it."""
     kept: list[tuple[str, str, set[str]]] = []
@@ -113,7 +113,7 @@ def deletes(
     try:
         plan.deletes_blocked = check_deletes(
             len(out),
-            holdings.domain_size(spool, scope_attribute),
+            holdings.domain_size(spool, bookkeeping),
             spool.desired_count() > 0,
             holdings.domain,
             holdings.job,
@@ -217,32 +217,18 @@ def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: 
     return out
 
 
-def hand_over(client: Any, handover: dict[str, str], domain: str, job_key_attribute: str | None) -> int:
-    """Write each entity's new owning job (``atlasSyncJob``, and its job key): two partial updates
-    an entity (no other attribute is written). Returns the number of requests."""
+def hand_over(client: Any, handover: dict[str, str], domain: str, bookkeeping: Bookkeeping) -> int:
+    """Write each entity's new owning job (``atlasSyncJob``, and the key of the domain and that job,
+    where the server's types have it): two partial updates an entity (no other attribute is
+    written). Returns the number of requests."""
     requests = 0
     for guid, heir in sorted(handover.items()):
         client.set_entity_attribute(guid, OWNER_ATTRIBUTE, heir)
         requests += 1
-        if job_key_attribute:
-            client.set_entity_attribute(guid, job_key_attribute, job_key(domain, heir))
+        if bookkeeping.key:
+            client.set_entity_attribute(guid, bookkeeping.key, entity_key(domain, heir))
             requests += 1
     return requests
-
-
-def positional_renames(job: str, deletes: list[PlanItem], created: str | None) -> str | None:
-    """Say so when statement processes named by position (``<job>:<index>``, before stable names) give
-    way to content-named ones: Atlas sees a delete and a create, and the history starts again."""
-    # an index, never 8 digits: a statement's 8-hex digest can hold only digits (sql.naming)
-    legacy = re.compile(rf"^{re.escape(job)}:(?:[^:@]+:)?\d{{1,7}}@")
-    old = [i.qualified_name for i in deletes if i.tier == 0 and legacy.match(i.qualified_name)]
-    if not old or created is None:
-        return None
-    return (
-        f"{len(old)} statement process(es) named by position (e.g. {old[0]}) are renamed to names that "
-        f"stay stable when the script changes (e.g. {created}): deleted and created again, so their "
-        "Atlas history starts anew; later syncs keep the new names"
-    )
 
 
 def file_named_renames(

@@ -3,13 +3,13 @@
 A sync of job J (reconcile.stream) needs, of everything Atlas holds:
 
 * J's own entities, which it may update or delete: listed by J's key on Atlas's index
-  (:func:`~atlas_sync.reconcile.actual.iter_job`; by owner for entities written before job keys);
+  (:func:`~atlas_sync.reconcile.actual.iter_job`);
 * the other entities J's input wants (shared datasets another job created, hook-made tables): read by
   unique attribute (:func:`~atlas_sync.reconcile.actual.lookup_headers`);
 * while the sync compares, a chunk at a time, those of them it wants read in full (:meth:`JobHoldings.read`);
 * the domain's size, for the delete fail-safe: counted on Atlas's index, only when there are deletes;
 * after the writes, one entity per name where another sync created the same one at the same moment
-  (:meth:`JobHoldings.settle_duplicates`), and J's key on what J owns without it (once, last).
+  (:meth:`JobHoldings.settle_duplicates`).
 
 Everything goes into the sync's spool (reconcile.spool), which the plan is computed from.
 """
@@ -21,7 +21,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 from atlas_sync.atlas.errors import ConflictError, NotFoundError
@@ -35,11 +35,11 @@ from atlas_sync.reconcile.actual import (
     domain_is_empty,
     index_safe,
     iter_job,
-    job_key,
     lookup_headers,
     read_entities,
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.digest import for_job
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.receipt import listing_hash
@@ -49,7 +49,6 @@ from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity
 from atlas_sync.wording import counted
 
-KEY_WRITERS = 4  # partial updates in flight when a job's entities get its key (each touches one entity)
 # How long before a sync started another sync's create of the same name may have begun (its request
 # may wait on locks and be retried; Atlas stamps an entity with its request's start)
 COPY_WINDOW_MS = 15 * 60_000
@@ -62,10 +61,9 @@ EMPTY_CHECK_MIN = 1000
 
 
 class JobHoldings:
-    """What Atlas holds for ``job`` in ``domain``. ``digest_attribute``, ``scope_attribute`` and
-    ``job_key_attribute``: those the server's types have when the listing starts (``None`` lists
-    without them, which is never wrong: entities are then compared in full); ``refresh``: no digests,
-    and J's entities listed by owner as well as by key."""
+    """What Atlas holds for ``job`` in ``domain``. ``bookkeeping``: the attributes the server's types
+    have when the listing starts (one it lacks is listed without, which is never wrong: entities are
+    then compared in full); ``refresh``: no digests."""
 
     def __init__(
         self,
@@ -75,9 +73,7 @@ class JobHoldings:
         job: str,
         *,
         root_types: list[str],
-        digest_attribute: str | None = None,
-        scope_attribute: str | None = None,
-        job_key_attribute: str | None = None,
+        bookkeeping: Bookkeeping | None = None,
         refresh: bool = False,
         known: dict[Key, str] | None = None,
     ) -> None:
@@ -91,9 +87,8 @@ class JobHoldings:
         # a native profile's owner mark is the job's label
         self.owner = label_for(JOB_LABEL, job) if self.native else job
         self.root_types = root_types
-        self.digest_attribute = None if refresh else digest_attribute  # digests the listing holds
-        self.scope_attribute = scope_attribute
-        self.job_key_attribute = job_key_attribute
+        bk = bookkeeping or Bookkeeping()
+        self.bookkeeping = bk.without_digest() if refresh else bk  # (digests the listing holds)
         self.refresh = refresh
         self._started = time.monotonic()  # the settle's window starts before this sync did
         # set by the listing: the job owned nothing when this sync started
@@ -111,11 +106,8 @@ class JobHoldings:
                 self.root_types,
                 self.domain,
                 self.job,
-                job_key_attribute=self.job_key_attribute,
+                bookkeeping=self.bookkeeping,
                 labels=self.native,
-                digest_attribute=self.digest_attribute,
-                scope_attribute=self.scope_attribute,
-                refresh=self.refresh,
                 dedupe=False,
             )
         ):
@@ -131,38 +123,36 @@ class JobHoldings:
             h.digest = for_job(h.digest, key)
             yield h
 
-    def upgrading(self, spool: Spool, job_key_attribute: str | None) -> bool:
-        """Whether the listing found entities of the job without its key (written by an earlier
-        atlas-sync): what this sync creates then gets the key only with them, at the end, so that a
-        sync killed before then lists them all again the same way."""
-        return bool(job_key_attribute and spool.unkeyed(self.owner))
-
-    def look_up(self, spool: Spool, root_types: list[str], job_key_attribute: str | None) -> dict[Key, str]:
+    def look_up(self, spool: Spool, root_types: list[str], bookkeeping: Bookkeeping) -> dict[Key, str]:
         """Read the desired entities the listing lacks by unique attribute into ``spool`` (other jobs'
         entities, with their owners); returns the guids of those outside the domain (a native profile's
-        hook-made datasets). ``root_types``, ``job_key_attribute``: what the server's types hold now."""
+        hook-made datasets). ``root_types``, ``bookkeeping``: what the server's types hold now."""
         outside: dict[Key, str] = {}
         if not root_types:  # the server has none of the profile's types: nothing of them exists
             return outside
-        gone = self._take_known(spool)
-        wanted = spool.unlisted_desired() + gone
-        # (nothing to look up where the domain held nothing when this sync started)
-        if len(wanted) < EMPTY_CHECK_MIN or not self._domain_empty():
-            found = self._own_digests(
-                lookup_headers(
-                    self.client,
-                    wanted,
-                    self.domain,
-                    labels=self.native,
-                    digest_attribute=self.digest_attribute,
-                    job_key_attribute=job_key_attribute,
-                    outside=outside,
+        if self.root_types or self.native or self.refresh:
+            # (where the server had none of the types when this sync started, nothing of them existed
+            # then: nothing to look up; what a sync registering them at the same moment creates is
+            # the settle's business)
+            gone = self._take_known(spool)
+            wanted = spool.unlisted_desired() + gone
+            # (nothing to look up where the domain held nothing when this sync started)
+            if len(wanted) < EMPTY_CHECK_MIN or not self._domain_empty():
+                found = self._own_digests(
+                    lookup_headers(
+                        self.client,
+                        wanted,
+                        self.domain,
+                        labels=self.native,
+                        bookkeeping=self.bookkeeping,
+                        outside=outside,
+                    )
                 )
-            )
-            spool.add_actual(
-                (h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed) for h in found
-            )
-        self.root_types, self.job_key_attribute = root_types, job_key_attribute
+                spool.add_actual((h.type_name, h.qualified_name, h.guid, h.owner, h.digest) for h in found)
+        # what the server's types hold from now on; the digests stay those the listing read
+        self.root_types = root_types
+        digest = self.bookkeeping.digest
+        self.bookkeeping = Bookkeeping(bookkeeping.profile, replace(bookkeeping.server, digest=digest))
         return outside
 
     def _take_known(self, spool: Spool) -> list[Key]:
@@ -177,17 +167,17 @@ class JobHoldings:
         for t, qn, digest in spool.desired_digests():
             held = left.pop((t, qn), None)
             if held is not None and digest is not None and listing_hash(digest) == held:
-                same.append((t, qn, UNREAD, self.owner, digest, True))
+                same.append((t, qn, UNREAD, self.owner, digest))
         spool.add_actual(same)
         return sorted(left)
 
     def _domain_empty(self) -> bool:
         """Whether the domain holds nothing at all, where the job owns nothing (a first sync into a
-        new domain: a bootstrap, a rebuild): two searches instead of a lookup of every name."""
-        if not self.owns_nothing or self.native or self.refresh or not self.scope_attribute:
+        new domain: a bootstrap, a rebuild): one search instead of a lookup of every name."""
+        if not self.owns_nothing or self.native or self.refresh or self.bookkeeping.key is None:
             return False
         return bool(self.root_types) and domain_is_empty(
-            self.client, self.root_types, self.domain, self.scope_attribute
+            self.client, self.root_types, self.domain, self.bookkeeping
         )
 
     def read(
@@ -209,11 +199,11 @@ class JobHoldings:
             others = read_entities(self.client, [g for g in guids if g], by_guid, ref_attrs)
         return existing, others
 
-    def domain_size(self, spool: Spool, scope_attribute: str | None) -> int:
+    def domain_size(self, spool: Spool, bookkeeping: Bookkeeping) -> int:
         """How many entities the domain holds (the delete fail-safe's denominator): Atlas's count by
-        the domain's key, or what the spool holds where that is more (keyless entities are not counted)."""
+        the domain's key, or what the spool holds where that is more."""
         counted = count_scope(
-            self.client, self.root_types, self.domain, labels=self.native, scope_attribute=scope_attribute
+            self.client, self.root_types, self.domain, labels=self.native, bookkeeping=bookkeeping
         )
         return max(counted, spool.actual_count())
 
@@ -397,13 +387,12 @@ class JobHoldings:
             sorted(keys),
             self.domain,
             labels=self.native,
-            job_key_attribute=self.job_key_attribute,
         )
 
     @property
     def finds_copies(self) -> bool:
         """Whether copies other syncs made are found by the domain's and jobs' keys (else by name)."""
-        return not self.native and self.scope_attribute is not None and self.job_key_attribute is not None
+        return not self.native and self.bookkeeping.key is not None
 
     def _created_by_others(
         self, process_types: set[str], names: Collection[object] | None = None
@@ -413,7 +402,6 @@ class JobHoldings:
         names where the window holds more than the job (a job synced just after a big one)."""
         if not self.finds_copies:
             return None
-        assert self.scope_attribute is not None and self.job_key_attribute is not None
         clock = getattr(self.client, "server_time_ms", None)
         now = clock() if callable(clock) else int(time.time() * 1000)
         since = 0 if self.refresh else now - int((time.monotonic() - self._started) * 1000) - COPY_WINDOW_MS
@@ -424,8 +412,7 @@ class JobHoldings:
             self.domain,
             self.job,
             since_ms=since,
-            scope_attribute=self.scope_attribute,
-            job_key_attribute=self.job_key_attribute,
+            bookkeeping=self.bookkeeping,
         )
         if names is None:
             return search()
@@ -473,26 +460,3 @@ class JobHoldings:
             if alive:
                 kept[key] = min(alive, key=lambda h: (created[h.guid], h.guid))
         return kept
-
-    def write_keys(self, spool: Spool, plan: Plan, applied: ApplyResult, dry_run: bool) -> None:
-        """Write the job's key onto what it owns without it (written by an atlas-sync before job keys):
-        once, last, so that a sync killed before this point finds them again by owner. One partial
-        update per entity (``KEY_WRITERS`` at once), which changes that attribute alone: a bulk write
-        would have to send each entity's mandatory references too (a column's dataset)."""
-        attribute = self.job_key_attribute
-        if self.native or attribute is None or not self.profile.job_key_attribute:
-            return
-        todo = spool.unkeyed(self.owner)
-        if not todo:
-            return
-        plan.warnings.append(
-            f"{counted(len(todo), 'entity')} of job {self.job!r} {'would get' if dry_run else 'get'} the job's key "
-            f"({attribute}), once: they were written before job keys"
-        )
-        if dry_run:
-            return
-        key = job_key(self.domain, self.job)
-        with ThreadPoolExecutor(KEY_WRITERS, thread_name_prefix="atlas-sync-keys") as pool:
-            done = list(pool.map(lambda row: self.client.set_entity_attribute(row[2], attribute, key), todo))
-        applied.requests += sum(int(getattr(r, "requests", 1) or 1) for r in done)
-        applied.keyed += len(done)

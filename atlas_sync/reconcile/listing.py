@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from atlas_sync.reconcile.actual import ActualHeader
 
 # type, qualifiedName, guid, owner, stored digest, whether it carries its owner's job key
-Row = tuple[str, str, str, str | None, str | None, bool]
+Row = tuple[str, str, str, str | None, str | None]
 PAGE = 1_000
 AHEAD = 20
 _DONE = object()
@@ -48,7 +48,7 @@ class BackgroundListing:
         try:
             page: list[Row] = []
             for h in produce():
-                page.append((h.type_name, h.qualified_name, h.guid, h.owner, h.digest, h.keyed))
+                page.append((h.type_name, h.qualified_name, h.guid, h.owner, h.digest))
                 if len(page) >= PAGE:
                     if not self._put(page):
                         return

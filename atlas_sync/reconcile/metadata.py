@@ -1,7 +1,7 @@
 """Classifications, labels, glossary terms and business attributes: what to send so an entity carries
 what atlas-sync wants of them, without touching what a person or another tool added.
 
-What atlas-sync added is recorded in the entity itself, in the profile's ``metadata_attribute``
+What atlas-sync added is recorded in the entity itself, in the profile's metadata attribute (reconcile.bookkeeping)
 (``atlasSyncMetadata``: a small JSON document of the names each job wants, see :func:`encode_record`),
 so any machine's next sync knows it. Several jobs may want metadata on one entity (a shared dataset):
 each job's claims are its own, and a sync of job J:
@@ -29,20 +29,15 @@ from typing import Any
 from atlas_sync.reconcile.plan import Change, _norm
 
 RECORD_VERSION = 2
-# the claims of a record written before claims were per job (atlas-sync 0.x, one section for all)
-LEGACY = ""
 
 
 def read_record(value: Any) -> dict[str, dict[str, Any]]:
-    """The record kept in ``metadata_attribute`` (a JSON text, or nothing): job key -> that job's
-    claims (:func:`owned_of`). A record written before claims were per job (the claims alone, no
-    ``v``) is under the key :data:`LEGACY`; one that does not parse counts as nothing recorded."""
+    """The record kept in the metadata attribute (a JSON text, or nothing): job key -> that job's
+    claims (:func:`owned_of`); one that does not parse (or of another version) counts as nothing
+    recorded."""
     doc = _json(value)
-    if doc is None:
+    if doc is None or doc.get("v") != RECORD_VERSION:
         return {}
-    if doc.get("v") != RECORD_VERSION:
-        legacy = owned_of(doc)
-        return {LEGACY: legacy} if legacy else {}
     jobs = doc.get("j")
     if not isinstance(jobs, dict):
         return {}

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.atlas.errors import AtlasError, BadRequestError, ConflictError
-from atlas_sync.reconcile.actual import UNKNOWN_TYPE, job_key, scope_key
+from atlas_sync.reconcile.actual import UNKNOWN_TYPE
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key, scope_key
 from atlas_sync.reconcile.plan import StreamedPlan
 from atlas_sync.reconcile.spool import Spool
 
@@ -191,7 +192,7 @@ class JobReceipt:
         domain: str,
         job: str,
         root_types: list[str],
-        job_key_attribute: str,
+        bookkeeping: Bookkeeping,
         input_fingerprint: str,
         *,
         may_register: bool = True,
@@ -202,7 +203,9 @@ class JobReceipt:
         self.job = job
         self.root_types = root_types
         self.key = job_key(domain, job)
-        self.by_key = {"attributeName": job_key_attribute, "operator": "eq", "attributeValue": self.key}
+        by_key = bookkeeping.job_filter(domain, job)
+        assert by_key is not None  # (a receipt is kept only where the server's types have the key)
+        self.by_key = by_key
         self.may_register = may_register
         self.run = uuid.uuid4().hex
         self.type_known: bool | None = None
@@ -210,7 +213,6 @@ class JobReceipt:
         self.stamped = False
         self.disabled = False
         self.typedef_writes = 0
-        self.listing_attr: bool | None = None  # whether the server's receipt type has LISTING
         self._may_list = False  # another input, and the receipt has a listing (reconcile: listed())
         self._base: tuple[str, dict[tuple[str, str], str]] | None = None  # the listing read: (ref, entries)
 
@@ -230,7 +232,6 @@ class JobReceipt:
         if not e:
             return None
         a = e.get("attributes") or {}
-        self.listing_attr = LISTING in a  # (Atlas answers every attribute of the type, null ones too)
         listing = a.get(LISTING)
         return Held(
             run=str(a.get(RUN) or ""),
@@ -371,10 +372,8 @@ class JobReceipt:
             except ConflictError:
                 pass  # registered meanwhile by another sync
             self.type_known = True
-            self.listing_attr = None
         attributes: dict[str, Any] = {RUN: run, INPUT: input_fingerprint, COUNT: count, ENTITIES: entities}
-        if listing is not None or self.listing_attr:  # (cleared where the type has it)
-            attributes[LISTING] = listing
+        attributes[LISTING] = listing  # (cleared where there is none)
         self._upsert("", "", attributes)
 
     def _upsert(self, suffix: str, what: str, attributes: dict[str, Any]) -> None:
@@ -411,22 +410,6 @@ class JobReceipt:
             return None
         self._upsert(BASE_SUFFIX, "listing", {LISTING: full})
         return f"{listing_ref(full)}:{none}"
-
-    def _listing_attribute(self) -> bool:
-        """Whether the server's receipt type has LISTING: an older one (atlas-sync 0.1's) gets it
-        added (an optional attribute: a compatible update), where this sync may register types."""
-        if not self.listing_attr:  # (None: not known yet; False: the receipt read lacked it)
-            held = self.client.get_typedef_by_name(RECEIPT_TYPE) or {}
-            self.listing_attr = any(a.get("name") == LISTING for a in held.get("attributeDefs") or [])
-            if held and not self.listing_attr and self.may_register:
-                try:
-                    self.client.update_typedefs(receipt_typedef())
-                except AtlasError as exc:  # (the receipt is written without it)
-                    log.info("job receipt type not updated (%s): no listing kept", exc.message)
-                    return False
-                self.typedef_writes += 1
-                self.listing_attr = True
-        return bool(self.listing_attr)
 
     def stamp(self, *, early: bool = False) -> None:
         """Before a sync that compares in full writes anything: the receipt names this run and
@@ -484,7 +467,7 @@ class JobReceipt:
             log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
             self._write(run="", input_fingerprint="", count=None, entities=None)
             return False
-        listing = self._listing(spool) if self._listing_attribute() else None
+        listing = self._listing(spool)
         self._write(
             run=self.run, input_fingerprint=self.input, count=total, entities=desired, listing=listing
         )

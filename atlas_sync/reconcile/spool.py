@@ -19,6 +19,7 @@ from typing import Any
 from atlas_sync import fastjson
 from atlas_sync.lineage.model import Dataset
 from atlas_sync.reconcile.actual import Key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.digest import entity_digest
 from atlas_sync.reconcile.plan import _desired_from_json, _desired_json
 from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderedKeys
@@ -69,7 +70,7 @@ class Spool:
                 PRIMARY KEY (type, qn, rtype, rqn)) WITHOUT ROWID;
             CREATE TABLE actual (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, owner TEXT, digest TEXT,
-                keyed INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (type, qn)) WITHOUT ROWID;
+                PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE INDEX actual_guid ON actual (guid);
             CREATE TABLE foreign_ (
                 type TEXT NOT NULL, qn TEXT NOT NULL, guid TEXT NOT NULL, PRIMARY KEY (type, qn)
@@ -192,25 +193,23 @@ class Spool:
     def add_desired(
         self,
         state: DesiredState,
-        digest_attribute: str | None = None,
-        scope: tuple[str, str] | None = None,
-        job_key: tuple[str, str] | None = None,
+        bookkeeping: Bookkeeping | None = None,
+        create_only: Mapping[str, str] | None = None,
     ) -> set[str]:
         """Store rendered entities; an entity already stored from the same origin is kept as is.
-        The keys each one refers to; with ``digest_attribute``, its digest (reconcile.digest);
-        ``scope``: (attribute, value) every entity carries (the domain's key, which the digest covers);
-        ``job_key``: (attribute, value) written when an entity is created, with its owner (so the
-        digest does not cover it). Returns the names of the reference attributes seen."""
+        The keys each one refers to; with the profile's digest attribute (``bookkeeping``), its digest
+        (reconcile.digest); ``create_only``: attributes written when an entity is created, with its
+        owner (the key: so the digest does not cover them). Returns the names of the reference
+        attributes seen."""
+        digest_name = bookkeeping.profile.digest if bookkeeping is not None else None
         rows = []
         refs: list[tuple[str, str, str, str]] = []
         ref_names: set[str] = set()
         for e in state.entities.values():
             ref_names.update(e.refs)
-            if scope is not None:
-                e.attributes[scope[0]] = scope[1]
-            if job_key is not None:
-                e.create_only[job_key[0]] = job_key[1]
-            digest = entity_digest(e, digest_attribute) if digest_attribute is not None else None
+            if create_only:
+                e.create_only.update(create_only)
+            digest = entity_digest(e, digest_name) if digest_name is not None else None
             refs.extend(
                 (e.type_name, e.qualified_name, k[0], k[1])
                 for v in e.refs.values()
@@ -267,12 +266,13 @@ class Spool:
         yield from rows(cur)
 
     def desired_with_guids(
-        self, *, digest_attribute: str | None = None, skip_same: bool = False, drop: str | None = None
+        self, *, bookkeeping: Bookkeeping | None = None, skip_same: bool = False
     ) -> Iterator[list[tuple[DesiredEntity, str | None]]]:
         """Desired entities in dependency order, with the guid Atlas holds them under, in chunks of
-        at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON; ``digest_attribute``: each
-        carrying its digest; ``skip_same``: without those :meth:`same_digest` gives; ``drop``: an
-        attribute to leave out (one the server's types lack)."""
+        at most ``READ_CHUNK`` entities and about ``READ_BYTES`` of JSON, each carrying its digest
+        where the server has the digest attribute (``bookkeeping``); ``skip_same``: without those
+        :meth:`same_digest` gives."""
+        digest_name = bookkeeping.digest if bookkeeping is not None else None
         where = f"WHERE NOT (a.guid IS NOT NULL AND {self._SAME}) " if skip_same else ""
         cur = self.db.execute(
             "SELECT d.body, d.tier, NULLIF(a.guid, ''), d.digest FROM desired d "
@@ -286,21 +286,19 @@ class Spool:
                 out, size = [], 0
             e = _desired_from_json(fastjson.loads(body))
             e.tier = tier
-            if digest_attribute is not None and digest is not None:
-                e.attributes[digest_attribute] = digest
-            if drop is not None:
-                e.attributes.pop(drop, None)
+            if digest_name is not None and digest is not None:
+                e.attributes[digest_name] = digest
             out.append((e, guid))
             size += len(body)
         if out:
             yield out
 
     # ------------------------------------------------------------------ actual
-    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None, str | None, bool]]) -> None:
-        """Listed entities: (type, qualifiedName, guid, owner, stored digest, carries its job key); a
-        key listed again (or written) keeps its first owner and digest and takes the new guid."""
+    def add_actual(self, rows: Iterable[tuple[str, str, str, str | None, str | None]]) -> None:
+        """Listed entities: (type, qualifiedName, guid, owner, stored digest); a key listed again
+        (or written) keeps its first owner and digest and takes the new guid."""
         self.db.executemany(
-            "INSERT INTO actual (type, qn, guid, owner, digest, keyed) VALUES (?, ?, ?, ?, ?, ?) "
+            "INSERT INTO actual (type, qn, guid, owner, digest) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET guid = excluded.guid",
             rows,
         )
@@ -346,15 +344,6 @@ class Spool:
             for r in self.db.execute(
                 "SELECT d.type, d.qn FROM desired d WHERE NOT EXISTS "
                 f"(SELECT 1 FROM actual a WHERE a.type = d.type AND a.qn = d.qn){cond} ORDER BY d.type, d.qn"
-            )
-        ]
-
-    def unkeyed(self, owner: str) -> list[tuple[str, str, str]]:
-        """(type, qualifiedName, guid) of ``owner``'s entities that lack its job key."""
-        return [
-            (r[0], r[1], r[2])
-            for r in self.db.execute(
-                "SELECT type, qn, guid FROM actual WHERE owner = ? AND keyed = 0 ORDER BY type, qn", (owner,)
             )
         ]
 
@@ -487,7 +476,7 @@ class Spool:
     def repoint(self, key: Key, guid: str, owner: str | None) -> None:
         """``key`` is held by another entity than the one this sync wrote (a duplicate that lost)."""
         self.db.execute(
-            "UPDATE actual SET guid = ?, owner = ?, keyed = 1 WHERE type = ? AND qn = ?", (guid, owner, *key)
+            "UPDATE actual SET guid = ?, owner = ? WHERE type = ? AND qn = ?", (guid, owner, *key)
         )
 
     def desired_outputs(self) -> dict[Key, list[Key]]:

@@ -35,14 +35,9 @@ from pydantic import BaseModel
 
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile import failsafes
-from atlas_sync.reconcile.actual import (
-    ActualEntity,
-    Key,
-    job_key,
-    reference_attributes,
-    scope_key,
-)
+from atlas_sync.reconcile.actual import ActualEntity, Key, reference_attributes
 from atlas_sync.reconcile.apply import ApplyResult
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.compare import CompareOptions, compare
 from atlas_sync.reconcile.digest import DIGEST_MARK
 from atlas_sync.reconcile.holdings import JobHoldings
@@ -128,15 +123,13 @@ class StreamSync:
         root_types: list[str],
         *,
         job: str,
-        digest_attribute: str | None = None,
-        scope_attribute: str | None = None,
-        job_key_attribute: str | None = None,
+        bookkeeping: Bookkeeping | None = None,
         refresh: bool = False,
         known: dict[Key, str] | None = None,
     ) -> None:
         """List what ``job`` owns on a thread from now on (reconcile.holdings, reconcile.listing), so
         that rendering overlaps it; ``run`` takes this listing. Call it before anything is written:
-        the listing is of Atlas as it is now. The attributes: those the server's types have now;
+        the listing is of Atlas as it is now. ``bookkeeping``: what the server's types have now;
         ``refresh``: without digests, and by owner as well as by key; ``known``: the job's entities
         as its receipt lists them (reconcile.receipt), taken instead of searching Atlas."""
         self._holdings = JobHoldings(
@@ -145,9 +138,7 @@ class StreamSync:
             self.domain,
             job,
             root_types=root_types,
-            digest_attribute=digest_attribute,
-            scope_attribute=scope_attribute,
-            job_key_attribute=job_key_attribute,
+            bookkeeping=bookkeeping,
             refresh=refresh,
             known=known,
         )
@@ -280,10 +271,8 @@ class StreamSync:
         )
 
     def _add_state(self, job: str, state: DesiredState) -> None:
-        attr, key_attr = self.profile.scope_attribute, self.profile.job_key_attribute
-        scope = (attr, scope_key(self.domain)) if attr else None
-        key = (key_attr, job_key(self.domain, job)) if key_attr else None
-        self._ref_names |= self.spool.add_desired(state, self.profile.digest_attribute, scope, key)
+        bk = Bookkeeping.of(self.profile.bookkeeping)
+        self._ref_names |= self.spool.add_desired(state, bk, bk.create_only(self.domain, job))
 
     # ------------------------------------------------------------------ pass 3: plan and apply
     def run(
@@ -299,11 +288,8 @@ class StreamSync:
         progress: Progress | None = None,
         dry_run: bool = False,
         listed: int | None = SHOWN_ITEMS,
-        digest_attribute: str | None = None,
-        scope_attribute: str | None = None,
-        job_key_attribute: str | None = None,
+        bookkeeping: Bookkeeping | None = None,
         refresh: bool = False,
-        metadata_attribute: str | None = None,
         metadata_record: tuple[str, str] | None = None,
         term_guids: Mapping[str, str] | None = None,
     ) -> StreamResult:
@@ -312,36 +298,25 @@ class StreamSync:
         job's keys where they are missing.
         ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
         how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too).
-        ``digest_attribute``: the profile's digest attribute, when the server's types have it: written
-        with every entity, and an entity whose stored digest matches is unchanged without a full read
-        (``refresh``: read and compare every entity in full all the same, e.g. after edits in the UI).
-        ``scope_attribute``: the profile's scope attribute, when the server's types have it: the domain
-        is counted by its key (for the delete fail-safe).
-        ``job_key_attribute``: the profile's job key attribute, when the server's types have it: written
-        with what the job creates, and onto the job's entities that lack it (written before job keys),
-        once, after the deletes (so a sync killed before then finds them again the same way).
-        ``metadata_attribute``: the profile's record of the classifications, labels, terms and business
-        attributes atlas-sync added (reconcile.metadata), when the server's types have it; those are
-        then reconciled too, after the entities are written (``term_guids``: term name -> guid).
+        ``bookkeeping``: the profile's bookkeeping attributes and those the server's types have
+        (reconcile.bookkeeping). The digest: written with every entity, and an entity whose stored
+        digest matches is unchanged without a full read (``refresh``: read and compare every entity in
+        full all the same, e.g. after edits in the UI). The key: written with what the job creates; the
+        domain is counted by it (for the delete fail-safe). The metadata record: the classifications,
+        labels, terms and business attributes atlas-sync added (reconcile.metadata), reconciled after
+        the entities are written (``term_guids``: term name -> guid).
         ``metadata_record``: a native profile's record instead (business metadata, attribute), when the
         server has it: metadata is reconciled on the job's entities, and on other tools' datasets and
         columns as far as ``foreign = true`` rules want it (they are read in full for it)."""
         plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
+        bookkeeping = bookkeeping or Bookkeeping(self.profile.bookkeeping)
         if self._holdings is None:
-            self.start_listing(
-                root_types,
-                job=job,
-                digest_attribute=digest_attribute,
-                scope_attribute=scope_attribute,
-                job_key_attribute=job_key_attribute,
-                refresh=refresh,
-            )
+            self.start_listing(root_types, job=job, bookkeeping=bookkeeping, refresh=refresh)
         holdings = self._holdings
         assert holdings is not None
         # 1. what Atlas holds for the job: its own entities (listed), what it wants of others (by name)
         self._take_listed(wait=True)
-        upgrading = holdings.upgrading(self.spool, job_key_attribute)
-        outside = holdings.look_up(self.spool, root_types, job_key_attribute)
+        outside = holdings.look_up(self.spool, root_types, bookkeeping)
         # 2. the fail-safes, on the whole plan before anything is written (reconcile.failsafes)
         failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner, job)
         skipped = failsafes.left_out(self.spool, outside, options, plan) if holdings.native else set()
@@ -357,7 +332,7 @@ class StreamSync:
             by_guid=by_guid,
             ref_attrs=ref_attrs,
             ref_names=self._ref_names,
-            scope_attribute=scope_attribute,
+            bookkeeping=bookkeeping,
             dry_run=dry_run,
         )
         # 3. compare chunk by chunk, in dependency order; the writer writes what differs
@@ -369,58 +344,41 @@ class StreamSync:
             process_types=process_types,
             batch_size=batch_size,
             parallel=parallel,
-            upgrading=upgrading,
             dry_run=dry_run,
             progress=progress,
             total=self.spool.desired_count() + len(deletes),
         )
-        key_attr = self.profile.job_key_attribute
         compare_options = CompareOptions(
             job_key=job_key(self.domain, job),  # this job's claims and digest part
             domain=self.domain,
-            digest_attribute=digest_attribute,
-            metadata_attribute=metadata_attribute,
+            bookkeeping=bookkeeping,
             metadata_record=metadata_record,
             term_guids=term_guids or {},
-            # written at the end, or unknown to the server
-            key_attribute_later=key_attr if key_attr and (upgrading or job_key_attribute is None) else None,
             dry_run=dry_run,
         )
-        listed_digest = holdings.digest_attribute
+        listed_digest = holdings.bookkeeping.digest
         if listed_digest:
             writer.advance(self._same_digest(plan))
-        first_created_process: str | None = None
-        unknown = self.profile.scope_attribute if scope_attribute is None else None
-        for chunk in self.spool.desired_with_guids(
-            digest_attribute=digest_attribute, skip_same=bool(listed_digest), drop=unknown
-        ):
+        for chunk in self.spool.desired_with_guids(bookkeeping=bookkeeping, skip_same=bool(listed_digest)):
             existing, theirs = holdings.read(
                 self.spool, chunk, by_guid, ref_attrs, theirs=metadata_record is not None
             )
-            created = self._compare(
-                chunk, existing, theirs, plan, writer, compare_options, process_types, skipped
-            )
-            first_created_process = first_created_process or created
-        # 4. settle, metadata requests (reconcile.writer); 5. deletes; 6. the job's keys
-        writer.finish(digest_attribute, metadata_attribute)
+            self._compare(chunk, existing, theirs, plan, writer, compare_options, process_types, skipped)
+        # 4. settle, metadata requests (reconcile.writer); 5. deletes
+        writer.finish(bookkeeping)
         for item in deletes:
             plan.record(item)
-        renamed = failsafes.positional_renames(
-            job, deletes, first_created_process
-        ) or failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
+        renamed = failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
         if renamed:
             plan.warnings.append(renamed)
         writer.delete(deletes, purge=purge)
         applied = writer.applied
-        holdings.write_keys(self.spool, plan, applied, dry_run)
         if plan.handover and not dry_run:  # (after the deletes: a sync stopped before finds them again)
-            applied.requests += failsafes.hand_over(
-                self.client, plan.handover, self.domain, job_key_attribute
-            )
+            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, bookkeeping)
         if plan.refused is not None:  # (a dry run: the plan is whole, refused all the same)
             plan.refused.plan = plan
             raise plan.refused
-        has_changes = any(plan.totals[a] for a in ("create", "update", "delete")) or applied.keyed
+        has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
         return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
 
     def _same_digest(self, plan: StreamedPlan) -> int:
@@ -444,11 +402,10 @@ class StreamSync:
         options: CompareOptions,
         process_types: set[str],
         skipped: set[Key],
-    ) -> str | None:
+    ) -> None:
         """Compare a chunk's entities (but those left out, ``skipped``) with what Atlas holds of them
         (``existing``, ``theirs``: :meth:`JobHoldings.read`), record each in ``plan`` and hand what differs to
-        ``writer``. Returns the first process it creates."""
-        created: str | None = None
+        ``writer``."""
         unchanged = 0
         for e, guid in chunk:
             if e.key in skipped:
@@ -470,14 +427,12 @@ class StreamSync:
             if decision.metadata is not None:
                 writer.metadata.append(decision.metadata)
             if item.action == "create" and e.type_name in process_types:
-                created = created or e.qualified_name
                 self._created_processes.add(e.qualified_name)
             if decision.write and decision.entity is not None:
                 writer.write(item, decision.entity)
             else:
                 unchanged += 1  # (for the progress count: nothing to write here)
         writer.advance(unchanged)
-        return created
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:

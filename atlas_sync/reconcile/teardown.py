@@ -37,10 +37,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from atlas_sync.atlas.errors import AtlasError, BadRequestError
+from atlas_sync.atlas.errors import AtlasError
 from atlas_sync.atlas.retry import signals_contention
-from atlas_sync.reconcile.actual import PROBE_PAGE, SCOPE_PAGE, ScopeClient, scope_key, search_roots
+from atlas_sync.reconcile.actual import SCOPE_PAGE, ScopeClient, search_roots
 from atlas_sync.reconcile.apply import _Flight
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.render.native import DOMAIN_LABEL, label_for
 from atlas_sync.wording import counted
 
@@ -177,21 +178,21 @@ def list_domain(
     domain: str,
     *,
     labels: bool = False,
-    scope_attribute: str | None = None,
+    bookkeeping: Bookkeeping | None = None,
 ) -> list[DomainEntity]:
     """Every entity of ``domain`` of the root types (and subtypes), ACTIVE and DELETED, once each: by
-    the domain's key on Atlas's index when the types have it (plus by name when some entity lacks
-    the key), by the ``@domain`` suffix otherwise, by the domain label under a native profile."""
+    the domain's key on Atlas's index when the server's types have the key attribute, by the
+    ``@domain`` suffix otherwise, by the domain label under a native profile."""
     if not root_types:
         return []
     seen: dict[str, DomainEntity] = {}
-    for e in _iter_domain(client, list(root_types), domain, labels, scope_attribute):
+    for e in _iter_domain(client, list(root_types), domain, labels, bookkeeping or Bookkeeping()):
         seen.setdefault(e.guid, e)
     return list(seen.values())
 
 
 def _iter_domain(
-    client: TeardownClient, roots: list[str], domain: str, labels: bool, scope_attribute: str | None
+    client: TeardownClient, roots: list[str], domain: str, labels: bool, bookkeeping: Bookkeeping
 ) -> Iterator[DomainEntity]:
     suffix = "@" + domain
     by_suffix = {"attributeName": "qualifiedName", "operator": "endsWith", "attributeValue": suffix}
@@ -202,13 +203,7 @@ def _iter_domain(
             if mark in (h.get("labels") or []):
                 yield from _entity(h, None)
         return
-    if scope_attribute is not None:
-        by_key = {"attributeName": scope_attribute, "operator": "eq", "attributeValue": scope_key(domain)}
-        for h in _search(client, roots, by_key):
-            yield from _entity(h, suffix)
-        if not _has_unkeyed(client, roots, by_suffix, scope_attribute):
-            return
-    for h in _search(client, roots, by_suffix):
+    for h in _search(client, roots, bookkeeping.domain_filter(domain) or by_suffix):
         yield from _entity(h, suffix)
 
 
@@ -229,14 +224,6 @@ def _entity(h: dict[str, Any], suffix: str | None) -> Iterator[DomainEntity]:
     if suffix is not None and not qn.endswith(suffix):
         return  # the index may match loosely: the suffix is checked here
     yield DomainEntity(str(h["guid"]), str(h["typeName"]), qn, status)
-
-
-def _has_unkeyed(client: TeardownClient, roots: list[str], by_suffix: dict[str, Any], attr: str) -> bool:
-    flt = {"condition": "AND", "criterion": [{"attributeName": attr, "operator": "isNull"}, by_suffix]}
-    try:
-        return next(iter(_search(client, roots, flt, page_size=PROBE_PAGE)), None) is not None
-    except BadRequestError:
-        return True  # a server refusing the query: list by name as well (never wrong)
 
 
 # ---------------------------------------------------------------------------------------------- running

@@ -27,6 +27,7 @@ from atlas_sync.reconcile.apply import (
     apply_plan,
     write_batch,
 )
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.compare import MetadataWork
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.metadata import apply_metadata
@@ -40,9 +41,8 @@ Progress = Callable[[int, int], None]
 
 class SyncWriter:
     """Writes one sync's changes, in the order they are handed over (dependency order). ``plan``:
-    the sync's plan (the settle's warnings go there); ``upgrading``: what is created gets the job's
-    key only at the end (reconcile.holdings); ``progress(done, total)``: after each step, ``total``
-    entities in all. ``dry_run``: nothing is written."""
+    the sync's plan (the settle's warnings go there); ``progress(done, total)``: after each step,
+    ``total`` entities in all. ``dry_run``: nothing is written."""
 
     def __init__(
         self,
@@ -54,7 +54,6 @@ class SyncWriter:
         process_types: set[str],
         batch_size: int,
         parallel: int,
-        upgrading: bool,
         dry_run: bool,
         progress: Progress | None,
         total: int,
@@ -65,7 +64,6 @@ class SyncWriter:
         self.plan = plan
         self.process_types = process_types
         self.batch_size = batch_size
-        self.upgrading = upgrading
         self.dry_run = dry_run
         self.progress = progress
         self.total = total
@@ -87,9 +85,7 @@ class SyncWriter:
 
     def _finished(self, batch: WriteBatch, outcome: BatchOutcome) -> None:
         owner = self.holdings.owner
-        self.spool.add_actual(
-            (k[0], k[1], g, owner, None, not self.upgrading) for k, g in outcome.assigned.items()
-        )
+        self.spool.add_actual((k[0], k[1], g, owner, None) for k, g in outcome.assigned.items())
         self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
         if outcome.gone:  # another sync's copy it referred to was deleted: read the kept one
             for h in self.holdings.refreshed(outcome.gone):
@@ -132,9 +128,9 @@ class SyncWriter:
         )
 
     # ------------------------------------------------------------------ after the comparison
-    def finish(self, digest_attribute: str | None, metadata_attribute: str | None) -> None:
+    def finish(self, bookkeeping: Bookkeeping) -> None:
         """Write what is left, settle, then send the metadata requests (and the digests and records
-        written after them: ``digest_attribute``, ``metadata_attribute``)."""
+        written after them, where the server's types have those attributes: ``bookkeeping``)."""
         self.flush()
         if not self.settled:
             self._settle()
@@ -145,14 +141,14 @@ class SyncWriter:
         self._scheduler.close()
         self._closed = True
         if self.metadata and not self.dry_run:
-            self._write_metadata(digest_attribute, metadata_attribute)
+            self._write_metadata(bookkeeping.digest, bookkeeping.metadata)
 
     def abort(self, *exc: Any) -> None:
         """Stopped by an error: let the writes in flight end first."""
         if not self._closed:
             self._scheduler.__exit__(*exc)
 
-    def _write_metadata(self, digest_attribute: str | None, metadata_attribute: str | None) -> None:
+    def _write_metadata(self, digest_name: str | None, record_name: str | None) -> None:
         """Send the metadata requests of the entities just written, then their digests and final
         records (a bulk write of those entities, ``batch_size`` at a time)."""
         todo = self.metadata
@@ -167,7 +163,7 @@ class SyncWriter:
         applied.updated += sum(
             1 for w in todo if not w.written and w.item.action == "update" and w.entity.key in guids
         )
-        if not (digest_attribute or metadata_attribute):
+        if not (digest_name or record_name):
             return  # a native profile's record went with the requests
         for start in range(0, len(todo), self.batch_size):
             part = todo[start : start + self.batch_size]
@@ -177,12 +173,12 @@ class SyncWriter:
                 e = w.entity
                 if e.key not in guids:
                     continue
-                if metadata_attribute:
-                    if not digest_attribute and e.attributes.get(metadata_attribute) == w.record:
+                if record_name:
+                    if not digest_name and e.attributes.get(record_name) == w.record:
                         continue  # nothing left to write
-                    e.attributes[metadata_attribute] = w.record
-                if digest_attribute:
-                    e.attributes[digest_attribute] = w.digest
+                    e.attributes[record_name] = w.record
+                if digest_name:
+                    e.attributes[digest_name] = w.digest
                 items.append(
                     PlanItem("update", e.type_name, e.qualified_name, guid=guids[e.key], tier=e.tier)
                 )

@@ -22,6 +22,23 @@ from atlas_sync.resources import builtin_dir
 TEMPLATE_KINDS = ("dataset", "column", "process", "column_lineage", "bi")
 
 
+@dataclass(frozen=True)
+class BookkeepingNames:
+    """Names of the string attributes of a profile's types that hold atlas-sync's bookkeeping (each
+    ``None``: the profile has none): ``digest``, the digest of what atlas-sync last wrote
+    (reconcile.digest: a re-sync reads in full only what may have changed); ``key``, an indexed key of
+    the domain and the owning job (reconcile.bookkeeping: the domain and a job are listed by it on
+    Atlas's index); ``metadata``, what atlas-sync added of an entity's classifications, labels, terms
+    and business attributes (reconcile.metadata: a re-sync removes only those)."""
+
+    digest: str | None = None
+    key: str | None = None
+    metadata: str | None = None
+
+    def items(self) -> list[tuple[str, str | None]]:
+        return [("digest", self.digest), ("key", self.key), ("metadata", self.metadata)]
+
+
 @dataclass
 class Profile:
     name: str
@@ -32,18 +49,8 @@ class Profile:
     description: str = ""
     # Attributes written only when an entity is created (ownership of shared datasets).
     create_only_attributes: list[str] = field(default_factory=list)
-    # A string attribute of the profile's types that keeps the digest of what atlas-sync last wrote
-    # (reconcile.digest): a re-sync then reads in full only what may have changed.
-    digest_attribute: str | None = None
-    # An indexed string attribute of the profile's types that holds a key of the domain
-    # (reconcile.actual.scope_key): a re-sync lists the domain by it on Atlas's index.
-    scope_attribute: str | None = None
-    # a string attribute holding a key of the domain and the owning job (reconcile.actual.job_key): a
-    # job's sync lists its own entities by it, not the whole domain
-    job_key_attribute: str | None = None
-    # a string attribute recording what atlas-sync added of an entity's classifications, labels, terms
-    # and business attributes (reconcile.metadata): a re-sync removes only those, on any machine
-    metadata_attribute: str | None = None
+    # the attributes of the profile's types that atlas-sync keeps its bookkeeping in (reconcile.bookkeeping)
+    bookkeeping: BookkeepingNames = field(default_factory=lambda: BookkeepingNames())
     # native profiles (no attribute of ours on Atlas's types): the business metadata and its string
     # attribute that record what atlas-sync added (reconcile.metadata), ``("atlasSync", "metadata")``
     metadata_record: tuple[str, str] | None = None
@@ -185,6 +192,12 @@ def _load_profile(name_or_path: str | Path) -> Profile:
             cfg = tomllib.loads(cfg_file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{cfg_file}: {exc}") from None
+    for old in ("scope_attribute", "job_key_attribute"):
+        if old in cfg:
+            raise ConfigError(
+                f"{cfg_file}: {old} is gone: one indexed key_attribute holds the domain's and the job's key",
+                hint="replace scope_attribute and job_key_attribute with key_attribute (docs/profiles.md)",
+            )
     sources: list[str | Path] = []
     for s in cfg.get("typedefs", []) or []:
         rel = folder / s
@@ -219,10 +232,11 @@ def _load_profile(name_or_path: str | Path) -> Profile:
         reader_options=dict(cfg.get("reader_options") or {}),
         description=str(cfg.get("description", "")),
         create_only_attributes=list(cfg.get("create_only_attributes") or []),
-        digest_attribute=_attribute_name(cfg, cfg_file, "digest_attribute"),
-        scope_attribute=_attribute_name(cfg, cfg_file, "scope_attribute"),
-        job_key_attribute=_attribute_name(cfg, cfg_file, "job_key_attribute"),
-        metadata_attribute=_attribute_name(cfg, cfg_file, "metadata_attribute"),
+        bookkeeping=BookkeepingNames(
+            digest=_attribute_name(cfg, cfg_file, "digest_attribute"),
+            key=_attribute_name(cfg, cfg_file, "key_attribute"),
+            metadata=_attribute_name(cfg, cfg_file, "metadata_attribute"),
+        ),
         metadata_record=_record_name(cfg, cfg_file),
         metadata_rules=_rules_file(cfg, cfg_file, folder),
         native_types=native_types,

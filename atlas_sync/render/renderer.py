@@ -375,8 +375,8 @@ def render(
         raise RenderError(f"invalid domain {domain!r}", hint=DOMAIN_HINT)
     r = _Renderer(profile, domain, job)
     # metadata needs somewhere to record what atlas-sync added (reconcile.metadata)
-    with_metadata = profile.metadata_attribute is not None or profile.metadata_record is not None
-    tags = profile.metadata_attribute is not None  # (a native profile publishes what rules add, no tags)
+    with_metadata = profile.bookkeeping.metadata is not None or profile.metadata_record is not None
+    tags = profile.bookkeeping.metadata is not None  # (a native profile publishes what rules add, no tags)
     mapping = profile.mapping(r.env)
     if mapping is not None:
         ns = namespaces or profile.namespaces or Namespaces()

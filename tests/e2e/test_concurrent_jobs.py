@@ -29,7 +29,7 @@ from atlas_sync.config import load_settings
 from atlas_sync.emulator import Emulator
 from atlas_sync.emulator.http import serve
 from atlas_sync.factory import client_from_settings
-from atlas_sync.reconcile.actual import scope_key
+from atlas_sync.reconcile.bookkeeping import scope_key
 
 JOBS = 8
 EXE = str(Path(sys.executable).with_name("atlas-sync"))
@@ -101,7 +101,7 @@ def _sync(client: AtlasClient, domain: str, path: Path, job: str) -> subprocess.
 
 
 def _domain(client: AtlasClient, domain: str) -> list[dict[str, Any]]:
-    by_key = {"attributeName": "atlasSyncScope", "operator": "eq", "attributeValue": scope_key(domain)}
+    by_key = {"attributeName": "atlasSyncKey", "operator": "startsWith", "attributeValue": scope_key(domain)}
     out: list[dict[str, Any]] = []
     for t in ("lineage_dataset", "lineage_column", "lineage_process", "lineage_column_lineage"):
         out += client.search_basic(t, entity_filters=by_key, attributes=["qualifiedName", "atlasSyncJob"])

@@ -23,8 +23,8 @@ from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.errors import NotFoundError
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
-from atlas_sync.reconcile.actual import job_key, scope_key
 from atlas_sync.reconcile.apply import WriteBatch, _Flight, write_batch
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, entity_key
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.plan import PlanItem
 from atlas_sync.render.profile import load_profile
@@ -58,8 +58,7 @@ def _create_copy(client: AtlasClient, job: str, qn: str = TABLE, name: str = "or
             "qualifiedName": qn,
             "name": name,
             "atlasSyncJob": job,
-            "atlasSyncScope": scope_key(DOMAIN),
-            "atlasSyncJobKey": job_key(DOMAIN, job),
+            "atlasSyncKey": entity_key(DOMAIN, job),
         },
     }
     res = client.upsert_entities([body])
@@ -75,8 +74,7 @@ def _holdings(client: AtlasClient, job: str) -> JobHoldings:
         DOMAIN,
         job,
         root_types=["lineage_dataset"],
-        scope_attribute="atlasSyncScope",
-        job_key_attribute="atlasSyncJobKey",
+        bookkeeping=Bookkeeping.of(load_profile("lineage").bookkeeping),
     )
 
 
@@ -104,8 +102,7 @@ def _big_job(client: AtlasClient, n: int) -> None:
                 "qualifiedName": f"big.t{i}@{DOMAIN}",
                 "name": f"t{i}",
                 "atlasSyncJob": "big",
-                "atlasSyncScope": scope_key(DOMAIN),
-                "atlasSyncJobKey": job_key(DOMAIN, "big"),
+                "atlasSyncKey": entity_key(DOMAIN, "big"),
             },
         }
         for i in range(n)
@@ -301,7 +298,7 @@ def test_a_shared_dataset_whose_copy_was_deleted_meanwhile_is_looked_up_again(cl
         attributes={"qualifiedName": TABLE, "name": "orders"},
     )
     spool.add_desired(state)
-    spool.add_actual([(*key, looked_up, "a", None, True)])
+    spool.add_actual([(*key, looked_up, "a", None)])
     h = _holdings(client, "b")
     assert h._gone_references(spool, {"lineage_process"}) == set()  # alive: nothing to do
     kept = _create_copy(client, "c")

@@ -20,7 +20,6 @@ import pytest
 
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
-from atlas_sync.reconcile.actual import job_key
 
 SQL_A = "INSERT INTO stage.customers SELECT id, email FROM raw.customers;\n"
 SQL_B = "INSERT INTO mart.emails SELECT id, email FROM raw.customers;\n"
@@ -215,52 +214,3 @@ def test_settings_apply_once_the_job_that_set_them_lets_go(jobs: Jobs) -> None:
     (tag,) = [c for c in jobs.column()["classifications"] if c["typeName"] == pii]
     assert tag["propagate"] is False
     assert jobs.sync("emails") == NOTHING
-
-
-def test_a_record_from_before_per_job_claims_is_read_and_upgraded_once(jobs: Jobs) -> None:
-    """What the single-owner atlas-sync wrote (``{"c": [...], "l": [...]}``, one digest covering the
-    metadata): the syncing job takes what it wants of it, the entity's creator the rest."""
-    jobs.set_rules("customers", "pii", ["gdpr"])
-    jobs.sync("customers")
-    guid = jobs.column()["guid"]
-    jobs.client.set_entity_attribute(
-        guid, "atlasSyncMetadata", json.dumps({"c": [jobs.names["pii"]], "l": ["gdpr"]})
-    )
-    jobs.client.set_entity_attribute(guid, "atlasSyncDigest", "1:AAAAAAAAAAA")  # an old whole digest
-
-    # B (not the column's creator) wants Sensitive only: it adds that; PII and gdpr go to A, the
-    # column's creator, and stay
-    jobs.set_rules("emails", "sensitive", [])
-    assert jobs.sync("emails")["metadata_write"] == 1
-    assert jobs.own_tags() == {"pii", "sensitive"} and jobs.labels() == ["gdpr"]
-    record = json.loads(jobs.column()["attributes"]["atlasSyncMetadata"])
-    domain = jobs.names["domain"]
-    assert record == {
-        "v": 2,
-        "j": {
-            job_key(domain, "customers"): {"c": [jobs.names["pii"]], "l": ["gdpr"]},
-            job_key(domain, "emails"): {"c": [jobs.names["sensitive"]]},
-        },
-    }
-    # A reads the column once (the digest changed), finds what it wants, writes its digest part
-    assert jobs.sync("customers") == {"read": 1, "entity_write": 1, "metadata_write": 0}
-    for job in ("customers", "emails", "customers"):
-        assert jobs.sync(job) == NOTHING
-    assert jobs.own_tags() == {"pii", "sensitive"} and jobs.labels() == ["gdpr"]
-
-
-def test_the_old_record_on_a_jobs_own_entity_is_upgraded_with_one_write(jobs: Jobs) -> None:
-    jobs.set_rules("customers", "pii", ["gdpr"])
-    jobs.sync("customers")
-    guid = jobs.column()["guid"]
-    jobs.client.set_entity_attribute(
-        guid, "atlasSyncMetadata", json.dumps({"c": [jobs.names["pii"]], "l": ["gdpr"]})
-    )
-    jobs.client.set_entity_attribute(guid, "atlasSyncDigest", "1:AAAAAAAAAAA")
-    assert jobs.sync("customers") == {"read": 1, "entity_write": 1, "metadata_write": 0}
-    assert json.loads(jobs.column()["attributes"]["atlasSyncMetadata"])["v"] == 2
-    assert jobs.sync("customers") == NOTHING
-    # and the upgraded claims are A's: removing the rule removes them
-    jobs.rules["customers"] = None
-    assert jobs.sync("customers")["metadata_write"] == 2
-    assert jobs.own_tags() == set() and jobs.labels() == []

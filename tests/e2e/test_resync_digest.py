@@ -103,7 +103,10 @@ def test_a_dataset_deleted_in_atlas_is_created_again_and_its_lineage_relinked(
 
 def test_entities_written_without_a_digest_get_one_once(client: AtlasClient, domain: str) -> None:
     # as an atlas-sync before digests wrote them: the first re-sync records each digest, the next reads nothing
-    no_digest = dataclasses.replace(load_profile("lineage"), digest_attribute=None)
+    lineage = load_profile("lineage")
+    no_digest = dataclasses.replace(
+        lineage, bookkeeping=dataclasses.replace(lineage.bookkeeping, digest=None)
+    )
     Publisher(client, profile=no_digest, domain=domain).sync(graph())
     assert (
         entity(client, "lineage_dataset", f"raw.orders@{domain}")["attributes"].get("atlasSyncDigest") is None
@@ -134,7 +137,7 @@ def test_a_plan_saved_from_a_digest_decision_is_refused_once_atlas_moved_on(
 
 
 @pytest.mark.parametrize(
-    "lacking", [{"atlasSyncDigest"}, {"atlasSyncDigest", "atlasSyncScope"}], ids=["digest", "digest+key"]
+    "lacking", [{"atlasSyncDigest"}, {"atlasSyncDigest", "atlasSyncKey"}], ids=["digest", "digest+key"]
 )
 def test_a_server_whose_types_lack_the_digest_attribute_is_compared_in_full(lacking: set[str]) -> None:
     # typedefs registered by an atlas-sync before digests (and domain keys), and a sync told not to

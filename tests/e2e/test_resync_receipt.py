@@ -20,10 +20,12 @@ from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
-from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.receipt import RECEIPT_TYPE, JobReceipt
+from atlas_sync.render.profile import load_profile as _load_profile
 
 JOB = "nightly"
+BOOKKEEPING = Bookkeeping.of(_load_profile("lineage").bookkeeping)
 
 
 @pytest.fixture(autouse=True)
@@ -120,7 +122,7 @@ def test_another_sync_of_the_job_running_meanwhile_leaves_no_receipt(
     finish = JobReceipt.finish
 
     def overlapped(self: JobReceipt, spool: Any) -> bool:
-        other = JobReceipt(client, domain, JOB, self.root_types, "atlasSyncJobKey", "another input")
+        other = JobReceipt(client, domain, JOB, self.root_types, BOOKKEEPING, "another input")
         other.held = other.read()
         other.stamp(early=True)  # another sync of the job started before this one ended
         return finish(self, spool)

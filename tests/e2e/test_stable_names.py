@@ -78,36 +78,6 @@ def test_a_job_growing_from_one_process_to_two_plans_only_the_new_one() -> None:
     }
 
 
-def test_a_domain_synced_with_positional_statement_names_is_renamed_once_and_the_plan_says_so(
-    tmp_path: Path,
-) -> None:
-    pub = Publisher(embedded_client(emulator=Emulator(None)), profile="lineage", domain="etl")
-    script = tmp_path / "nightly.sql"
-    script.write_text(SCRIPT, encoding="utf-8")
-    graph = pub.read("sql", [str(script)], dialect="spark")
-    # what an earlier version published: the same statements as nightly:1, nightly:2, nightly:3
-    old = LineageGraph.from_document(graph.to_document())
-    renames = {p.id: f"nightly:{i}" for i, p in enumerate(old.processes, start=1)}
-    doc = old.to_document()
-    for p in doc["processes"]:
-        p["id"] = renames[p["id"]]
-    for e in doc["edges"]:
-        e["process"] = renames[e["process"]]
-    pub.sync(LineageGraph.from_document(doc))
-
-    plan = pub.plan(graph)
-    assert any("named by position (e.g. nightly:" in w and "stable" in w for w in plan.warnings), (
-        plan.warnings
-    )
-    deleted = {
-        i.qualified_name for i in plan.items if i.action == "delete" and i.type_name == "lineage_process"
-    }
-    assert deleted == {f"nightly:{i}@etl" for i in range(1, len(old.processes) + 1)}
-    pub.sync(graph)
-    again = pub.plan(graph)
-    assert not again.has_changes and again.warnings == []
-
-
 def test_a_domain_synced_with_file_named_statement_names_is_renamed_once_and_the_plan_says_so(
     tmp_path: Path,
 ) -> None:

@@ -21,6 +21,7 @@ from atlas_sync.atlas import RetryPolicy
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile.bookkeeping import entity_key
 
 DOC = {
     "datasets": [
@@ -140,12 +141,18 @@ def test_an_owned_entity_whose_owner_is_outside_the_domain_is_deleted_and_the_ow
     pub = publisher(emu)
     pub.sync(graph(), job="daily")
     publisher(emu, "other").sync(graph(), job="daily")
-    # a column of demo owned by a dataset of other (written by hand: atlas-sync never writes this)
+    # a column of demo (with demo's key) owned by a dataset of other (written by hand: atlas-sync never
+    # writes this)
     pub.client.upsert_entities(
         [
             {
                 "typeName": "lineage_column",
-                "attributes": {"qualifiedName": "raw.orders.extra@demo", "name": "extra"},
+                "attributes": {
+                    "qualifiedName": "raw.orders.extra@demo",
+                    "name": "extra",
+                    "atlasSyncJob": "daily",
+                    "atlasSyncKey": entity_key("demo", "daily"),
+                },
                 "relationshipAttributes": {
                     "dataset": {
                         "typeName": "lineage_dataset",

@@ -162,14 +162,13 @@ def test_one_request_per_classification_added_and_per_term_for_all_entities() ->
     ) in client.calls
 
 
-def test_the_record_keeps_each_jobs_claims_and_reads_the_older_single_owner_one() -> None:
-    from atlas_sync.reconcile.metadata import LEGACY, encode_record, read_record
+def test_the_record_keeps_each_jobs_claims() -> None:
+    from atlas_sync.reconcile.metadata import encode_record, read_record
 
     text = encode_record({"jA": {"c": ["PII"]}, "jB": {"l": ["gdpr"], "c": []}, "jC": {}})
     assert text == '{"j":{"jA":{"c":["PII"]},"jB":{"l":["gdpr"]}},"v":2}'
     assert read_record(text) == {"jA": {"c": ["PII"]}, "jB": {"l": ["gdpr"]}}
-    # what atlas-sync wrote before claims were per job: one section, for the sync to hand out
-    assert read_record('{"c":["PII"],"l":["gdpr"]}') == {LEGACY: {"c": ["PII"], "l": ["gdpr"]}}
+    assert read_record('{"c":["PII"],"l":["gdpr"]}') == {}  # (no version: not a record atlas-sync writes)
     assert read_record("not json") == {} and read_record('{"v":2,"j":[]}') == {}
     assert encode_record({"jA": {}}) is None
 

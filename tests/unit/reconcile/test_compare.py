@@ -8,10 +8,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from atlas_sync.reconcile.actual import ActualEntity, job_key
+from atlas_sync.reconcile.actual import ActualEntity
+from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.compare import CompareOptions, Decision, compare
 from atlas_sync.reconcile.digest import entity_digest, merged, without_metadata
 from atlas_sync.reconcile.metadata import encode_record, read_record
+from atlas_sync.render.profile import BookkeepingNames
 from atlas_sync.render.renderer import DesiredEntity
 
 DOMAIN = "d"
@@ -19,7 +21,8 @@ ME = job_key(DOMAIN, "A")  # the syncing job
 OTHER = job_key(DOMAIN, "B")  # another job of the domain sharing the dataset
 DIGEST = "atlasSyncDigest"
 RECORD = "atlasSyncMetadata"
-OPTIONS = CompareOptions(job_key=ME, domain=DOMAIN, digest_attribute=DIGEST, metadata_attribute=RECORD)
+NAMES = BookkeepingNames(digest=DIGEST, key="atlasSyncKey", metadata=RECORD)
+OPTIONS = CompareOptions(job_key=ME, domain=DOMAIN, bookkeeping=Bookkeeping.of(NAMES))
 # the `atlas` profile: Atlas's own types, no attribute of ours; the record in a business attribute
 NATIVE = CompareOptions(job_key=ME, domain=DOMAIN)
 NATIVE_RECORD = dataclasses.replace(NATIVE, metadata_record=("atlasSync", "metadata"))
@@ -115,16 +118,17 @@ def test_an_entity_written_without_a_digest_is_an_update_of_the_digest_alone() -
     assert shown(d) == [(DIGEST, e.attributes[DIGEST])]
 
 
-def test_an_entity_atlas_lacks_is_created_and_its_job_key_waits_when_it_is_written_last() -> None:
+def test_an_entity_atlas_lacks_is_created_with_its_key_unless_the_server_lacks_the_key() -> None:
     e = wanted(table())
-    e.create_only = {"atlasSyncJob": "A", "atlasSyncJobKey": ME}
+    e.create_only = {"atlasSyncJob": "A", "atlasSyncKey": "dkeyjkey"}
     d = compare(e, None, None, OPTIONS)
     assert d.item.action == "create" and d.write and d.entity is e
-    assert e.create_only["atlasSyncJobKey"] == ME
-    # the job still owns entities written before job keys: what it creates gets the key with them, at the end
+    assert e.create_only["atlasSyncKey"] == "dkeyjkey"
+    # a server whose types lack the key attribute would refuse it: the entity is written without
     later = wanted(table())
-    later.create_only = {"atlasSyncJob": "A", "atlasSyncJobKey": ME}
-    compare(later, None, None, dataclasses.replace(OPTIONS, key_attribute_later="atlasSyncJobKey"))
+    later.create_only = {"atlasSyncJob": "A", "atlasSyncKey": "dkeyjkey"}
+    keyless = Bookkeeping.of(NAMES, lambda name: name != "atlasSyncKey")
+    compare(later, None, None, dataclasses.replace(OPTIONS, bookkeeping=keyless))
     assert later.create_only == {"atlasSyncJob": "A"}
 
 

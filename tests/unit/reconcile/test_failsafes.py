@@ -20,7 +20,7 @@ def _spool_holding(owner: str) -> Spool:
         type_name=PROCESS[0], qualified_name=PROCESS[1], attributes={"qualifiedName": PROCESS[1]}
     )
     spool.add_desired(state)
-    spool.add_actual([(*PROCESS, "g-1", owner, None, True)])
+    spool.add_actual([(*PROCESS, "g-1", owner, None)])
     return spool
 
 

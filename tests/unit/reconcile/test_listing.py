@@ -37,7 +37,7 @@ def test_take_with_wait_hands_over_every_header_in_order_on_the_callers_thread()
     bg.take(sink, wait=True)
     assert bg.done
     assert [r[2] for r in got] == [f"g{i}" for i in range(2_500)]
-    assert got[0] == ("lineage_column", "c0@d", "g0", "job", None, True)
+    assert got[0] == ("lineage_column", "c0@d", "g0", "job", None)
     assert threads == {threading.current_thread().name}
 
 

@@ -15,29 +15,21 @@ import pytest
 from atlas_sync.api import Publisher
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
-from atlas_sync.reconcile.actual import job_key
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.reconcile.receipt import (
-    BASE_SUFFIX,
-    LISTING,
     RECEIPT_MIN,
-    RECEIPT_TYPE,
     REMOVED,
     JobReceipt,
     decode_listing,
     encode_listing,
     fingerprint,
     listing_hash,
-    receipt_typedef,
 )
 from atlas_sync.reconcile.stream import StreamSync
 from atlas_sync.render.profile import load_profile
 from atlas_sync.resources import builtin_dir
 
-ATTRS = {
-    "digest_attribute": "atlasSyncDigest",
-    "scope_attribute": "atlasSyncScope",
-    "job_key_attribute": "atlasSyncJobKey",
-}
+ATTRS = Bookkeeping.of(load_profile("lineage").bookkeeping)
 
 
 def doc(n: int, kind: str = "table") -> dict[str, Any]:
@@ -93,7 +85,7 @@ def test_no_receipt(client: Any, size: int, partial: bool, options: dict[str, An
 def test_no_receipt_where_the_server_lacks_the_job_key() -> None:
     with spooled(doc(RECEIPT_MIN)) as s:
         pub = Publisher(Rest(), domain="demo")
-        attrs = {**ATTRS, "job_key_attribute": None}
+        attrs = Bookkeeping.of(ATTRS.profile, lambda name: name != "atlasSyncKey")
         assert pub._receipt(s, "nightly", pub.profile.root_types(), attrs, {}, {}) is None
 
 
@@ -162,30 +154,3 @@ def test_no_listing_for_a_name_with_a_tab_or_past_the_limit(monkeypatch: pytest.
 )
 def test_a_listing_it_cannot_read_is_none(text: str) -> None:
     assert decode_listing(text) is None
-
-
-def test_a_receipt_type_without_the_listing_gets_it_added_by_the_next_sync_that_writes_one(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from atlas_sync.emulator import Emulator
-    from atlas_sync.factory import embedded_client
-
-    monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
-    emu = Emulator()
-    try:
-        client = embedded_client(emulator=emu)
-        older = receipt_typedef()
-        older["entityDefs"][0]["attributeDefs"] = [
-            a for a in older["entityDefs"][0]["attributeDefs"] if a["name"] != LISTING
-        ]
-        older["entityDefs"][0]["typeVersion"] = "1.0"
-        client.create_typedefs(older)  # as atlas-sync 0.1 registered it
-        graph = LineageGraph.from_document(doc(3))
-        graph.job = "nightly"
-        Publisher(client, domain="demo").sync(graph)
-        names = {a["name"] for a in client.get_typedef_by_name(RECEIPT_TYPE)["attributeDefs"]}
-        assert LISTING in names
-        held = client.get_entity_by_unique(RECEIPT_TYPE, job_key("demo", "nightly") + BASE_SUFFIX)
-        assert held is not None and len(decode_listing(held["attributes"][LISTING]) or {}) == 4
-    finally:
-        emu.close()

@@ -363,3 +363,16 @@ def test_a_reference_cycle_or_an_unrendered_reference_is_an_error() -> None:
         RenderError, match="node b: references t 'nowhere', which the profile does not render"
     ):
         _assign_tiers(dangling, {})
+
+
+def test_a_profile_names_one_key_attribute_and_the_two_old_ones_are_refused(tmp_path):
+    lineage = load_profile("lineage")
+    assert (lineage.bookkeeping.key, lineage.bookkeeping.digest) == ("atlasSyncKey", "atlasSyncDigest")
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "dataset.json.j2").write_text("{}", encoding="utf-8")
+    (folder / "process.json.j2").write_text("{}", encoding="utf-8")
+    (folder / "profile.toml").write_text('scope_attribute = "atlasSyncScope"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="scope_attribute is gone") as exc:
+        load_profile(folder)
+    assert "key_attribute" in (exc.value.hint or "")
