@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from typing_extensions import Unpack
 
@@ -507,7 +507,7 @@ class Publisher:
             or key_attr is None
             or attrs.get("digest_attribute") is None
             or attrs.get("scope_attribute") is None
-            or getattr(self.client, "writes_are_queued", False)
+            or self.client.capabilities.queued_writes
             or (self.metadata_rules is not None and self.metadata_rules.foreign)
             or s.processes + s.spool.dataset_count() < RECEIPT_MIN
         ):
@@ -992,3 +992,10 @@ def _settled_gc() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+if TYPE_CHECKING:  # mypy checks that `show` (atlas_sync.view) gets from a publisher what it reads
+    from atlas_sync.view.atlas_graph import DomainSource
+
+    def _publisher_is_a_domain_source(pub: Publisher) -> DomainSource:
+        return pub

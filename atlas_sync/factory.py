@@ -15,7 +15,9 @@ import requests
 from requests.auth import AuthBase
 
 from atlas_sync.atlas.client import AtlasClient, kerberos_auth
+from atlas_sync.atlas.hook import DEFAULT_TOPIC, AtlasHookClient, HookConfig, HookProducer
 from atlas_sync.atlas.retry import RetryPolicy
+from atlas_sync.config import load_client_properties
 from atlas_sync.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -94,4 +96,24 @@ def client_from_settings(settings: Settings, *, prompt: Callable[[str], str] | N
     return client
 
 
-__all__ = ["EMBEDDED_URL", "client_from_settings", "embedded_client"]
+def hook_client(
+    rest: AtlasClient,
+    bootstrap_servers: str,
+    *,
+    topic: str | None = None,
+    kafka_config: str | Path | None = None,
+    producer: Any = None,
+) -> AtlasHookClient:
+    """The ``ATLAS_HOOK`` write path over ``rest``: entity writes as hook messages to ``topic`` on the
+    Kafka brokers ``bootstrap_servers``, everything else through ``rest``. ``kafka_config``: a
+    ``key=value`` file of librdkafka settings (security settings stay out of argv). ``producer``: a
+    Kafka producer to use instead of confluent-kafka's (tests)."""
+    config = HookConfig(
+        bootstrap_servers=bootstrap_servers,
+        topic=topic or DEFAULT_TOPIC,
+        kafka_config=load_client_properties(kafka_config) if kafka_config else {},
+    )
+    return AtlasHookClient(rest, HookProducer(config, producer=producer))
+
+
+__all__ = ["EMBEDDED_URL", "client_from_settings", "embedded_client", "hook_client"]

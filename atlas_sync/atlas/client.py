@@ -37,6 +37,7 @@ from atlas_sync.atlas.errors import (
     TransportError,
     error_class_for,
 )
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.atlas.mutation import (
     MutationResult,
     encode_entity,
@@ -186,10 +187,23 @@ class AtlasClient:
         self.stats = ClientStats()
         self.emulator: Any = None  # the in-process server when embedded (set by atlas_sync.factory)
         self._clock_offset: float | None = None  # the server's clock minus ours (its Date header), s
+        self._joined_type_search = True  # until the server refuses it (Atlas before 2.2)
         self.target = f"Atlas at {self.base_url}" + (f" (user {self.username})" if self.username else "")
 
     def __repr__(self) -> str:
         return f"AtlasClient({self.target!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this client can do (:class:`~atlas_sync.atlas.interface.Capabilities`)."""
+        return Capabilities(
+            server_clock="in-process" if self.emulator is not None else "date-header",
+            joined_type_search=self._joined_type_search,
+        )
+
+    def note_one_type_per_search(self) -> None:
+        """The server refused type names joined by commas in a basic search: one type per search now."""
+        self._joined_type_search = False
 
     def server_time_ms(self) -> int:
         """The server's time now, in ms since the epoch, from the ``Date`` header of the first answer
@@ -321,6 +335,24 @@ class AtlasClient:
             err = self._http_error(method, path, resp, attempt)
             err.retried_after_ambiguous = ambiguous  # type: ignore[attr-defined]
             raise err
+
+    def call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        *,
+        params: Sequence[tuple[str, str]] | None = None,
+        body: Any = None,
+        idempotent: bool = True,
+        not_found_ok: bool = False,
+    ) -> Any:
+        """One API call under ``/api/atlas`` (``path`` like ``/v2/glossary``) with this client's retries,
+        error mapping and counters (under ``kind``): for the calls with no method of their own
+        (:mod:`atlas_sync.atlas.metadata`, :mod:`atlas_sync.atlas.glossary`)."""
+        return self._call(
+            kind, method, path, params=params, body=body, idempotent=idempotent, not_found_ok=not_found_ok
+        )
 
     def _sleep(self, kind: str, seconds: float) -> None:
         self.stats.record(kind, seconds=seconds)

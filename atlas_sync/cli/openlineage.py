@@ -497,10 +497,10 @@ def consume_cmd(
     """
     long_running_process()
     from atlas_sync.api import Publisher
+    from atlas_sync.config import load_client_properties
     from atlas_sync.openlineage_server.consumer import (
         ConsumerConfig,
         KafkaLineageConsumer,
-        load_client_properties,
         serve_metrics,
     )
 

@@ -7,7 +7,6 @@ entities that may be deleted). DELETED entities are ignored.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import itertools
@@ -17,9 +16,10 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.interleave import interleave
 from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
 
@@ -48,10 +48,7 @@ def job_key(domain: str, job: str) -> str:
     return "j" + hashlib.blake2b(raw, digest_size=10).hexdigest()
 
 
-class ScopeClient(Protocol):
-    def search_basic(self, type_name: str, **kw: Any) -> Iterable[dict[str, Any]]: ...
-
-    def get_entities(self, guids: list[str], **kw: Any) -> list[dict[str, Any]]: ...
+ScopeClient = AtlasApi  # (the listing's client)
 
 
 @dataclass
@@ -116,7 +113,7 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
     make a listing quadratic (a real Atlas 2.1.0 listed 12,500 entities in 10.3 s with pages of
     1,000, in 3.8 s with pages of 10,000)."""
     search.setdefault("page_size", SCOPE_PAGE)
-    if len(root_types) > 1 and not getattr(client, "_one_type_per_search", False):
+    if len(root_types) > 1 and client.capabilities.joined_type_search:
         given = False
         try:
             for h in client.search_basic(",".join(root_types), **search):
@@ -126,8 +123,7 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
         except BadRequestError as exc:
             if given or exc.error_code != "ATLAS-400-00-00A":
                 raise
-        with contextlib.suppress(AttributeError):
-            client._one_type_per_search = True  # type: ignore[attr-defined]
+        client.note_one_type_per_search()
     # one search per type, several at once (the server answers them faster together)
     yield from interleave([functools.partial(client.search_basic, t, **search) for t in root_types])
 

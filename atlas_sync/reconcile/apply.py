@@ -506,13 +506,12 @@ def _relink(
     relationship instead of making a new one, so the reference never comes back (docs/real-atlas-
     differences.md RA-04) and every later plan would repeat the update. Updated entities whose reference
     lists changed are read back once; each wanted reference that has only a DELETED relationship gets a new
-    one through ``client.create_relationship`` (POST /v2/relationship). Clients without that method skip this.
+    one through ``client.create_relationship`` (POST /v2/relationship). A client without relationship
+    writes (the hook write path) skips this.
     """
-    create = getattr(client, "create_relationship", None)
-    read = getattr(client, "get_entities", None)
-    get_def = getattr(client, "get_typedef_by_name", None)
-    if create is None or read is None or get_def is None:
+    if not client.capabilities.relationship_writes:
         return 0
+    create, read, get_def = client.create_relationship, client.get_entities, client.get_typedef_by_name
     todo: dict[str, tuple[DesiredEntity, list[str]]] = {}
     for it in writes:
         if it.action != "update" or not it.guid:

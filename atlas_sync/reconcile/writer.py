@@ -77,7 +77,7 @@ class SyncWriter:
         self._packer = BatchPacker(self._scheduler, batch_size)
         self._closed = False
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
-        self.settled = dry_run or bool(getattr(client, "writes_are_queued", False))
+        self.settled = dry_run or client.capabilities.queued_writes
         self._looked = self._wrote_after_looking = False  # the settle's first look, and writes after it
 
     # ------------------------------------------------------------------ the scheduler's callbacks
