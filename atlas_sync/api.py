@@ -240,7 +240,7 @@ class Publisher:
         bundle = load_bundle(*self.profile.typedef_sources)
         result = ensure_typedefs(self.client, bundle, self._types())
         self._typedefs_ensured = True
-        writes = int(getattr(result, "writes", 0) or 0)
+        writes = result.writes
         if writes:
             self._server_types = None  # what was read is out of date now
         return writes
@@ -691,7 +691,7 @@ class Publisher:
 
             bundle = load_bundle(*self.profile.typedef_sources)
             res = delete_typedefs(self.client, bundle)
-            result.typedefs_deleted = list(getattr(res, "deleted", []) or [])
+            result.typedefs_deleted = list(res.deleted)
         return result
 
     def plan_teardown_job(self, job: str) -> Plan:

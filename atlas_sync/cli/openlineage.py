@@ -321,7 +321,7 @@ def serve_cmd(
         sync,
         config,
         probe=_atlas_probe(client, not_atlas),
-        atlas_stats=lambda: getattr(client, "stats", None),
+        atlas_stats=lambda: client.stats,
     )
     try:
         server = serve(
@@ -537,7 +537,7 @@ def consume_cmd(
             raise
 
     _refuse_no_atlas(client)
-    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
+    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: client.stats)
 
     def on_signal(signum: int, frame: Any) -> None:
         worker.stop()

@@ -540,7 +540,9 @@ def sync_cmd(
                 on_read=lambda problems: _report(problems, True, allow_partial),
                 **common,
             )
-    queued = getattr(pub.client, "queued", None)  # the atlas-hook write path
+    from atlas_sync.atlas.hook import AtlasHookClient
+
+    queued = pub.client.queued if isinstance(pub.client, AtlasHookClient) else None
     left = None
     if queued is not None and result.applied:
         if graph is None:

@@ -360,10 +360,10 @@ def write_batch(
             gone |= stale
             for k in stale:
                 del batcher.known[k]
-    ga = _assignments(res)
+    ga = res.guid_assignments
     assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
     batcher.known.update(assigned)
-    requests = int(getattr(res, "requests", 1) or 1)
+    requests = res.requests
     requests += _relink(client, batch.desired, batch.items, batcher.known)
     return BatchOutcome(assigned, requests + failed, gone)
 
@@ -416,15 +416,6 @@ class _Batcher:
         if key in self.known:
             return {"guid": self.known[key]}
         return {"typeName": key[0], "uniqueAttributes": {"qualifiedName": key[1]}}
-
-
-def _assignments(result: Any) -> dict[str, str]:
-    if result is None:
-        return {}
-    ga = getattr(result, "guid_assignments", None)
-    if ga is None and isinstance(result, dict):
-        ga = result.get("guidAssignments")
-    return dict(ga or {})
 
 
 def apply_plan(
@@ -483,7 +474,7 @@ def apply_plan(
         for tier in sorted({d.tier for d in deletes}):
             guids = [d.guid for d in deletes if d.tier == tier and d.guid]
             res = client.delete_entities(guids)
-            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.requests += res.requests
             result.deleted += len(guids)
             done += len(guids)
             if progress:
@@ -491,7 +482,7 @@ def apply_plan(
         if purge:
             guids = [d.guid for d in deletes if d.guid]
             res = client.purge_entities(guids)
-            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.requests += res.requests
             result.purged += len(guids)
     result.guids = known
     return result

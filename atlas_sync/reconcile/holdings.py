@@ -414,8 +414,7 @@ class JobHoldings:
         if not self.finds_copies:
             return None
         assert self.scope_attribute is not None and self.job_key_attribute is not None
-        clock = getattr(self.client, "server_time_ms", None)
-        now = clock() if callable(clock) else int(time.time() * 1000)
+        now = self.client.server_time_ms()
         since = 0 if self.refresh else now - int((time.monotonic() - self._started) * 1000) - COPY_WINDOW_MS
         search = functools.partial(
             created_by_others,
@@ -494,5 +493,5 @@ class JobHoldings:
         key = job_key(self.domain, self.job)
         with ThreadPoolExecutor(KEY_WRITERS, thread_name_prefix="atlas-sync-keys") as pool:
             done = list(pool.map(lambda row: self.client.set_entity_attribute(row[2], attribute, key), todo))
-        applied.requests += sum(int(getattr(r, "requests", 1) or 1) for r in done)
+        applied.requests += sum(r.requests for r in done)
         applied.keyed += len(done)
