@@ -333,7 +333,7 @@ class AtlasClient:
                     continue
             self.stats.record(kind, errors=1)
             err = self._http_error(method, path, resp, attempt)
-            err.retried_after_ambiguous = ambiguous  # type: ignore[attr-defined]
+            err.retried_after_ambiguous = ambiguous
             raise err
 
     def call(
@@ -487,7 +487,7 @@ class AtlasClient:
         try:
             return self._call("typedef_write", "POST", "/v2/types/typedefs", body=body) or {}
         except ConflictError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
             out: dict[str, Any] = {key: [] for key in TYPEDEF_LISTS}
             for key in TYPEDEF_LISTS:
@@ -510,7 +510,7 @@ class AtlasClient:
         try:
             self._call("typedef_write", "DELETE", "/v2/types/typedefs", body=body)
         except NotFoundError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
 
     def delete_typedef_by_name(self, name: str) -> None:
@@ -518,7 +518,7 @@ class AtlasClient:
         try:
             self._call("typedef_write", "DELETE", f"/v2/types/typedef/name/{quote(name, safe='')}")
         except NotFoundError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
 
     # ------------------------------------------------------------------ entity writes
