@@ -122,7 +122,11 @@ class Settings(BaseModel):
     profile: str = Field("lineage", description="profile: typedefs + templates + naming")
     batch_size: int = Field(500, ge=1, description="entities per request")
     max_batch_bytes: int = Field(4_000_000, ge=1024, description="JSON bytes per request")
-    parallel: int = Field(2, ge=1, description="write batches in flight (never two on the same entities)")
+    parallel: int = Field(
+        2,
+        ge=1,
+        description="requests in flight against Atlas at most, reads and writes (write batches: never two on the same entities)",
+    )
     max_delete_percent: float = Field(50.0, ge=0, le=100, description="refuse larger deletes without --force")
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

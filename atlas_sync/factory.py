@@ -77,6 +77,7 @@ def client_from_settings(settings: Settings, *, prompt: Callable[[str], str] | N
         "retry": RetryPolicy(max_attempts=settings.retries + 1, max_total=settings.max_retry_seconds),
         "batch_size": settings.batch_size,
         "max_batch_bytes": settings.max_batch_bytes,
+        "max_in_flight": settings.parallel,
     }
     if settings.url is None:
         return embedded_client(settings.data_dir, **common)

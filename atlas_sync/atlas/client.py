@@ -28,6 +28,7 @@ import requests
 import requests.adapters
 from requests.auth import AuthBase, HTTPBasicAuth
 
+from atlas_sync.atlas.concurrency import InFlight
 from atlas_sync.atlas.errors import (
     AtlasError,
     AuthError,
@@ -144,7 +145,8 @@ class AtlasClient:
     ``base_url`` is the Atlas server (``https://host:21000``); ``auth`` a ``(user, password)`` pair
     (password may be a ``SecretStr``), a ``requests`` auth object (e.g. Kerberos), or None.
     ``verify`` is True (system CAs), a CA bundle path, or False (insecure; warns).
-    ``timeout`` is ``(connect, read)`` seconds. Thread-safe for concurrent calls.
+    ``timeout`` is ``(connect, read)`` seconds. Thread-safe for concurrent calls; ``max_in_flight``
+    bounds the requests in flight at once, from all threads (None: no bound).
     """
 
     def __init__(
@@ -158,6 +160,7 @@ class AtlasClient:
         session: requests.Session | None = None,
         batch_size: int = 500,
         max_batch_bytes: int = 4_000_000,
+        max_in_flight: int | None = None,
     ) -> None:
         self.base_url = _server_url(base_url)
         self.username: str | None = None
@@ -185,6 +188,8 @@ class AtlasClient:
         self.batch_size = batch_size
         self.max_batch_bytes = max_batch_bytes
         self.stats = ClientStats()
+        # every request of every thread holds a slot while on the wire (--parallel)
+        self.in_flight = InFlight(max_in_flight)
         self.emulator: Any = None  # the in-process server when embedded (set by atlas_sync.factory)
         self._clock_offset: float | None = None  # the server's clock minus ours (its Date header), s
         self._joined_type_search = True  # until the server refuses it (Atlas before 2.2)
@@ -247,16 +252,17 @@ class AtlasClient:
             t0 = time.monotonic()
             self.stats.record(kind, requests=1, bytes_sent=len(data or b""), retries=1 if attempt > 1 else 0)
             try:
-                resp = self.session.request(
-                    method,
-                    url,
-                    params=list(params) if params else None,
-                    data=data,
-                    headers=headers,
-                    auth=self._auth,
-                    timeout=self.timeout,
-                    verify=self.verify,
-                )
+                with self.in_flight.slot():
+                    resp = self.session.request(
+                        method,
+                        url,
+                        params=list(params) if params else None,
+                        data=data,
+                        headers=headers,
+                        auth=self._auth,
+                        timeout=self.timeout,
+                        verify=self.verify,
+                    )
             except requests.exceptions.SSLError as exc:
                 self.stats.record(kind, errors=1, seconds=time.monotonic() - t0)
                 raise TransportError(
