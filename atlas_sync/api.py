@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from typing_extensions import Unpack
 
 from atlas_sync.atlas import AtlasError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
@@ -151,7 +152,7 @@ class Publisher:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         *,
         profile: str | Path | Profile = "lineage",
         domain: str,
@@ -189,7 +190,7 @@ class Publisher:
         self._server_types: Any = None  # what the server held of the profile's types, read once
 
     @classmethod
-    def from_settings(cls, client: Any, settings: Any) -> Publisher:
+    def from_settings(cls, client: AtlasApi, settings: Any) -> Publisher:
         """A publisher with the profile, domain and batching of :class:`atlas_sync.config.Settings`."""
         if not settings.domain:
             raise AtlasSyncError(

@@ -252,7 +252,7 @@ LOOKUP_THREADS = 4
 
 
 def lookup_headers(
-    client: Any,
+    client: AtlasApi,
     keys: Iterable[Key],
     domain: str,
     *,
@@ -401,7 +401,7 @@ def created_by_others(
 
 
 def count_scope(
-    client: Any,
+    client: AtlasApi,
     root_types: list[str],
     domain: str,
     *,
@@ -604,7 +604,7 @@ def reference_attributes(desired_refs: Iterable[Iterable[str]]) -> set[str]:
 
 
 def read_entities(
-    client: Any, guids: list[str], by_guid: Mapping[str, Key], ref_attrs: set[str]
+    client: AtlasApi, guids: list[str], by_guid: Mapping[str, Key], ref_attrs: set[str]
 ) -> dict[Key, ActualEntity]:
     """Read ACTIVE entities in bulk, normalised; the one read path of plans and plan checks.
 

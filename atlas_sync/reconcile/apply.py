@@ -19,21 +19,16 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from atlas_sync.atlas.errors import NotFoundError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.render.renderer import DesiredEntity
 
-
-class ApplyClient(Protocol):
-    def upsert_entities(self, entities: list[dict[str, Any]], **kw: Any) -> Any: ...
-
-    def delete_entities(self, guids: list[str]) -> Any: ...
-
-    def purge_entities(self, guids: list[str]) -> Any: ...
+ApplyClient = AtlasApi
 
 
 @dataclass
@@ -489,7 +484,7 @@ def apply_plan(
 
 
 def _relink(
-    client: Any, desired: Mapping[Key, DesiredEntity], writes: list[PlanItem], known: Mapping[Key, str]
+    client: AtlasApi, desired: Mapping[Key, DesiredEntity], writes: list[PlanItem], known: Mapping[Key, str]
 ) -> int:
     """Bring back references that Atlas 2.4.0 left DELETED after an update; returns the requests made.
 

@@ -22,9 +22,9 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from atlas_sync.atlas.errors import ConflictError, NotFoundError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import (
     NAMES_PER_SEARCH,
     ActualEntity,
@@ -69,7 +69,7 @@ class JobHoldings:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         profile: Profile,
         domain: str,
         job: str,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.apply import (
     ApplyResult,
@@ -46,7 +47,7 @@ class SyncWriter:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         spool: Spool,
         holdings: JobHoldings,
         plan: Plan,
