@@ -10,6 +10,8 @@ from atlas_sync.cli.common import stderr
 from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from atlas_sync.atlas.client import AtlasClient
     from atlas_sync.atlas.interface import AtlasApi
 
@@ -93,7 +95,7 @@ def wrap_client(client: AtlasClient, ctx: click.Context | None = None) -> AtlasA
 
 
 def wait_for_atlas(
-    client: Any, pending: Any, ctx: click.Context | None = None, *, quiet: bool = False
+    client: AtlasApi, pending: Callable[[], int], ctx: click.Context | None = None, *, quiet: bool = False
 ) -> int | None:
     """After an atlas-hook apply with ``--wait``: poll ``pending()`` until 0 or the time is up.
 
