@@ -18,11 +18,12 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from typing_extensions import Unpack
 
 from atlas_sync.atlas import AtlasError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.lineage import registry
 from atlas_sync.lineage.model import LineageGraph, Problem
@@ -152,7 +153,7 @@ class Publisher:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         *,
         profile: str | Path | Profile = "lineage",
         domain: str,
@@ -190,7 +191,7 @@ class Publisher:
         self._server_types: Any = None  # what the server held of the profile's types, read once
 
     @classmethod
-    def from_settings(cls, client: Any, settings: Any) -> Publisher:
+    def from_settings(cls, client: AtlasApi, settings: Any) -> Publisher:
         """A publisher with the profile, domain and batching of :class:`atlas_sync.config.Settings`."""
         if not settings.domain:
             raise AtlasSyncError(
@@ -241,7 +242,7 @@ class Publisher:
         bundle = load_bundle(*self.profile.typedef_sources)
         result = ensure_typedefs(self.client, bundle, self._types())
         self._typedefs_ensured = True
-        writes = int(getattr(result, "writes", 0) or 0)
+        writes = result.writes
         if writes:
             self._server_types = None  # what was read is out of date now
         return writes
@@ -508,7 +509,7 @@ class Publisher:
             or not roots
             or bk.key is None
             or bk.digest is None
-            or getattr(self.client, "writes_are_queued", False)
+            or self.client.capabilities.queued_writes
             or (self.metadata_rules is not None and self.metadata_rules.foreign)
             or s.processes + s.spool.dataset_count() < RECEIPT_MIN
         ):
@@ -691,7 +692,7 @@ class Publisher:
 
             bundle = load_bundle(*self.profile.typedef_sources)
             res = delete_typedefs(self.client, bundle)
-            result.typedefs_deleted = list(getattr(res, "deleted", []) or [])
+            result.typedefs_deleted = list(res.deleted)
         return result
 
     def plan_teardown_job(self, job: str) -> Plan:
@@ -983,3 +984,10 @@ def _settled_gc() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+if TYPE_CHECKING:  # mypy checks that `show` (atlas_sync.view) gets from a publisher what it reads
+    from atlas_sync.view.atlas_graph import DomainSource
+
+    def _publisher_is_a_domain_source(pub: Publisher) -> DomainSource:
+        return pub

@@ -122,7 +122,11 @@ class Settings(BaseModel):
     profile: str = Field("lineage", description="profile: typedefs + templates + naming")
     batch_size: int = Field(500, ge=1, description="entities per request")
     max_batch_bytes: int = Field(4_000_000, ge=1024, description="JSON bytes per request")
-    parallel: int = Field(2, ge=1, description="write batches in flight (never two on the same entities)")
+    parallel: int = Field(
+        2,
+        ge=1,
+        description="requests in flight against Atlas at most, reads and writes (write batches: never two on the same entities)",
+    )
     max_delete_percent: float = Field(50.0, ge=0, le=100, description="refuse larger deletes without --force")
 
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -291,3 +295,27 @@ def _config_error(exc: ValidationError, sources: Mapping[str, str]) -> ConfigErr
     }.get(source.split(" ", 1)[0], lambda s: f"setting {key!r}")(source)
     # Never echo the input value (it could be a secret); pydantic's message names the expected type.
     return ConfigError(f"{where}: {first['msg']}", hint=f"fix {key} (see `atlas-sync config show`)")
+
+
+def load_client_properties(path: str | Path) -> dict[str, str]:
+    """librdkafka settings from a ``key=value`` file (Kafka's ``client.properties`` style; ``#`` comments).
+
+    Security settings (``security.protocol``, ``sasl.*``, ``ssl.*``) belong here, not on the command line:
+    a password in argv is visible to every user of the machine.
+    """
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read Kafka client properties {p}: {exc.strerror}") from None
+    out: dict[str, str] = {}
+    for n, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            # the line itself is not shown: it may hold a password written another way
+            raise ConfigError(f"{p}:{n}: expected key=value (no '=' on this line)")
+        out[key.strip()] = value.strip()
+    return out

@@ -15,7 +15,9 @@ import requests
 from requests.auth import AuthBase
 
 from atlas_sync.atlas.client import AtlasClient, kerberos_auth
+from atlas_sync.atlas.hook import DEFAULT_TOPIC, AtlasHookClient, HookConfig, HookProducer
 from atlas_sync.atlas.retry import RetryPolicy
+from atlas_sync.config import load_client_properties
 from atlas_sync.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -75,6 +77,7 @@ def client_from_settings(settings: Settings, *, prompt: Callable[[str], str] | N
         "retry": RetryPolicy(max_attempts=settings.retries + 1, max_total=settings.max_retry_seconds),
         "batch_size": settings.batch_size,
         "max_batch_bytes": settings.max_batch_bytes,
+        "max_in_flight": settings.parallel,
     }
     if settings.url is None:
         return embedded_client(settings.data_dir, **common)
@@ -94,4 +97,24 @@ def client_from_settings(settings: Settings, *, prompt: Callable[[str], str] | N
     return client
 
 
-__all__ = ["EMBEDDED_URL", "client_from_settings", "embedded_client"]
+def hook_client(
+    rest: AtlasClient,
+    bootstrap_servers: str,
+    *,
+    topic: str | None = None,
+    kafka_config: str | Path | None = None,
+    producer: Any = None,
+) -> AtlasHookClient:
+    """The ``ATLAS_HOOK`` write path over ``rest``: entity writes as hook messages to ``topic`` on the
+    Kafka brokers ``bootstrap_servers``, everything else through ``rest``. ``kafka_config``: a
+    ``key=value`` file of librdkafka settings (security settings stay out of argv). ``producer``: a
+    Kafka producer to use instead of confluent-kafka's (tests)."""
+    config = HookConfig(
+        bootstrap_servers=bootstrap_servers,
+        topic=topic or DEFAULT_TOPIC,
+        kafka_config=load_client_properties(kafka_config) if kafka_config else {},
+    )
+    return AtlasHookClient(rest, HookProducer(config, producer=producer))
+
+
+__all__ = ["EMBEDDED_URL", "client_from_settings", "embedded_client", "hook_client"]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from atlas_sync.errors import ConfigError, InputError
+from atlas_sync.errors import InputError
 
 
 def file_job(paths: Sequence[str], empty: str = "") -> str:
@@ -63,27 +63,3 @@ def load_json(path: str) -> Any:
 
 
 __all__ = ["load_json", "open_binary", "read_text"]
-
-
-def load_client_properties(path: str | Path) -> dict[str, str]:
-    """librdkafka settings from a ``key=value`` file (Kafka's ``client.properties`` style; ``#`` comments).
-
-    Security settings (``security.protocol``, ``sasl.*``, ``ssl.*``) belong here, not on the command line:
-    a password in argv is visible to every user of the machine.
-    """
-    p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read Kafka client properties {p}: {exc.strerror}") from None
-    out: dict[str, str] = {}
-    for n, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip():
-            # the line itself is not shown: it may hold a password written another way
-            raise ConfigError(f"{p}:{n}: expected key=value (no '=' on this line)")
-        out[key.strip()] = value.strip()
-    return out

@@ -28,6 +28,7 @@ import requests
 import requests.adapters
 from requests.auth import AuthBase, HTTPBasicAuth
 
+from atlas_sync.atlas.concurrency import InFlight
 from atlas_sync.atlas.errors import (
     AtlasError,
     AuthError,
@@ -37,6 +38,7 @@ from atlas_sync.atlas.errors import (
     TransportError,
     error_class_for,
 )
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.atlas.mutation import (
     MutationResult,
     encode_entity,
@@ -143,7 +145,8 @@ class AtlasClient:
     ``base_url`` is the Atlas server (``https://host:21000``); ``auth`` a ``(user, password)`` pair
     (password may be a ``SecretStr``), a ``requests`` auth object (e.g. Kerberos), or None.
     ``verify`` is True (system CAs), a CA bundle path, or False (insecure; warns).
-    ``timeout`` is ``(connect, read)`` seconds. Thread-safe for concurrent calls.
+    ``timeout`` is ``(connect, read)`` seconds. Thread-safe for concurrent calls; ``max_in_flight``
+    bounds the requests in flight at once, from all threads (None: no bound).
     """
 
     def __init__(
@@ -157,6 +160,7 @@ class AtlasClient:
         session: requests.Session | None = None,
         batch_size: int = 500,
         max_batch_bytes: int = 4_000_000,
+        max_in_flight: int | None = None,
     ) -> None:
         self.base_url = _server_url(base_url)
         self.username: str | None = None
@@ -184,12 +188,27 @@ class AtlasClient:
         self.batch_size = batch_size
         self.max_batch_bytes = max_batch_bytes
         self.stats = ClientStats()
+        # every request of every thread holds a slot while on the wire (--parallel)
+        self.in_flight = InFlight(max_in_flight)
         self.emulator: Any = None  # the in-process server when embedded (set by atlas_sync.factory)
         self._clock_offset: float | None = None  # the server's clock minus ours (its Date header), s
+        self._joined_type_search = True  # until the server refuses it (Atlas before 2.2)
         self.target = f"Atlas at {self.base_url}" + (f" (user {self.username})" if self.username else "")
 
     def __repr__(self) -> str:
         return f"AtlasClient({self.target!r})"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this client can do (:class:`~atlas_sync.atlas.interface.Capabilities`)."""
+        return Capabilities(
+            server_clock="in-process" if self.emulator is not None else "date-header",
+            joined_type_search=self._joined_type_search,
+        )
+
+    def note_one_type_per_search(self) -> None:
+        """The server refused type names joined by commas in a basic search: one type per search now."""
+        self._joined_type_search = False
 
     def server_time_ms(self) -> int:
         """The server's time now, in ms since the epoch, from the ``Date`` header of the first answer
@@ -233,16 +252,17 @@ class AtlasClient:
             t0 = time.monotonic()
             self.stats.record(kind, requests=1, bytes_sent=len(data or b""), retries=1 if attempt > 1 else 0)
             try:
-                resp = self.session.request(
-                    method,
-                    url,
-                    params=list(params) if params else None,
-                    data=data,
-                    headers=headers,
-                    auth=self._auth,
-                    timeout=self.timeout,
-                    verify=self.verify,
-                )
+                with self.in_flight.slot():
+                    resp = self.session.request(
+                        method,
+                        url,
+                        params=list(params) if params else None,
+                        data=data,
+                        headers=headers,
+                        auth=self._auth,
+                        timeout=self.timeout,
+                        verify=self.verify,
+                    )
             except requests.exceptions.SSLError as exc:
                 self.stats.record(kind, errors=1, seconds=time.monotonic() - t0)
                 raise TransportError(
@@ -319,8 +339,26 @@ class AtlasClient:
                     continue
             self.stats.record(kind, errors=1)
             err = self._http_error(method, path, resp, attempt)
-            err.retried_after_ambiguous = ambiguous  # type: ignore[attr-defined]
+            err.retried_after_ambiguous = ambiguous
             raise err
+
+    def call(
+        self,
+        kind: str,
+        method: str,
+        path: str,
+        *,
+        params: Sequence[tuple[str, str]] | None = None,
+        body: Any = None,
+        idempotent: bool = True,
+        not_found_ok: bool = False,
+    ) -> Any:
+        """One API call under ``/api/atlas`` (``path`` like ``/v2/glossary``) with this client's retries,
+        error mapping and counters (under ``kind``): for the calls with no method of their own
+        (:mod:`atlas_sync.atlas.metadata`, :mod:`atlas_sync.atlas.glossary`)."""
+        return self._call(
+            kind, method, path, params=params, body=body, idempotent=idempotent, not_found_ok=not_found_ok
+        )
 
     def _sleep(self, kind: str, seconds: float) -> None:
         self.stats.record(kind, seconds=seconds)
@@ -455,7 +493,7 @@ class AtlasClient:
         try:
             return self._call("typedef_write", "POST", "/v2/types/typedefs", body=body) or {}
         except ConflictError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
             out: dict[str, Any] = {key: [] for key in TYPEDEF_LISTS}
             for key in TYPEDEF_LISTS:
@@ -478,7 +516,7 @@ class AtlasClient:
         try:
             self._call("typedef_write", "DELETE", "/v2/types/typedefs", body=body)
         except NotFoundError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
 
     def delete_typedef_by_name(self, name: str) -> None:
@@ -486,7 +524,7 @@ class AtlasClient:
         try:
             self._call("typedef_write", "DELETE", f"/v2/types/typedef/name/{quote(name, safe='')}")
         except NotFoundError as exc:
-            if not getattr(exc, "retried_after_ambiguous", False):
+            if not exc.retried_after_ambiguous:
                 raise
 
     # ------------------------------------------------------------------ entity writes

@@ -65,6 +65,9 @@ class AtlasError(AtlasSyncError):
         self.body = body  # parsed error body (Atlas error JSON), for callers that need errorCause
         # Set by batch operations that failed part-way: what was already applied (a MutationResult).
         self.partial: Any = None
+        # Set by the client: an earlier attempt of this request may have been applied (its answer was
+        # lost, it timed out or got a 5xx), so a 409/404 now may be that attempt's doing.
+        self.retried_after_ambiguous = False
 
     # Atlas's own spelling, for callers used to the REST body.
     @property

@@ -30,12 +30,19 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
+from atlas_sync.atlas.client import AtlasClient
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.atlas.mutation import MutationResult, is_placeholder
+from atlas_sync.atlas.retry import RetryPolicy
+from atlas_sync.atlas.stats import ClientStats
 from atlas_sync.errors import AtlasSyncError, ConfigError
+
+if TYPE_CHECKING:
+    from atlas_sync.atlas.interface import AtlasApi
 
 log = logging.getLogger("atlas_sync.atlas.hook")
 
@@ -250,31 +257,37 @@ class Queued:
 class AtlasHookClient:
     """An Atlas client whose entity writes go to ``ATLAS_HOOK``; every other call goes to ``rest``.
 
-    The reconcile layer uses it as it uses :class:`~atlas_sync.atlas.AtlasClient`. Writes return a
-    :class:`~atlas_sync.atlas.MutationResult` with no guid assignments (Atlas assigns guids later, when it
-    consumes the messages); ``requests`` counts the messages queued.
+    The reconcile layer uses it as it uses :class:`~atlas_sync.atlas.AtlasClient` (both are
+    :class:`~atlas_sync.atlas.interface.AtlasApi`). Writes return a :class:`~atlas_sync.atlas.MutationResult`
+    with no guid assignments (Atlas assigns guids later, when it consumes the messages); ``requests``
+    counts the messages queued. What differs from REST is in :attr:`capabilities`: writes are queued, and
+    there is no purge and no relationship write. Metadata calls (classifications, labels, terms, business
+    attributes), typedef writes and single-attribute updates go through REST.
     """
 
-    # writes reach Atlas when it consumes the messages, one at a time: nothing to read back or settle
-    writes_are_queued = True
-
-    #: the relationship repair of reconcile/apply.py is a REST write: not done on this path
-    create_relationship = None
-
-    def __init__(self, rest: Any, producer: HookProducer, *, user: str | None = None) -> None:
+    def __init__(self, rest: AtlasClient, producer: HookProducer, *, user: str | None = None) -> None:
         self.rest = rest
         self.producer = producer
-        self.user = user or producer.config.user or getattr(rest, "username", None) or "atlas-sync"
+        self.user = user or producer.config.user or rest.username or "atlas-sync"
         self.queued = Queued()
-        self.target = f"{getattr(rest, 'target', rest)}, writes to Kafka topic {producer.config.topic}"
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.rest, name)
+        self.target = f"{rest.target}, writes to Kafka topic {producer.config.topic}"
 
     def __repr__(self) -> str:
         return f"AtlasHookClient({self.target!r})"
 
-    def upsert_entities(self, entities: list[dict[str, Any]], **_kw: Any) -> MutationResult:
+    @property
+    def capabilities(self) -> Capabilities:
+        return replace(
+            self.rest.capabilities,
+            hook_transport=True,
+            queued_writes=True,
+            relationship_writes=False,
+            purge=False,
+        )
+
+    # ------------------------------------------------------------------ entity writes: hook messages
+
+    def upsert_entities(self, entities: Sequence[dict[str, Any]], **_kw: Any) -> MutationResult:
         messages = entity_messages(entities, self.user, max_bytes=self.producer.config.max_message_bytes)
         sent = self.producer.send(messages)
         created = sum(1 for e in entities if is_placeholder(e.get("guid")))
@@ -307,6 +320,98 @@ class AtlasHookClient:
             hint="purge through REST (--write-path rest), or leave the entities soft-deleted",
         )
 
+    def create_relationship(self, body: dict[str, Any]) -> dict[str, Any]:
+        # the relationship repair of reconcile is a REST write (capabilities.relationship_writes)
+        raise AtlasSyncError(
+            "a relationship write has no Atlas hook message",
+            hint="write through REST (--write-path rest)",
+        )
+
+    # ------------------------------------------------------------------ everything else: REST
+
+    @property
+    def stats(self) -> ClientStats:
+        return self.rest.stats
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self.rest.retry
+
+    def note_one_type_per_search(self) -> None:
+        self.rest.note_one_type_per_search()
+
+    def server_time_ms(self) -> int:
+        return self.rest.server_time_ms()
+
+    def call(self, kind: str, method: str, path: str, **kw: Any) -> Any:
+        return self.rest.call(kind, method, path, **kw)
+
+    def status(self) -> str:
+        return self.rest.status()
+
+    def version(self) -> dict[str, Any]:
+        return self.rest.version()
+
+    def get_typedefs(
+        self, type_: str | None = None, name: str | None = None, supertype: str | None = None
+    ) -> dict[str, Any]:
+        return self.rest.get_typedefs(type_, name, supertype)
+
+    def get_typedef_headers(self) -> list[dict[str, Any]]:
+        return self.rest.get_typedef_headers()
+
+    def get_typedef_by_name(self, name: str) -> dict[str, Any] | None:
+        return self.rest.get_typedef_by_name(name)
+
+    def create_typedefs(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.rest.create_typedefs(body)
+
+    def update_typedefs(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.rest.update_typedefs(body)
+
+    def delete_typedefs(self, body: dict[str, Any]) -> None:
+        self.rest.delete_typedefs(body)
+
+    def delete_typedef_by_name(self, name: str) -> None:
+        self.rest.delete_typedef_by_name(name)
+
+    def set_entity_attribute(self, guid: str, name: str, value: Any) -> MutationResult:
+        return self.rest.set_entity_attribute(guid, name, value)
+
+    def get_entity(self, guid: str, **kw: Any) -> dict[str, Any] | None:
+        return self.rest.get_entity(guid, **kw)
+
+    def get_entity_by_unique(self, type_name: str, qualified_name: str, **kw: Any) -> dict[str, Any] | None:
+        return self.rest.get_entity_by_unique(type_name, qualified_name, **kw)
+
+    def get_entities(self, guids: Iterable[str], **kw: Any) -> list[dict[str, Any]]:
+        return self.rest.get_entities(guids, **kw)
+
+    def get_entities_by_unique(
+        self, type_name: str, qualified_names: Iterable[str], **kw: Any
+    ) -> list[dict[str, Any]]:
+        return self.rest.get_entities_by_unique(type_name, qualified_names, **kw)
+
+    def get_relationship(self, guid: str) -> dict[str, Any]:
+        return self.rest.get_relationship(guid)
+
+    def search_basic(self, type_name: str, **kw: Any) -> Iterator[dict[str, Any]]:
+        return self.rest.search_basic(type_name, **kw)
+
+    def search_count(self, type_name: str, **kw: Any) -> int | None:
+        return self.rest.search_count(type_name, **kw)
+
+    def search_newest(self, type_name: str, **kw: Any) -> tuple[int | None, int | None]:
+        return self.rest.search_newest(type_name, **kw)
+
+    def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> dict[str, Any]:
+        return self.rest.lineage(guid, direction, depth)
+
+    def lineage_by_unique(
+        self, type_name: str, qualified_name: str, direction: str = "BOTH", depth: int = 3
+    ) -> dict[str, Any]:
+        return self.rest.lineage_by_unique(type_name, qualified_name, direction, depth)
+
 
 def wait_until(
     pending: Callable[[], int],
@@ -328,3 +433,9 @@ def wait_until(
         if left == 0 or elapsed >= timeout:
             return left
         time.sleep(min(interval, max(0.0, timeout - elapsed)))
+
+
+if TYPE_CHECKING:  # mypy checks that both clients are what the layers above are written against
+
+    def _both_are_atlas_apis(rest: AtlasClient, hook: AtlasHookClient) -> list[AtlasApi]:
+        return [rest, hook]

@@ -1,5 +1,5 @@
 """Atlas's calls for an entity's classifications, labels, business attributes and glossary term
-assignments (``EntityREST`` and ``GlossaryREST``, Atlas 2.1+), as functions over :class:`AtlasClient`.
+assignments (``EntityREST`` and ``GlossaryREST``, Atlas 2.1+), as functions over an :class:`~atlas_sync.atlas.interface.AtlasApi`.
 
 Counted under the ``metadata_write`` / ``metadata_read`` call kinds. Writes that add are not retried
 after an answer that may have been lost (a second add of a classification is refused by Atlas).
@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from atlas_sync.atlas.client import AtlasClient
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.atlas.interface import AtlasApi
 
 TERM_TYPE = "AtlasGlossaryTerm"
 WRITE = "metadata_write"
@@ -22,9 +22,9 @@ def _guid_path(guid: str, tail: str) -> str:
     return f"/v2/entity/guid/{quote(guid, safe='')}/{tail}"
 
 
-def classify(client: AtlasClient, classification: Mapping[str, Any], guids: list[str]) -> None:
+def classify(client: AtlasApi, classification: Mapping[str, Any], guids: list[str]) -> None:
     """Add one classification to many entities (POST ``/v2/entity/bulk/classification``)."""
-    client._call(
+    client.call(
         WRITE,
         "POST",
         "/v2/entity/bulk/classification",
@@ -33,32 +33,32 @@ def classify(client: AtlasClient, classification: Mapping[str, Any], guids: list
     )
 
 
-def update_classifications(client: AtlasClient, guid: str, classifications: list[dict[str, Any]]) -> None:
+def update_classifications(client: AtlasApi, guid: str, classifications: list[dict[str, Any]]) -> None:
     """Change the attributes / ``propagate`` of classifications the entity has (PUT ``.../classifications``)."""
-    client._call(WRITE, "PUT", _guid_path(guid, "classifications"), body=classifications)
+    client.call(WRITE, "PUT", _guid_path(guid, "classifications"), body=classifications)
 
 
-def declassify(client: AtlasClient, guid: str, name: str) -> None:
+def declassify(client: AtlasApi, guid: str, name: str) -> None:
     """Remove the entity's own classification ``name`` (DELETE ``.../classification/{name}``); what
     it propagated goes with it. Already gone counts as done."""
-    client._call(
+    client.call(
         WRITE, "DELETE", _guid_path(guid, f"classification/{quote(name, safe='')}"), not_found_ok=True
     )
 
 
-def add_labels(client: AtlasClient, guid: str, labels: list[str]) -> None:
+def add_labels(client: AtlasApi, guid: str, labels: list[str]) -> None:
     """Add labels, keeping the others (PUT ``.../labels``)."""
-    client._call(WRITE, "PUT", _guid_path(guid, "labels"), body=sorted(labels))
+    client.call(WRITE, "PUT", _guid_path(guid, "labels"), body=sorted(labels))
 
 
-def remove_labels(client: AtlasClient, guid: str, labels: list[str]) -> None:
+def remove_labels(client: AtlasApi, guid: str, labels: list[str]) -> None:
     """Remove these labels only (DELETE ``.../labels``)."""
-    client._call(WRITE, "DELETE", _guid_path(guid, "labels"), body=sorted(labels))
+    client.call(WRITE, "DELETE", _guid_path(guid, "labels"), body=sorted(labels))
 
 
-def set_business(client: AtlasClient, guid: str, values: Mapping[str, Mapping[str, Any]]) -> None:
+def set_business(client: AtlasApi, guid: str, values: Mapping[str, Mapping[str, Any]]) -> None:
     """Set business attributes, keeping the others (POST ``.../businessmetadata?isOverwrite=false``)."""
-    client._call(
+    client.call(
         WRITE,
         "POST",
         _guid_path(guid, "businessmetadata"),
@@ -67,15 +67,15 @@ def set_business(client: AtlasClient, guid: str, values: Mapping[str, Mapping[st
     )
 
 
-def remove_business(client: AtlasClient, guid: str, attributes: Mapping[str, Iterable[str]]) -> None:
+def remove_business(client: AtlasApi, guid: str, attributes: Mapping[str, Iterable[str]]) -> None:
     """Remove these business attributes only (DELETE ``.../businessmetadata``; values are ignored)."""
     body = {bm: dict.fromkeys(attrs) for bm, attrs in attributes.items()}
-    client._call(WRITE, "DELETE", _guid_path(guid, "businessmetadata"), body=body)
+    client.call(WRITE, "DELETE", _guid_path(guid, "businessmetadata"), body=body)
 
 
-def assign_term(client: AtlasClient, term_guid: str, guids: list[str]) -> None:
+def assign_term(client: AtlasApi, term_guid: str, guids: list[str]) -> None:
     """Assign a glossary term to entities (POST ``/v2/glossary/terms/{guid}/assignedEntities``)."""
-    client._call(
+    client.call(
         WRITE,
         "POST",
         f"/v2/glossary/terms/{quote(term_guid, safe='')}/assignedEntities",
@@ -84,10 +84,10 @@ def assign_term(client: AtlasClient, term_guid: str, guids: list[str]) -> None:
     )
 
 
-def unassign_term(client: AtlasClient, term_guid: str, assignments: list[tuple[str, str | None]]) -> None:
+def unassign_term(client: AtlasApi, term_guid: str, assignments: list[tuple[str, str | None]]) -> None:
     """Remove a term's assignments (DELETE ``/v2/glossary/terms/{guid}/assignedEntities``): each an
     entity guid and the assignment's relationship guid, which Atlas needs to find it."""
-    client._call(
+    client.call(
         WRITE,
         "DELETE",
         f"/v2/glossary/terms/{quote(term_guid, safe='')}/assignedEntities",
@@ -95,7 +95,7 @@ def unassign_term(client: AtlasClient, term_guid: str, assignments: list[tuple[s
     )
 
 
-def term_guids(client: AtlasClient, qualified_names: Iterable[str]) -> dict[str, str]:
+def term_guids(client: AtlasApi, qualified_names: Iterable[str]) -> dict[str, str]:
     """Guids of glossary terms by qualifiedName (``term@glossary``), read in bulk by unique attribute;
     a term Atlas lacks is absent from the answer."""
     names = sorted(set(qualified_names))

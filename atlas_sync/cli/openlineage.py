@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +23,9 @@ from atlas_sync.cli.common import (
 from atlas_sync.cli.write_path import wrap_client, write_path_options
 from atlas_sync.errors import ConfigError
 from atlas_sync.wording import counted
+
+if TYPE_CHECKING:
+    from atlas_sync.atlas.client import AtlasClient
 
 
 @dataclass
@@ -321,7 +325,7 @@ def serve_cmd(
         sync,
         config,
         probe=_atlas_probe(client, not_atlas),
-        atlas_stats=lambda: getattr(client, "stats", None),
+        atlas_stats=lambda: client.stats,
     )
     try:
         server = serve(
@@ -363,7 +367,7 @@ def serve_cmd(
     )
 
 
-def _atlas_probe(client: Any, not_atlas: list[Exception] | None = None) -> Any:
+def _atlas_probe(client: AtlasClient, not_atlas: list[Exception] | None = None) -> Callable[[], None]:
     """``GET /api/atlas/admin/status`` once, without the client's retries (GET /ready must tell
     at once that Atlas is down), ACTIVE or it raises; an answer that is no Atlas's is also kept in
     ``not_atlas``."""
@@ -372,8 +376,6 @@ def _atlas_probe(client: Any, not_atlas: list[Exception] | None = None) -> Any:
     from atlas_sync.atlas import NotAtlasError
     from atlas_sync.atlas.retry import RetryPolicy
 
-    if not hasattr(client, "status"):
-        return None
     probe = copy.copy(client)
     probe.retry = RetryPolicy.none()
     probe.timeout = (2.0, 5.0)
@@ -391,14 +393,12 @@ def _atlas_probe(client: Any, not_atlas: list[Exception] | None = None) -> Any:
     return check
 
 
-def _refuse_no_atlas(client: Any) -> None:
+def _refuse_no_atlas(client: AtlasClient) -> None:
     """One probe at start: a URL that answers but is no Atlas is an error now, not at the first
     event; Atlas down for now is a warning (the worker waits for it)."""
     from atlas_sync.atlas import AtlasError, NotAtlasError
 
     probe = _atlas_probe(client)
-    if probe is None:
-        return
     try:
         probe()
     except NotAtlasError:
@@ -497,8 +497,12 @@ def consume_cmd(
     """
     long_running_process()
     from atlas_sync.api import Publisher
-    from atlas_sync.inputs import load_client_properties
-    from atlas_sync.openlineage_server.consumer import ConsumerConfig, KafkaLineageConsumer, serve_metrics
+    from atlas_sync.config import load_client_properties
+    from atlas_sync.openlineage_server.consumer import (
+        ConsumerConfig,
+        KafkaLineageConsumer,
+        serve_metrics,
+    )
 
     settings = publishing.settings()
     types = publishing.types()
@@ -520,7 +524,8 @@ def consume_cmd(
         stats_interval=stats_interval,
         startup_timeout=startup_timeout or None,
     )
-    client = wrap_client(client_from_options(settings=settings))
+    rest = client_from_options(settings=settings)
+    client = wrap_client(rest)
     publisher = Publisher.from_settings(client, settings)
 
     def sync(graph: Any, job: str) -> Any:
@@ -532,8 +537,8 @@ def consume_cmd(
             publisher.forget_types()
             raise
 
-    _refuse_no_atlas(client)
-    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: getattr(client, "stats", None))
+    _refuse_no_atlas(rest)  # (the hook client reads through it too)
+    worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: client.stats)
 
     def on_signal(signum: int, frame: Any) -> None:
         worker.stop()

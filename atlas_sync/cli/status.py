@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from atlas_sync.cli.common import client_from_options, connection_options, echo_json
 from atlas_sync.errors import AtlasSyncError
 
+if TYPE_CHECKING:
+    from atlas_sync.atlas.client import AtlasClient
 
-def gather_status(client: Any) -> dict[str, Any]:
+
+def gather_status(client: AtlasClient) -> dict[str, Any]:
     """Target, service state, version and typedef counts per category of the client's Atlas."""
     state = client.status()  # needs no credentials: tells "down" apart from "wrong password"
     version = client.version()

@@ -452,7 +452,8 @@ _PARALLEL = click.option(
     "--parallel",
     type=click.IntRange(min=1),
     metavar="N",
-    help="write batches in flight at most, to overlap Atlas's latency: a batch waits for every batch in flight "
+    help="requests in flight against Atlas at most, reads and writes, to overlap Atlas's latency; of the "
+    "write batches, a batch waits for every batch in flight "
     "or before it that writes or refers to one of its entities (Atlas on JanusGraph times out on locks "
     "otherwise), and one at a time runs once Atlas signals lock contention. The default 2 was measured "
     "without a lock timeout on a real Atlas 2.1 [env ATLAS_SYNC_PARALLEL; default 2]",
@@ -540,7 +541,9 @@ def sync_cmd(
                 on_read=lambda problems: _report(problems, True, allow_partial),
                 **common,
             )
-    queued = getattr(pub.client, "queued", None)  # the atlas-hook write path
+    from atlas_sync.atlas.hook import AtlasHookClient
+
+    queued = pub.client.queued if isinstance(pub.client, AtlasHookClient) else None
     left = None
     if queued is not None and result.applied:
         if graph is None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from atlas_sync.cli.common import stderr
 from atlas_sync.wording import counted
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from atlas_sync.atlas.client import AtlasClient
+    from atlas_sync.atlas.interface import AtlasApi
 
 _META_KEY = "atlas_sync.write_path"
 
@@ -66,7 +72,7 @@ def write_path_state(ctx: click.Context | None = None) -> dict[str, Any]:
     return dict(ctx.meta.get(_META_KEY, {})) if ctx is not None else {}
 
 
-def wrap_client(client: Any, ctx: click.Context | None = None) -> Any:
+def wrap_client(client: AtlasClient, ctx: click.Context | None = None) -> AtlasApi:
     """``client`` itself (REST), or an :class:`~atlas_sync.atlas.hook.AtlasHookClient` around it."""
     state = write_path_state(ctx)
     if state.get("write_path", "rest") != "atlas-hook":
@@ -75,8 +81,7 @@ def wrap_client(client: Any, ctx: click.Context | None = None) -> Any:
                 "--wait goes with --write-path atlas-hook (REST writes are visible at once)"
             )
         return client
-    from atlas_sync.atlas.hook import DEFAULT_TOPIC, AtlasHookClient, HookConfig, HookProducer
-    from atlas_sync.inputs import load_client_properties
+    from atlas_sync.factory import hook_client
 
     servers = state.get("hook_bootstrap_servers")
     if not servers:
@@ -84,18 +89,13 @@ def wrap_client(client: Any, ctx: click.Context | None = None) -> Any:
             "--write-path atlas-hook needs --hook-bootstrap-servers (or env ATLAS_HOOK_BOOTSTRAP_SERVERS): "
             "the Kafka brokers Atlas reads ATLAS_HOOK from (atlas.kafka.bootstrap.servers)"
         )
-    config = HookConfig(
-        bootstrap_servers=servers,
-        topic=state.get("hook_topic") or DEFAULT_TOPIC,
-        kafka_config=load_client_properties(state["hook_kafka_config"])
-        if state.get("hook_kafka_config")
-        else {},
+    return hook_client(
+        client, servers, topic=state.get("hook_topic"), kafka_config=state.get("hook_kafka_config")
     )
-    return AtlasHookClient(client, HookProducer(config))
 
 
 def wait_for_atlas(
-    client: Any, pending: Any, ctx: click.Context | None = None, *, quiet: bool = False
+    client: AtlasApi, pending: Callable[[], int], ctx: click.Context | None = None, *, quiet: bool = False
 ) -> int | None:
     """After an atlas-hook apply with ``--wait``: poll ``pending()`` until 0 or the time is up.
 

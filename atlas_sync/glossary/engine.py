@@ -25,7 +25,7 @@ from atlas_sync.glossary.spec import RELATIONS, CategorySpec, GlossaryFile, Glos
 from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
-    from atlas_sync.atlas.client import AtlasClient
+    from atlas_sync.atlas.interface import AtlasApi
 
 OWNER_KEY = "atlas-sync.owner"
 ID_KEY = "atlas-sync.id"
@@ -231,7 +231,7 @@ def _edge_fields(edge: Edge, me: TermKey) -> list[tuple[str, TermKey]]:
 
 
 # ---------------------------------------------------------------------------------------------- plan
-def plan_glossary(client: AtlasClient, spec: GlossaryFile, *, force: bool = False) -> GlossaryPlan:
+def plan_glossary(client: AtlasApi, spec: GlossaryFile, *, force: bool = False) -> GlossaryPlan:
     """Read what Atlas holds and diff the file against it; writes nothing."""
     before = client.stats["glossary_read"].requests
     listed = api.list_glossaries(client)
@@ -448,7 +448,7 @@ def _cat_id(g: GlossarySpec, name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- apply
-def apply_glossary(client: AtlasClient, plan: GlossaryPlan) -> GlossaryResult:
+def apply_glossary(client: AtlasApi, plan: GlossaryPlan) -> GlossaryResult:
     """Write what the plan says, in dependency order. Refuses blocked deletes before any write."""
     if plan.blocked:
         first = plan.blocked[0]
@@ -498,7 +498,7 @@ def _change(plan: GlossaryPlan, kind: str, label: str) -> Change:
 
 
 def _apply_categories(
-    client: AtlasClient, plan: GlossaryPlan, g_guid: dict[str, str], c_guid: dict[tuple[str, str], str]
+    client: AtlasApi, plan: GlossaryPlan, g_guid: dict[str, str], c_guid: dict[tuple[str, str], str]
 ) -> None:
     owner = plan.spec.owner
 
@@ -538,7 +538,7 @@ def _apply_categories(
 
 
 def _apply_terms(
-    client: AtlasClient,
+    client: AtlasApi,
     plan: GlossaryPlan,
     g_guid: dict[str, str],
     c_guid: dict[tuple[str, str], str],
@@ -614,7 +614,7 @@ def _apply_terms(
             todo -= mine
 
 
-def _apply_deletes(client: AtlasClient, plan: GlossaryPlan) -> None:
+def _apply_deletes(client: AtlasApi, plan: GlossaryPlan) -> None:
     owner = plan.spec.owner
     for g in plan.spec.glossaries:
         server = plan.servers[g.id]
@@ -632,7 +632,7 @@ def _apply_deletes(client: AtlasClient, plan: GlossaryPlan) -> None:
         _delete_whole(client, server, plan.force)
 
 
-def _delete_term(client: AtlasClient, term: dict[str, Any], force: bool) -> None:
+def _delete_term(client: AtlasApi, term: dict[str, Any], force: bool) -> None:
     assigned = term.get("assignedEntities") or []
     if assigned:
         if not force:
@@ -643,7 +643,7 @@ def _delete_term(client: AtlasClient, term: dict[str, Any], force: bool) -> None
     api.delete_term(client, term["guid"])
 
 
-def _delete_whole(client: AtlasClient, server: _Server, force: bool) -> None:
+def _delete_whole(client: AtlasApi, server: _Server, force: bool) -> None:
     assert server.glossary is not None
     for t in server.terms:
         if t.get("assignedEntities"):
@@ -671,7 +671,7 @@ class TeardownResult:
         return {"deleted": self.deleted, "absent": self.absent, "unassigned": self.unassigned}
 
 
-def teardown_glossary(client: AtlasClient, spec: GlossaryFile, *, force: bool = False) -> TeardownResult:
+def teardown_glossary(client: AtlasApi, spec: GlossaryFile, *, force: bool = False) -> TeardownResult:
     """Delete the glossaries this file created (with their terms and categories), nothing else.
 
     Checked before any write: a term still assigned to entities, or a term or category someone else added

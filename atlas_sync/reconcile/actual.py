@@ -7,7 +7,6 @@ entities that may be deleted). DELETED entities are ignored.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import itertools
@@ -17,9 +16,10 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.bookkeeping import OWNER_ATTRIBUTE, Bookkeeping
 from atlas_sync.reconcile.interleave import interleave
 from atlas_sync.render.native import DOMAIN_LABEL, JOB_LABEL, label_for
@@ -32,10 +32,7 @@ UNKNOWN_TYPE = "ATLAS-400-00-014"  # "Type ENTITY with name ... does not exist"
 SCOPE_PAGE = 10_000  # atlas.search.maxlimit's default: the largest page Atlas gives
 
 
-class ScopeClient(Protocol):
-    def search_basic(self, type_name: str, **kw: Any) -> Iterable[dict[str, Any]]: ...
-
-    def get_entities(self, guids: list[str], **kw: Any) -> list[dict[str, Any]]: ...
+ScopeClient = AtlasApi  # (the listing's client)
 
 
 @dataclass
@@ -98,7 +95,7 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
     make a listing quadratic (a real Atlas 2.1.0 listed 12,500 entities in 10.3 s with pages of
     1,000, in 3.8 s with pages of 10,000)."""
     search.setdefault("page_size", SCOPE_PAGE)
-    if len(root_types) > 1 and not getattr(client, "_one_type_per_search", False):
+    if len(root_types) > 1 and client.capabilities.joined_type_search:
         given = False
         try:
             for h in client.search_basic(",".join(root_types), **search):
@@ -108,8 +105,7 @@ def search_roots(client: ScopeClient, root_types: list[str], **search: Any) -> I
         except BadRequestError as exc:
             if given or exc.error_code != "ATLAS-400-00-00A":
                 raise
-        with contextlib.suppress(AttributeError):
-            client._one_type_per_search = True  # type: ignore[attr-defined]
+        client.note_one_type_per_search()
     # one search per type, several at once (the server answers them faster together)
     yield from interleave([functools.partial(client.search_basic, t, **search) for t in root_types])
 
@@ -197,7 +193,7 @@ LOOKUP_THREADS = 4
 
 
 def lookup_headers(
-    client: Any,
+    client: AtlasApi,
     keys: Iterable[Key],
     domain: str,
     *,
@@ -331,7 +327,7 @@ def created_by_others(
 
 
 def count_scope(
-    client: Any,
+    client: AtlasApi,
     root_types: list[str],
     domain: str,
     *,
@@ -505,7 +501,7 @@ def reference_attributes(desired_refs: Iterable[Iterable[str]]) -> set[str]:
 
 
 def read_entities(
-    client: Any, guids: list[str], by_guid: Mapping[str, Key], ref_attrs: set[str]
+    client: AtlasApi, guids: list[str], by_guid: Mapping[str, Key], ref_attrs: set[str]
 ) -> dict[Key, ActualEntity]:
     """Read ACTIVE entities in bulk, normalised; the one read path of plans and plan checks.
 

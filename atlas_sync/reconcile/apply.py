@@ -19,21 +19,16 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from atlas_sync.atlas.errors import NotFoundError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.render.renderer import DesiredEntity
 
-
-class ApplyClient(Protocol):
-    def upsert_entities(self, entities: list[dict[str, Any]], **kw: Any) -> Any: ...
-
-    def delete_entities(self, guids: list[str]) -> Any: ...
-
-    def purge_entities(self, guids: list[str]) -> Any: ...
+ApplyClient = AtlasApi
 
 
 @dataclass
@@ -358,10 +353,10 @@ def write_batch(
             gone |= stale
             for k in stale:
                 del batcher.known[k]
-    ga = _assignments(res)
+    ga = res.guid_assignments
     assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
     batcher.known.update(assigned)
-    requests = int(getattr(res, "requests", 1) or 1)
+    requests = res.requests
     requests += _relink(client, batch.desired, batch.items, batcher.known)
     return BatchOutcome(assigned, requests + failed, gone)
 
@@ -414,15 +409,6 @@ class _Batcher:
         if key in self.known:
             return {"guid": self.known[key]}
         return {"typeName": key[0], "uniqueAttributes": {"qualifiedName": key[1]}}
-
-
-def _assignments(result: Any) -> dict[str, str]:
-    if result is None:
-        return {}
-    ga = getattr(result, "guid_assignments", None)
-    if ga is None and isinstance(result, dict):
-        ga = result.get("guidAssignments")
-    return dict(ga or {})
 
 
 def apply_plan(
@@ -481,7 +467,7 @@ def apply_plan(
         for tier in sorted({d.tier for d in deletes}):
             guids = [d.guid for d in deletes if d.tier == tier and d.guid]
             res = client.delete_entities(guids)
-            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.requests += res.requests
             result.deleted += len(guids)
             done += len(guids)
             if progress:
@@ -489,14 +475,14 @@ def apply_plan(
         if purge:
             guids = [d.guid for d in deletes if d.guid]
             res = client.purge_entities(guids)
-            result.requests += int(getattr(res, "requests", 1) or 1)
+            result.requests += res.requests
             result.purged += len(guids)
     result.guids = known
     return result
 
 
 def _relink(
-    client: Any, desired: Mapping[Key, DesiredEntity], writes: list[PlanItem], known: Mapping[Key, str]
+    client: AtlasApi, desired: Mapping[Key, DesiredEntity], writes: list[PlanItem], known: Mapping[Key, str]
 ) -> int:
     """Bring back references that Atlas 2.4.0 left DELETED after an update; returns the requests made.
 
@@ -504,13 +490,12 @@ def _relink(
     relationship instead of making a new one, so the reference never comes back (docs/real-atlas-
     differences.md RA-04) and every later plan would repeat the update. Updated entities whose reference
     lists changed are read back once; each wanted reference that has only a DELETED relationship gets a new
-    one through ``client.create_relationship`` (POST /v2/relationship). Clients without that method skip this.
+    one through ``client.create_relationship`` (POST /v2/relationship). A client without relationship
+    writes (the hook write path) skips this.
     """
-    create = getattr(client, "create_relationship", None)
-    read = getattr(client, "get_entities", None)
-    get_def = getattr(client, "get_typedef_by_name", None)
-    if create is None or read is None or get_def is None:
+    if not client.capabilities.relationship_writes:
         return 0
+    create, read, get_def = client.create_relationship, client.get_entities, client.get_typedef_by_name
     todo: dict[str, tuple[DesiredEntity, list[str]]] = {}
     for it in writes:
         if it.action != "update" or not it.guid:

@@ -16,8 +16,8 @@ full of those entities, for their referrers; the domain's size only when there a
 from __future__ import annotations
 
 from collections.abc import Collection, Set
-from typing import Any
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import ActualEntity, Key, fingerprint, to_actual
 from atlas_sync.reconcile.bookkeeping import OWNER_ATTRIBUTE, Bookkeeping, entity_key
 from atlas_sync.reconcile.holdings import JobHoldings
@@ -73,7 +73,7 @@ def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: 
 
 
 def deletes(
-    client: Any,
+    client: AtlasApi,
     spool: Spool,
     holdings: JobHoldings,
     plan: Plan,
@@ -131,7 +131,7 @@ def deletes(
 
 
 def _stale(
-    client: Any,
+    client: AtlasApi,
     spool: Spool,
     job: str,
     process_types: set[str],
@@ -191,7 +191,7 @@ def _still_used(
     return False
 
 
-def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: str) -> dict[str, str]:
+def heirs(client: AtlasApi, kept: list[tuple[str, str, set[str]]], job: str, domain: str) -> dict[str, str]:
     """The job each of ``kept`` passes to when ``job`` goes (guid -> job): the first, by name, of the
     other jobs of ``domain`` that created what refers to it (read once, by guid); an entity kept only
     by other kept ones (a dataset by its columns) passes to the first of all those jobs. Nothing for
@@ -217,7 +217,7 @@ def heirs(client: Any, kept: list[tuple[str, str, set[str]]], job: str, domain: 
     return out
 
 
-def hand_over(client: Any, handover: dict[str, str], domain: str, bookkeeping: Bookkeeping) -> int:
+def hand_over(client: AtlasApi, handover: dict[str, str], domain: str, bookkeeping: Bookkeeping) -> int:
     """Write each entity's new owning job (``atlasSyncJob``, and the key of the domain and that job,
     where the server's types have it): two partial updates an entity (no other attribute is
     written). Returns the number of requests."""

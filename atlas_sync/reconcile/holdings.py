@@ -22,9 +22,9 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
 
 from atlas_sync.atlas.errors import ConflictError, NotFoundError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import (
     NAMES_PER_SEARCH,
     ActualEntity,
@@ -67,7 +67,7 @@ class JobHoldings:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         profile: Profile,
         domain: str,
         job: str,
@@ -402,8 +402,7 @@ class JobHoldings:
         names where the window holds more than the job (a job synced just after a big one)."""
         if not self.finds_copies:
             return None
-        clock = getattr(self.client, "server_time_ms", None)
-        now = clock() if callable(clock) else int(time.time() * 1000)
+        now = self.client.server_time_ms()
         since = 0 if self.refresh else now - int((time.monotonic() - self._started) * 1000) - COPY_WINDOW_MS
         search = functools.partial(
             created_by_others,

@@ -8,17 +8,10 @@ bounded: at most ``buffer`` items wait between the readers and the consumer.
 
 from __future__ import annotations
 
-import queue
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-_DONE = object()
-
-
-class _Failed:
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
+from atlas_sync.atlas.concurrency import Feed
 
 
 def interleave(
@@ -31,53 +24,8 @@ def interleave(
         for source in sources:
             yield from source()
         return
-    items: queue.Queue[Any] = queue.Queue(maxsize=buffer)
-    stop = threading.Event()
-    todo: queue.SimpleQueue[Callable[[], Iterable[Any]]] = queue.SimpleQueue()
-    for source in sources:
-        todo.put(source)
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                items.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            while not stop.is_set():
-                try:
-                    source = todo.get_nowait()
-                except queue.Empty:
-                    return
-                for item in source():
-                    if not put(item):
-                        return
-        except BaseException as exc:  # noqa: BLE001 - raised on the consumer's thread
-            put(_Failed(exc))
-        finally:
-            put(_DONE)
-
-    threads = [
-        threading.Thread(target=read, name=f"atlas-sync-list-{i}", daemon=True)
-        for i in range(min(workers, len(sources)))
-    ]
-    for t in threads:
-        t.start()
-    running = len(threads)
+    feed = Feed(sources, workers=workers, buffer=buffer, name="atlas-sync-list")
     try:
-        while running:
-            item = items.get()
-            if item is _DONE:
-                running -= 1
-            elif isinstance(item, _Failed):
-                raise item.exc
-            else:
-                yield item
+        yield from feed.items()
     finally:
-        stop.set()
-        for t in threads:
-            t.join()
+        feed.close()

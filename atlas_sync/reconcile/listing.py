@@ -8,17 +8,15 @@ which keeps memory bounded on huge domains.
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
+from atlas_sync.atlas.concurrency import Feed
 from atlas_sync.reconcile.actual import ActualHeader
 
 # type, qualifiedName, guid, owner, stored digest, whether it carries its owner's job key
 Row = tuple[str, str, str, str | None, str | None]
 PAGE = 1_000
 AHEAD = 20
-_DONE = object()
 
 
 class BackgroundListing:
@@ -26,56 +24,31 @@ class BackgroundListing:
     over as rows, in pages, on the caller's thread, and re-raises what the listing raised."""
 
     def __init__(self, produce: Callable[[], Iterable[ActualHeader]]) -> None:
-        self._pages: queue.Queue[object] = queue.Queue(maxsize=AHEAD)
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
+        self._feed = Feed([lambda: _pages(produce())], buffer=AHEAD, name="atlas-sync-listing")
         self.done = False
-        self._thread = threading.Thread(
-            target=self._work, args=(produce,), name="atlas-sync-listing", daemon=True
-        )
-        self._thread.start()
-
-    def _put(self, item: object) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._pages.put(item, timeout=0.2)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _work(self, produce: Callable[[], Iterable[ActualHeader]]) -> None:
-        try:
-            page: list[Row] = []
-            for h in produce():
-                page.append((h.type_name, h.qualified_name, h.guid, h.owner, h.digest))
-                if len(page) >= PAGE:
-                    if not self._put(page):
-                        return
-                    page = []
-            if page:
-                self._put(page)
-        except BaseException as exc:  # handed to the taker, who raises it
-            self._error = exc
-        finally:
-            self._put(_DONE)
 
     def take(self, sink: Callable[[list[Row]], None], *, wait: bool) -> None:
         """Give every page listed so far to ``sink``; with ``wait``, until the listing is complete."""
-        while not self.done:
-            try:
-                item = self._pages.get(block=wait)
-            except queue.Empty:
-                return
-            if item is _DONE:
-                self.done = True
-                self._thread.join()
-                if self._error is not None:
-                    raise self._error
-                return
-            sink(item)  # type: ignore[arg-type]
+        if self.done:
+            return
+        try:
+            for page in self._feed.items(wait=wait):
+                sink(page)
+        finally:
+            self.done = self._feed.done
 
     def cancel(self) -> None:
         """Stop listing (the sync failed): the thread ends after the request in flight."""
-        self._stop.set()
+        self._feed.close(join=False)
         self.done = True
+
+
+def _pages(headers: Iterable[ActualHeader]) -> Iterator[list[Row]]:
+    page: list[Row] = []
+    for h in headers:
+        page.append((h.type_name, h.qualified_name, h.guid, h.owner, h.digest))
+        if len(page) >= PAGE:
+            yield page
+            page = []
+    if page:
+        yield page

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.plan import Change, _norm
 
 RECORD_VERSION = 2
@@ -333,7 +334,7 @@ def plan_metadata(
     return ops, new
 
 
-def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
+def apply_metadata(client: AtlasApi, todo: list[tuple[str, MetadataOps]]) -> int:
     """Send what ``todo`` (entity guid, its ops) needs, fewest requests first: one bulk request per
     distinct classification added (to all its entities at once) and per term assigned or removed;
     one per entity for updated or removed classifications, labels and business attributes.
@@ -393,7 +394,7 @@ def apply_metadata(client: Any, todo: list[tuple[str, MetadataOps]]) -> int:
     return requests
 
 
-def _write_record(client: Any, guid: str, record: list[Any]) -> int:
+def _write_record(client: AtlasApi, guid: str, record: list[Any]) -> int:
     """Write (or, for ``None``, remove) a native profile's record: one business-metadata request."""
     from atlas_sync.atlas import metadata as api
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.atlas.errors import AtlasError, BadRequestError, ConflictError
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import UNKNOWN_TYPE
 from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key, scope_key
 from atlas_sync.reconcile.plan import StreamedPlan
@@ -188,7 +189,7 @@ class JobReceipt:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         domain: str,
         job: str,
         root_types: list[str],
@@ -480,7 +481,7 @@ class JobReceipt:
         return True
 
 
-def delete_receipts(client: Any, domain: str, *, purge: bool = False, job: str | None = None) -> int:
+def delete_receipts(client: AtlasApi, domain: str, *, purge: bool = False, job: str | None = None) -> int:
     """Delete (and ``purge``) the receipts of every job of ``domain`` (a teardown), or of ``job``
     alone (its receipt and its listing); returns the number of requests made."""
     by_scope = {"attributeName": SCOPE, "operator": "eq", "attributeValue": scope_key(domain)}

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
 from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import ActualEntity, Key, reference_attributes
@@ -84,7 +85,7 @@ class StreamSync:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         profile: Profile,
         domain: str,
         *,

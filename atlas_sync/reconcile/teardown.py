@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from atlas_sync.atlas.errors import AtlasError
+from atlas_sync.atlas.interface import AtlasApi
+from atlas_sync.atlas.mutation import MutationResult
 from atlas_sync.atlas.retry import signals_contention
-from atlas_sync.reconcile.actual import SCOPE_PAGE, ScopeClient, search_roots
+from atlas_sync.reconcile.actual import SCOPE_PAGE, search_roots
 from atlas_sync.reconcile.apply import _Flight
 from atlas_sync.reconcile.bookkeeping import Bookkeeping
 from atlas_sync.render.native import DOMAIN_LABEL, label_for
@@ -56,10 +57,7 @@ SHOWN = 50  # entities a plan's text lists
 Progress = Callable[[int, int], None]
 
 
-class TeardownClient(ScopeClient, Protocol):
-    def delete_entities(self, guids: Iterable[str], **kw: Any) -> Any: ...
-
-    def purge_entities(self, guids: Iterable[str], **kw: Any) -> Any: ...
+TeardownClient = AtlasApi
 
 
 @dataclass(frozen=True)
@@ -261,9 +259,8 @@ class _Run:
         self.hard_honoured: bool | None = None  # unknown until the first hard delete is answered
         self.hard_batch = HARD_BATCH
         self.ours = {e.guid for e in plan.entities}
-        retry = getattr(client, "retry", None)
-        self.sleep: Callable[[float], None] = getattr(retry, "sleep", time.sleep)
-        self.backoff: Callable[[int], float] = getattr(retry, "backoff", lambda n: min(30.0, 0.5 * 2**n))
+        self.sleep: Callable[[float], None] = client.retry.sleep
+        self.backoff: Callable[[int], float] = client.retry.backoff
 
     def tick(self, n: int) -> None:
         self.done = min(self.total, self.done + n)
@@ -275,7 +272,7 @@ class _Run:
         res = self.contended(self.client.delete_entities, guids, kw)
         gone = set().union(*(_deleted_guids(r) for r in res)) & self.ours
         with self.lock:
-            self.out.requests += sum(int(getattr(r, "requests", 1) or 1) for r in res)
+            self.out.requests += sum(r.requests for r in res)
             self.out.guids |= gone
             self.out.deleted += len(gone)
             self.tick(len(gone))
@@ -283,13 +280,13 @@ class _Run:
     def purge(self, guids: list[str]) -> None:
         res = self.contended(self.client.purge_entities, guids, {})
         with self.lock:
-            self.out.requests += sum(int(getattr(r, "requests", 1) or 1) for r in res)
+            self.out.requests += sum(r.requests for r in res)
             self.out.purged += len(guids)
             self.tick(len(guids))
 
     def contended(
-        self, call: Callable[..., Any], guids: list[str], kw: dict[str, Any], depth: int = 0
-    ) -> list[Any]:
+        self, call: Callable[..., MutationResult], guids: list[str], kw: dict[str, Any], depth: int = 0
+    ) -> list[MutationResult]:
         """``call(guids)`` with the writes' back-off; on contention that outlasted the client's
         retries, wait and send the two halves (at most ``SPLIT_DEPTH`` times). The answers."""
         try:
@@ -311,8 +308,7 @@ class _Run:
             # one request tells whether the server hard-deletes (then bigger requests are cheap)
             first, guids = guids[: self.plan.batch_size], guids[self.plan.batch_size :]
             self.delete(first)
-            get = getattr(self.client, "get_entity", None)
-            self.hard_honoured = get is not None and get(first[0], min_ext_info=True) is None
+            self.hard_honoured = self.client.get_entity(first[0], min_ext_info=True) is None
             if self.hard_honoured:
                 log.info("Atlas hard-deletes on request: %d guids per request from here on", self.hard_batch)
         size = (
@@ -368,17 +364,9 @@ def run_teardown(
     return run.out
 
 
-def _deleted_guids(res: Any) -> set[str]:
+def _deleted_guids(res: MutationResult) -> set[str]:
     """Guids a delete response lists as deleted (owned entities included)."""
-    got = getattr(res, "deleted", None)
-    if got is None and isinstance(res, dict):
-        got = ((res.get("mutatedEntities") or {}).get("DELETE")) or []
-    out: set[str] = set()
-    for h in got or []:
-        g = h.get("guid") if isinstance(h, dict) else getattr(h, "guid", h)
-        if isinstance(g, str):
-            out.add(g)
-    return out
+    return {g for h in res.deleted if isinstance(g := h.get("guid"), str)}
 
 
 def owned_types(typedefs: Iterable[dict[str, Any]]) -> frozenset[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.apply import (
     ApplyResult,
@@ -46,7 +47,7 @@ class SyncWriter:
 
     def __init__(
         self,
-        client: Any,
+        client: AtlasApi,
         spool: Spool,
         holdings: JobHoldings,
         plan: Plan,
@@ -75,7 +76,7 @@ class SyncWriter:
         self._packer = BatchPacker(self._scheduler, batch_size)
         self._closed = False
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
-        self.settled = dry_run or bool(getattr(client, "writes_are_queued", False))
+        self.settled = dry_run or client.capabilities.queued_writes
         self._looked = self._wrote_after_looking = False  # the settle's first look, and writes after it
 
     # ------------------------------------------------------------------ the scheduler's callbacks

@@ -28,7 +28,7 @@ from atlas_sync.typedefs.model import CATEGORY_LISTS, referenced_names
 from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
-    from atlas_sync.atlas import AtlasClient
+    from atlas_sync.atlas.interface import AtlasApi
 
 ALREADY_EXISTS = "ATLAS-409-00-001"
 LOCK_TIMEOUT = "ATLAS-500-00-005"
@@ -156,7 +156,7 @@ class DeleteResult:
 # -- plan / apply ----------------------------------------------------------------------------
 
 
-def read_server_types(client: AtlasClient) -> ServerTypes:
+def read_server_types(client: AtlasApi) -> ServerTypes:
     """All typedefs of the server, in one request."""
     return ServerTypes(client.get_typedefs())
 
@@ -164,7 +164,7 @@ def read_server_types(client: AtlasClient) -> ServerTypes:
 TYPE_READERS = 4  # typedefs read by name at once
 
 
-def read_types_by_name(client: AtlasClient, names: Iterable[str]) -> ServerTypes:
+def read_types_by_name(client: AtlasApi, names: Iterable[str]) -> ServerTypes:
     """The server's defs of ``names`` and, transitively, of their supertypes, one small read per type
     (a few at once): what checking a bundle needs, without Atlas's whole type system (the complete
     2.4.0 model set is about 450 KiB). Names the server lacks are left out."""
@@ -187,19 +187,19 @@ def read_types_by_name(client: AtlasClient, names: Iterable[str]) -> ServerTypes
     return ServerTypes(doc)
 
 
-def read_bundle_types(client: AtlasClient, bundle: Bundle) -> ServerTypes:
+def read_bundle_types(client: AtlasApi, bundle: Bundle) -> ServerTypes:
     """What the server holds of ``bundle``'s types and of the types they refer to (by name)."""
     return read_types_by_name(client, [*bundle.entries, *bundle.external_references()])
 
 
-def plan_typedefs(client: AtlasClient, bundle: Bundle) -> TypedefPlan:
+def plan_typedefs(client: AtlasApi, bundle: Bundle) -> TypedefPlan:
     """Diff ``bundle`` against the server (its types and those they refer to, read by name).
     Dangling references, cycles and other bundle errors raise
     :class:`~atlas_sync.typedefs.bundle.BundleError` before any write."""
-    return plan_against(bundle, read_bundle_types(client, bundle), target=getattr(client, "target", ""))
+    return plan_against(bundle, read_bundle_types(client, bundle), target=client.target)
 
 
-def apply_typedefs(client: AtlasClient, plan: TypedefPlan, *, max_replans: int = 5) -> ApplyResult:
+def apply_typedefs(client: AtlasApi, plan: TypedefPlan, *, max_replans: int = 5) -> ApplyResult:
     """Apply a plan: one POST for what is missing, then one PUT for what changed, nothing otherwise.
 
     Raises :class:`IncompatibleTypedefsError` (before any write) if any type is incompatible. A
@@ -243,13 +243,13 @@ def apply_typedefs(client: AtlasClient, plan: TypedefPlan, *, max_replans: int =
     return result
 
 
-def ensure_typedefs(client: AtlasClient, bundle: Bundle, server: ServerTypes | None = None) -> ApplyResult:
+def ensure_typedefs(client: AtlasApi, bundle: Bundle, server: ServerTypes | None = None) -> ApplyResult:
     """Make the server hold the bundle's types: its types (and those they refer to) read by name,
     unless ``server`` holds them already, and writes only for what is missing or changed.
     Idempotent: a second call makes zero writes."""
     if server is None:
         server = read_bundle_types(client, bundle)
-    plan = plan_against(bundle, server, target=getattr(client, "target", ""))
+    plan = plan_against(bundle, server, target=client.target)
     if not plan.has_changes:
         return ApplyResult(unchanged=plan.order, reads=1, plan=plan)
     result = apply_typedefs(client, plan)
@@ -260,7 +260,7 @@ def ensure_typedefs(client: AtlasClient, bundle: Bundle, server: ServerTypes | N
 # -- delete ----------------------------------------------------------------------------------
 
 
-def plan_delete(client: AtlasClient, bundle: Bundle) -> DeletePlan:
+def plan_delete(client: AtlasApi, bundle: Bundle) -> DeletePlan:
     """Which of the bundle's types exist, which server types outside the bundle depend on them,
     and how many entities (deleted ones included: Atlas counts them) use them, per domain."""
     server = read_server_types(client)
@@ -340,7 +340,7 @@ def _blockers(server: ServerTypes, targets: set[str]) -> list[str]:
 
 
 def delete_typedefs(
-    client: AtlasClient, bundle: Bundle, *, with_entities: bool = False, plan: DeletePlan | None = None
+    client: AtlasApi, bundle: Bundle, *, with_entities: bool = False, plan: DeletePlan | None = None
 ) -> DeleteResult:
     """Delete the bundle's types from the server, in one DELETE body.
 
@@ -374,10 +374,10 @@ def delete_typedefs(
         active = [g for g, s in plan.guids.items() if s != "DELETED"]
         if active:
             res = client.delete_entities(active)
-            result.writes += int(getattr(res, "requests", 1) or 1)
+            result.writes += res.requests
             result.entities_deleted = len(active)
         res = client.purge_entities(list(plan.guids))
-        result.writes += int(getattr(res, "requests", 1) or 1)
+        result.writes += res.requests
         result.entities_purged = len(plan.guids)
     try:
         client.delete_typedefs(plan.body)

@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
 
+from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import Classification, Dataset, LineageGraph, Process
+from atlas_sync.reconcile.actual import ActualHeader, Key
+from atlas_sync.render.profile import Profile
+
+
+class DomainSource(Protocol):
+    """What ``show`` reads a domain back through (:class:`atlas_sync.api.Publisher` is one)."""
+
+    @property
+    def client(self) -> AtlasApi: ...
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def profile(self) -> Profile: ...
+
+    @property
+    def native(self) -> bool:
+        """A profile on Atlas's own models: qualifiedNames without ``@domain``, no classification listing."""
+        ...
+
+    @property
+    def process_types(self) -> Collection[str]: ...
+
+    def list_domain(self) -> Mapping[Key, ActualHeader]:
+        """Every ACTIVE entity of the domain, by (type, qualifiedName)."""
+        ...
 
 
 def _dataset(header: dict[str, Any]) -> Dataset:
@@ -19,7 +48,7 @@ def _dataset(header: dict[str, Any]) -> Dataset:
     )
 
 
-def from_lineage(info: dict[str, Any], process_types: set[str]) -> LineageGraph:
+def from_lineage(info: dict[str, Any], process_types: Collection[str]) -> LineageGraph:
     """A LineageGraph from Atlas's lineage API answer (guidEntityMap + relations)."""
     g = LineageGraph()
     # Atlas's lineage walks soft-deleted entities too (a process deleted and created again is there
@@ -80,7 +109,7 @@ def _link_operator_tree(g: LineageGraph) -> None:
             p.operator = p.kind
 
 
-def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> LineageGraph:
+def domain_graph(pub: DomainSource, qualified_name: str | None, *, depth: int = 0) -> LineageGraph:
     """The domain's lineage (or one entity's) as Atlas reports it."""
     from atlas_sync.view.fold import fold_columns
 
@@ -94,9 +123,9 @@ def domain_graph(pub: Any, qualified_name: str | None, *, depth: int = 0) -> Lin
     return graph
 
 
-def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> LineageGraph:
+def _domain_graph(pub: DomainSource, qualified_name: str | None, *, depth: int) -> LineageGraph:
     client = pub.client
-    native = bool(getattr(pub, "native", False))
+    native = pub.native
     headers = pub.list_domain()
     if qualified_name:
         if not native and not qualified_name.endswith("@" + pub.domain):
@@ -154,7 +183,9 @@ def _domain_graph(pub: Any, qualified_name: str | None, *, depth: int) -> Lineag
     return g
 
 
-def _classified(pub: Any, types: list[str]) -> dict[str, tuple[tuple[Classification, ...], tuple[str, ...]]]:
+def _classified(
+    pub: DomainSource, types: list[str]
+) -> dict[str, tuple[tuple[Classification, ...], tuple[str, ...]]]:
     """guid -> (classifications, the entity's own and those Atlas propagated to it; glossary term
     names) of the domain's datasets and columns that have any, from one listing of their headers."""
     from atlas_sync.reconcile.actual import search_roots

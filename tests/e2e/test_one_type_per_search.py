@@ -10,6 +10,7 @@ import pytest
 from atlas_sync.api import Publisher
 from atlas_sync.atlas import AtlasClient
 from atlas_sync.atlas.errors import BadRequestError
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
@@ -87,6 +88,8 @@ def test_teardown_with_purge_on_a_server_without_multi_type_search() -> None:
 
 def test_other_search_errors_are_not_hidden() -> None:
     class Refusing:
+        capabilities = Capabilities()
+
         def search_basic(self, type_name: str, **kw: Any) -> Any:
             raise BadRequestError("bad filter", status=400, error_code="ATLAS-400-00-01D")
 

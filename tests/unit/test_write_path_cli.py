@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from atlas_sync.atlas.errors import NotAtlasError
 from atlas_sync.cli.main import cli
 
 SQL = "insert into mart.t select id from raw.s"
@@ -66,3 +71,31 @@ def test_consume_kafka_config_file_errors_name_the_line(run, tmp_path: Path) -> 
     assert res.exit_code != 0
     assert f"{bad}:3: expected key=value" in str(res.exception)
     assert "s3cret" not in str(res.exception) + res.output
+
+
+@pytest.fixture
+def web_server(tmp_path: Path) -> Iterator[str]:
+    """A plain web server (no Atlas): every API path is its 404 page."""
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+
+
+def test_consume_on_the_hook_path_probes_atlas_through_rest(
+    run, web_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("confluent_kafka")
+    monkeypatch.setenv("ATLAS_PASSWORD", "pw")
+    res = run(
+        "openlineage", "consume", "-b", "127.0.0.1:1", "-t", "ol", "-d", "x", "--url", web_server,
+        "--write-path", "atlas-hook", "--hook-bootstrap-servers", "127.0.0.1:1",
+    )  # fmt: skip
+    # the probe's answer, before any Kafka connection: the web server is no Atlas
+    assert isinstance(res.exception, NotAtlasError), res.exception
+    assert str(res.exception).startswith(
+        f"no Atlas at {web_server} (GET /api/atlas/admin/status answered HTTP 404"
+    )

@@ -18,6 +18,7 @@ from atlas_sync.atlas.hook import (
     entity_messages,
     envelope,
 )
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.errors import AtlasSyncError
 
 
@@ -116,6 +117,7 @@ class FakeProducer:
 class FakeRest:
     username = "admin"
     target = "Atlas at http://atlas"
+    capabilities = Capabilities()
 
     def __init__(self) -> None:
         self.reads: list[list[str]] = []
@@ -154,7 +156,8 @@ def test_client_writes_go_to_the_hook_topic_with_one_key_and_reads_to_rest() -> 
     assert client.queued.to_json() == {"created": 1, "updated": 1, "deleted": 1, "messages": 3}
     assert rest.reads == [["g7"]]
     assert client.search_basic("x") == ["read through REST"]
-    assert client.create_relationship is None  # reconcile's REST relationship repair is skipped
+    # reconcile's REST relationship repair is skipped
+    assert not client.capabilities.relationship_writes and client.capabilities.queued_writes
 
 
 def test_purge_is_refused_on_the_hook_path() -> None:

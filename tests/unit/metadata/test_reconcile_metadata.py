@@ -138,7 +138,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, Any]] = []
 
-    def _call(self, kind: str, method: str, path: str, **kw: Any) -> None:
+    def call(self, kind: str, method: str, path: str, **kw: Any) -> None:
         self.calls.append((method, path, kw.get("body")))
 
 

@@ -62,7 +62,7 @@ def test_take_without_wait_returns_what_is_listed_so_far() -> None:
         yield from headers(5)
 
     bg = BackgroundListing(gated)
-    until(lambda: bg._pages.qsize() > 0)
+    until(lambda: bg._feed._items.qsize() > 0)
     got: list[Row] = []
     bg.take(got.extend, wait=False)
     assert len(got) == listing.PAGE and not bg.done
@@ -85,9 +85,9 @@ def test_the_listing_waits_for_a_slow_taker_and_stops_when_cancelled(monkeypatch
 
     bg = BackgroundListing(endless)
     started.wait(10)
-    until(bg._pages.full)
+    until(bg._feed._items.full)
     time.sleep(0.3)  # it would have listed far more by now were it not waiting
     assert produced <= 3 * listing.PAGE + 1
     bg.cancel()
-    bg._thread.join(5)
-    assert not bg._thread.is_alive()
+    bg._feed._threads[0].join(5)
+    assert not bg._feed._threads[0].is_alive()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from atlas_sync.api import Publisher
+from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
 from atlas_sync.reconcile.bookkeeping import Bookkeeping
@@ -52,9 +53,11 @@ def spooled(document: dict[str, Any], *, partial: bool = False) -> StreamSync:
 class Rest:
     """A client the eligibility check never calls."""
 
+    capabilities = Capabilities()
+
 
 class Hook(Rest):
-    writes_are_queued = True
+    capabilities = Capabilities(hook_transport=True, queued_writes=True)
 
 
 def receipt_of(client: Any, s: StreamSync, **options: Any) -> Any:
