@@ -29,6 +29,7 @@ from atlas_sync.lineage.model import LineageGraph, Problem
 from atlas_sync.lineage.rules import MetadataRules, load_rules
 from atlas_sync.reconcile.actual import ActualHeader, list_scope
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.catalog import ServerCatalog
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan, PlanOptions
 from atlas_sync.reconcile.teardown import TeardownPlan
 from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_HINT, Namespaces, valid_domain
@@ -180,13 +181,12 @@ class Publisher:
                 f"invalid missing_datasets {missing_datasets!r}", hint="one of " + ", ".join(MISSING_DATASETS)
             )
         self.missing_datasets = missing_datasets
-        self._typedefs_ensured = False  # set by ensure_typedefs(): the scope types exist then
         given = metadata_rules if metadata_rules is not None else self.profile.metadata_rules
         self.metadata_rules: MetadataRules | None = (
             given if isinstance(given, MetadataRules) or given is None else load_rules(given)
         )
-        self._term_guids: dict[str, str] | None = None  # the rules' terms, looked up once
-        self._server_types: Any = None  # what the server held of the profile's types, read once
+        # everything read from the server (types, attributes, terms, the metadata record), kept
+        self.catalog = ServerCatalog(client, self.profile)
 
     @classmethod
     def from_settings(cls, client: Any, settings: Any) -> Publisher:
@@ -232,48 +232,13 @@ class Publisher:
     # ------------------------------------------------------------------ typedefs
     def ensure_typedefs(self) -> int:
         """Register the profile's typedefs if needed; returns the number of write requests made."""
-        from atlas_sync.typedefs import ensure_typedefs, load_bundle
-
-        if not self.profile.typedef_sources:  # a native profile registers nothing
-            self._typedefs_ensured = True
-            return 0
-        bundle = load_bundle(*self.profile.typedef_sources)
-        result = ensure_typedefs(self.client, bundle, self._types())
-        self._typedefs_ensured = True
-        writes = int(getattr(result, "writes", 0) or 0)
-        if writes:
-            self._server_types = None  # what was read is out of date now
-        return writes
-
-    def _types(self) -> Any:
-        """The server's defs of the profile's types and of those they refer to, read by name once per
-        publisher (a few KiB; Atlas's whole type system is about 450 KiB): what the typedef check,
-        the root types and the bookkeeping attributes are decided from."""
-        if self._server_types is None:
-            from atlas_sync.typedefs import load_bundle
-            from atlas_sync.typedefs.engine import read_bundle_types, read_types_by_name
-
-            if self.profile.typedef_sources and self.profile.mapping_file is None:
-                bundle = load_bundle(*self.profile.typedef_sources)
-                self._server_types = read_bundle_types(self.client, bundle)
-            else:
-                # (and a native profile's metadata record, read beside them: whether it is registered;
-                # and what it registers of its own, the atlas profile's BI types)
-                record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
-                own: list[str] = []
-                if self.profile.typedef_sources:
-                    bundle = load_bundle(*self.profile.typedef_sources)
-                    own = [*bundle.entries, *bundle.external_references()]
-                names = dict.fromkeys([*self.profile.root_types(), *record, *own])
-                self._server_types = read_types_by_name(self.client, list(names))
-        return self._server_types
+        return self.catalog.ensure_typedefs()
 
     def forget_types(self) -> None:
-        """Read the server's types again before the next sync (e.g. after Atlas answered a type error:
-        someone deleted or changed them); a long-running service calls this instead of reading every
-        typedef for every sync."""
-        self._server_types = None
-        self._typedefs_ensured = False
+        """Read everything from the server again before the next sync (types, attributes, terms, the
+        metadata record: :meth:`ServerCatalog.invalidate`); a sync calls it itself after an Atlas
+        error (someone deleted or changed a type or a term)."""
+        self.catalog.invalidate()
 
     # ------------------------------------------------------------------ plan / apply
     @property
@@ -396,7 +361,23 @@ class Publisher:
         *,
         dry_run: bool = False,
     ) -> SyncResult:
-        """The one sync path: spool, render, then plan (and unless ``dry_run`` apply) chunk by chunk."""
+        """The one sync path: spool, render, then plan (and unless ``dry_run`` apply) chunk by chunk.
+        After an Atlas error everything read from the server is read again by the next sync (a type
+        or glossary term someone deleted or created again: :class:`ServerCatalog`)."""
+        try:
+            return self._sync_path(chunks, job, options, dry_run=dry_run)
+        except AtlasError:
+            self.catalog.invalidate()
+            raise
+
+    def _sync_path(
+        self,
+        chunks: Iterable[LineageGraph],
+        job: str | None,
+        options: Mapping[str, Any],
+        *,
+        dry_run: bool = False,
+    ) -> SyncResult:
         from atlas_sync.reconcile.stream import StreamSync
 
         streamed = options.get("stream") is not False
@@ -419,11 +400,11 @@ class Publisher:
             if not dry_run:
                 _check_input(s.problems, not s.is_empty, options.get("allow_partial", False))
             job = _check_job(job or s.job or "default")
-            roots, attrs = self._scope_types(), self._server_attributes()
+            roots, attrs = self.catalog.scope_types(), self.catalog.attributes()
             if named:
                 term_guids = {**term_guids, **self._check_input_metadata(named)}
             # checked once per publisher: a long-running service does not read them for every sync
-            ensure = options.get("ensure_typedefs", True) and not dry_run and not self._typedefs_ensured
+            ensure = options.get("ensure_typedefs", True) and not dry_run and not self.catalog.ensured
             receipt = None if dry_run else self._receipt(s, job, roots, attrs, options, term_guids)
             if receipt is not None and receipt.holds():
                 # Atlas holds what the last sync of this very input left there: nothing to render
@@ -443,44 +424,40 @@ class Publisher:
             writes = 0
             if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
                 writes = self.ensure_typedefs()
-                roots, attrs = self._scope_types(), self._server_attributes()
+                roots, attrs = self.catalog.scope_types(), self.catalog.attributes()
                 if receipt is None and not dry_run:  # (the keys were just added: a receipt from now on)
                     receipt = self._receipt(s, job, roots, attrs, options, term_guids)
-            try:
-                if (
-                    rules is not None
-                    and not dry_run
-                    and self.profile.metadata_attribute is not None
-                    and attrs.get("metadata_attribute") is None
-                ):
-                    raise AtlasSyncError(
-                        f"the server's {self.profile.name} types lack {self.profile.metadata_attribute!r}, "
-                        f"where a sync records what the metadata rules ({rules.file}) added",
-                        hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
-                    )
-                if dry_run and attrs.get("metadata_attribute") is None:
-                    # a plan before the profile's types hold the record: nothing is recorded yet
-                    attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}
-                record = self._metadata_record(wanted=rules is not None or bool(named), dry_run=dry_run)
-                extra: dict[str, Any] = {"term_guids": term_guids}
-                if record is not None:
-                    writes += record[1]
-                    extra["metadata_record"] = record[0]
-                if receipt is not None:
-                    receipt.stamp()
-                out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
-                out.plan.warnings.extend(unmatched)
-                if receipt is not None:
-                    receipt.finish(s.spool)
-                    writes += receipt.typedef_writes
-                if options.get("allow_empty") and s.is_empty and not dry_run and not self.native and roots:
-                    # a job synced to nothing keeps no receipt (a teardown of the job deletes it itself)
-                    from atlas_sync.reconcile.receipt import delete_receipts
+            if (
+                rules is not None
+                and not dry_run
+                and self.profile.metadata_attribute is not None
+                and attrs.get("metadata_attribute") is None
+            ):
+                raise AtlasSyncError(
+                    f"the server's {self.profile.name} types lack {self.profile.metadata_attribute!r}, "
+                    f"where a sync records what the metadata rules ({rules.file}) added",
+                    hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
+                )
+            if dry_run and attrs.get("metadata_attribute") is None:
+                # a plan before the profile's types hold the record: nothing is recorded yet
+                attrs = {**attrs, "metadata_attribute": self.profile.metadata_attribute}
+            record = self.catalog.metadata_record(wanted=rules is not None or bool(named), dry_run=dry_run)
+            extra: dict[str, Any] = {"term_guids": term_guids}
+            if record is not None:
+                writes += record[1]
+                extra["metadata_record"] = record[0]
+            if receipt is not None:
+                receipt.stamp()
+            out = self._apply_run(s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+            out.plan.warnings.extend(unmatched)
+            if receipt is not None:
+                receipt.finish(s.spool)
+                writes += receipt.typedef_writes
+            if options.get("allow_empty") and s.is_empty and not dry_run and not self.native and roots:
+                # a job synced to nothing keeps no receipt (a teardown of the job deletes it itself)
+                from atlas_sync.reconcile.receipt import delete_receipts
 
-                    delete_receipts(self.client, self.domain, job=job)
-            except AtlasError:
-                self.forget_types()  # e.g. a type error: someone changed the types; check them next time
-                raise
+                delete_receipts(self.client, self.domain, job=job)
             return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
 
     def _receipt(
@@ -570,29 +547,6 @@ class Publisher:
             term_guids=attrs.get("term_guids") or {},
         )
 
-    def _metadata_record(self, *, wanted: bool, dry_run: bool) -> tuple[tuple[str, str], int] | None:
-        """A native profile's record of what atlas-sync added (a business attribute on any entity,
-        ``metadata_record``) and the typedef writes made for it: registered (one write, once) by the
-        first sync that publishes metadata; ``None`` while it is not and the sync publishes none (or
-        for a profile with an attribute of its own)."""
-        record = self.profile.metadata_record
-        if record is None or self.profile.metadata_attribute is not None:
-            return None
-        bm, attr = record
-        held = self._types().get(bm)
-        if held is not None and any(a.get("name") == attr for a in held.get("attributeDefs") or []):
-            return record, 0
-        if not wanted:
-            return None  # nothing was ever recorded: nothing to reconcile
-        if dry_run:
-            return record, 0  # (a plan: nothing recorded yet)
-        from atlas_sync.reconcile.metadata import record_typedef
-
-        self.client.create_typedefs({"businessMetadataDefs": [record_typedef(bm, attr)]})
-        self.forget_types()
-        self._typedefs_ensured = True
-        return record, 1
-
     def _check_rules(self) -> dict[str, str]:
         """Check the metadata rules' names against the profile's typedef bundles and Atlas (one read
         of the type headers; a def read only for a classification given attributes) and look up their
@@ -601,8 +555,8 @@ class Publisher:
         rules = self.metadata_rules
         if rules is None:
             return {}
-        if self._term_guids is not None:
-            return self._term_guids
+        if self.catalog.rule_terms is not None:
+            return self.catalog.rule_terms
         if self.profile.metadata_attribute is None and self.profile.metadata_record is None:
             raise AtlasSyncError(
                 f"profile {self.profile.name!r} cannot publish metadata rules ({rules.file}): it has no "
@@ -616,18 +570,17 @@ class Publisher:
                 f"foreign = true: the {self.profile.name} profile's entities are all atlas-sync's "
                 "(it applies under the atlas profile, to tables a hook created)",
             )
-        from atlas_sync.atlas.metadata import term_guids
         from atlas_sync.lineage.rules import check_names
 
         def lookup(name: str) -> Mapping[str, Any] | None:
             full = any(
                 (c.name == name and c.attributes) for r in rules.rules for c in r.classifications
             ) or any(name in r.business for r in rules.rules)
-            return self._lookup_type(name, full=full)
+            return self.catalog.lookup_type(name, full=full)
 
         check_names(rules, lookup)
         wanted = {t for r in rules.rules for t in r.terms}
-        found = term_guids(self.client, wanted) if wanted else {}
+        found = self.catalog.term_guids(wanted)
         for r in rules.rules:
             for t in r.terms:
                 if t not in found:
@@ -635,7 +588,7 @@ class Publisher:
                         rules.file,
                         f"unknown glossary term {t!r} (no AtlasGlossaryTerm of that qualifiedName)",
                     )
-        self._term_guids = found
+        self.catalog.rule_terms = found
         return found
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
@@ -648,8 +601,8 @@ class Publisher:
         """What :meth:`teardown` would delete and purge, from one listing of Atlas; nothing is written."""
         from atlas_sync.reconcile.teardown import DELETE_BATCH, TeardownPlan, list_domain
 
-        roots = self._existing_root_types()
-        scope = self._server_attributes()["scope_attribute"] if roots else None
+        roots = self.catalog.existing_root_types()
+        scope = self.catalog.attributes()["scope_attribute"] if roots else None
         entities = list_domain(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
         owned = self._owned_types()
         return TeardownPlan(
@@ -743,8 +696,8 @@ class Publisher:
         )
         out = run_teardown(self.client, todo, parallel=parallel or self.parallel, progress=progress)
         applied = ApplyResult(deleted=out.deleted, purged=out.purged, requests=out.requests)
-        roots = self._existing_root_types()
-        key_attr = self._server_attributes()["job_key_attribute"] if roots else None
+        roots = self.catalog.existing_root_types()
+        key_attr = self.catalog.attributes()["job_key_attribute"] if roots else None
         if plan.handover:  # (after the deletes: a run stopped before finds them again)
             applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, key_attr)
         if purge and key_attr is not None:
@@ -785,18 +738,11 @@ class Publisher:
         other.metadata_rules = None
         return other
 
-    def _scope_types(self) -> list[str]:
-        """The root types to list the domain by: all of the profile's once its typedefs are ensured;
-        before that only those the server has (a plan against a fresh Atlas lists nothing, not a 400)."""
-        if self._typedefs_ensured:
-            return self.profile.root_types()
-        return self._existing_root_types()
-
     def list_domain(self) -> dict[tuple[str, str], ActualHeader]:
         """Every ACTIVE entity of the domain, as headers (guid, type, qualifiedName, owner) by
         (type, qualifiedName): what ``show`` draws and ``teardown`` deletes. Lists the whole domain
         (by its key on Atlas's index); a job's sync never needs this."""
-        return self._list_domain(self._existing_root_types())
+        return self._list_domain(self.catalog.existing_root_types())
 
     def held_under_other_profiles(self) -> dict[str, int]:
         """The built-in profiles other than this publisher's under which the domain holds ACTIVE
@@ -832,48 +778,14 @@ class Publisher:
 
     def _list_domain(self, roots: list[str]) -> dict[tuple[str, str], ActualHeader]:
         """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
-        scope = self._server_attributes()["scope_attribute"] if roots else None
+        scope = self.catalog.attributes()["scope_attribute"] if roots else None
         return list_scope(self.client, roots, self.domain, labels=self.native, scope_attribute=scope)
-
-    def _lookup_type(self, name: str, *, full: bool = False) -> Mapping[str, Any] | None:
-        """A classification's or business metadata's def (with ``category``) from the profile's bundles,
-        else Atlas: its type headers read once per publisher, a full def only when ``full``."""
-        cache = self.__dict__.setdefault("_type_cache", {})
-        if "bundle" not in cache:
-            from atlas_sync.typedefs import load_bundle
-
-            sources = self.profile.typedef_sources
-            cache["bundle"] = load_bundle(*sources) if sources else None
-        bundle = cache["bundle"]
-        if bundle is not None and name in bundle:
-            entry = bundle.entries[name]
-            return {**entry.atlas(), "category": entry.category}
-        if "headers" not in cache:
-            cache["headers"] = {
-                h["name"]: h.get("category", "")
-                for h in self.client.get_typedef_headers()
-                if isinstance(h, dict) and isinstance(h.get("name"), str)
-            }
-        category = cache["headers"].get(name)
-        defs = cache.setdefault("defs", {})
-        if category is None:
-            # not among the headers: asked by name before it counts as unknown (a real Atlas 2.1.0 left
-            # a business metadata created a moment before out of its headers, yet answered it by name)
-            if name not in defs:
-                found = self.client.get_typedef_by_name(name)
-                defs[name] = {**found, "category": found.get("category", "")} if found else None
-            return defs[name]
-        if full and name not in defs:
-            defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": category}
-        return defs.get(name) or {"name": name, "category": category}
 
     def _check_input_metadata(self, named: _MetadataNames) -> dict[str, str]:
         """The classifications, business metadata and terms the input itself names (a graph document
         may carry them), checked as a rules file's are, before anything is written; the terms' guids."""
-        from atlas_sync.atlas.metadata import term_guids
-
         for name in sorted(named.classifications):
-            d = self._lookup_type(name)
+            d = self.catalog.lookup_type(name)
             if d is None or d.get("category") != "CLASSIFICATION":
                 raise InputError(
                     f"the input names classification {name!r}, which neither Atlas nor the profile's "
@@ -881,48 +793,18 @@ class Publisher:
                     hint="define it (a typedef bundle of the profile) or remove it from the input",
                 )
         for name in sorted(named.business):
-            d = self._lookup_type(name)
+            d = self.catalog.lookup_type(name)
             if d is None or d.get("category") != "BUSINESS_METADATA":
                 raise InputError(
                     f"the input names business metadata {name!r}, which neither Atlas nor the profile's "
                     "typedef bundles define"
                 )
-        wanted = named.terms - set(self._term_guids or {})
-        found = term_guids(self.client, wanted) if wanted else {}
+        wanted = named.terms - self.catalog.known_terms()
+        found = self.catalog.term_guids(wanted, keep=False)
         missing = sorted(wanted - set(found))
         if missing:
             raise InputError(f"the input names glossary term {missing[0]!r}, which Atlas lacks")
         return found
-
-    def _server_attributes(self) -> dict[str, str | None]:
-        """The profile's ``digest_attribute``, ``scope_attribute`` and ``job_key_attribute``, each when the server's types have
-        it (an older bundle registered without it: a search naming it is a 400, and Atlas would drop
-        it from writes); ``None`` otherwise. Typedefs are read only when not ensured in this run."""
-        wanted = {
-            k: getattr(self.profile, k)
-            for k in ("digest_attribute", "scope_attribute", "job_key_attribute", "metadata_attribute")
-        }
-        roots = self.profile.root_types()
-        for key, attr in wanted.items():
-            missing = [t for t in roots if attr and attr not in self.profile.schema.own_attributes.get(t, {})]
-            if missing:
-                raise AtlasSyncError(
-                    f"profile {self.profile.name!r}: {key} {attr!r} is not an attribute of {', '.join(missing)}",
-                    hint=f"declare it (a string) in the profile's typedefs, or remove {key}",
-                )
-        if self._typedefs_ensured or not any(wanted.values()):
-            return wanted
-        types = self._types()
-        for t in roots:
-            d = types.get(t)
-            held = {a.get("name") for a in (d or {}).get("attributeDefs") or []}
-            wanted = {k: a if a in held else None for k, a in wanted.items()}
-        return wanted
-
-    def _existing_root_types(self) -> list[str]:
-        """Root types that exist on the server (a search on an unknown type is a 400)."""
-        types = self._types()
-        return [t for t in self.profile.root_types() if t in types]
 
     def rebuild(
         self,
