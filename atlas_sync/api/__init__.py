@@ -7,11 +7,10 @@
 >>> print(pub.plan(graph).summary())                                               # doctest: +SKIP
 >>> pub.sync(graph)                                                                # doctest: +SKIP
 
-:class:`Publisher` is a facade; each job lives in a module of this package: ``run`` (the sync path,
-over reconcile.session's phases), ``options`` (:class:`SyncOptions`, input and job checks),
-``rules`` (metadata names checked), ``saved_plan`` (a saved plan checked and applied), ``teardown``
-(teardown and listing), ``gc``; what it knows of the server is its ``catalog``
-(reconcile.catalog's :class:`ServerCatalog`).
+:class:`Publisher` is a facade over one module per job: ``run`` (the sync path, over
+reconcile.session's phases), ``options`` (:class:`SyncOptions`, input checks), ``inputs``, ``rules``
+(metadata names), ``saved_plan``, ``teardown`` (teardown, rebuild, listing), ``gc``; what it knows of
+the server is its ``catalog`` (reconcile.catalog's :class:`ServerCatalog`).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_sync.api import saved_plan, teardown
+from atlas_sync.api.inputs import Input, open_input, reader_options
 from atlas_sync.api.options import STREAM_MIN_ENTITIES, Progress, SyncOptions
 from atlas_sync.api.results import SyncResult, TeardownResult
 from atlas_sync.api.run import run
@@ -35,11 +35,13 @@ from atlas_sync.reconcile.apply import ApplyResult
 from atlas_sync.reconcile.catalog import ServerCatalog
 from atlas_sync.reconcile.plan import MISSING_DATASETS, Plan
 from atlas_sync.reconcile.teardown import TeardownPlan
+from atlas_sync.reconcile.writer import RecordingWriter
 from atlas_sync.render.native import DEFAULT_METADATA_NAMESPACE, DOMAIN_HINT, Namespaces, valid_domain
 from atlas_sync.render.profile import Profile, load_profile
 
 __all__ = [
     "OTHER_PROFILES",
+    "Input",
     "STREAM_MIN_ENTITIES",
     "Progress",
     "Publisher",
@@ -47,10 +49,6 @@ __all__ = [
     "SyncResult",
     "TeardownResult",
 ]
-
-# What a sync publishes by default, per reader: OpenLineage jobs are published from completed runs
-# (RUNNING/START only when asked, e.g. ``-o event_types=COMPLETE,RUNNING``).
-_SYNC_READER_DEFAULTS: dict[str, dict[str, Any]] = {"openlineage": {"event_types": ["COMPLETE"]}}
 
 
 class Publisher:
@@ -119,7 +117,7 @@ class Publisher:
 
     @property
     def native(self) -> bool:
-        """True for a profile on Atlas's own models (ownership by labels, references to what exists)."""
+        """A profile on Atlas's own models (ownership by labels, references to what exists)."""
         return self.profile.mapping_file is not None
 
     @property
@@ -130,23 +128,20 @@ class Publisher:
     # ------------------------------------------------------------------ reading
     def read(self, reader: str, paths: Sequence[str], **options: Any) -> LineageGraph:
         """Read lineage with a reader; the profile's reader options (e.g. Spark ``mode``) are defaults."""
-        name, opts = self._reader_options(reader, paths, options)
+        name, opts = reader_options(self, reader, paths, options)
         return registry.read(name, paths, **opts)
 
     def read_chunks(self, reader: str, paths: Sequence[str], **options: Any) -> Iterator[LineageGraph]:
         """:meth:`read` as a sequence of self-contained chunks (one chunk for readers that do not chunk)."""
-        name, opts = self._reader_options(reader, paths, options)
+        name, opts = reader_options(self, reader, paths, options)
         return registry.read_chunks(name, paths, **opts)
 
-    def _reader_options(
-        self, reader: str, paths: Sequence[str], options: dict[str, Any]
-    ) -> tuple[str, dict[str, Any]]:
-        name = registry.detect(paths[0]).name if reader == "auto" else reader
-        return name, {
-            **self.profile.reader_options,
-            **_SYNC_READER_DEFAULTS.get(name, {}),
-            **{k: v for k, v in options.items() if v is not None},
-        }
+    def open_input(
+        self, reader: str, paths: Sequence[str], *, stream: bool | None = None, **options: Any
+    ) -> Input:
+        """Read an input for :meth:`sync` / :meth:`plan`: whole, or as chunks to stream
+        (:func:`atlas_sync.api.inputs.open_input` decides from ``stream`` and the reader's chunks)."""
+        return open_input(self, reader, paths, stream, options)
 
     # ------------------------------------------------------------------ typedefs
     def ensure_typedefs(self) -> int:
@@ -154,9 +149,8 @@ class Publisher:
         return self.catalog.ensure_typedefs()
 
     def forget_types(self) -> None:
-        """Read everything from the server again before the next sync (types, attributes, terms, the
-        metadata record: :meth:`ServerCatalog.invalidate`); a sync calls it itself after an Atlas
-        error (someone deleted or changed a type or a term)."""
+        """Read what is known of the server again (:meth:`ServerCatalog.invalidate`; a sync does so
+        after an Atlas error: someone deleted or changed a type or a term)."""
         self.catalog.invalidate()
 
     # ------------------------------------------------------------------ plan / sync / apply
@@ -169,7 +163,7 @@ class Publisher:
         Every item is listed (a plan file holds them all), unless the graph is streamed (``stream``,
         or ``None`` and the graph is big): then the counts are complete and the first changes listed.
         """
-        return run(self, [graph], job, SyncOptions.of(options, changes).streamed(graph), dry_run=True).plan
+        return self.plan_chunks([graph], job, SyncOptions.of(options, changes).streamed(graph))
 
     def plan_chunks(
         self,
@@ -179,7 +173,7 @@ class Publisher:
         **changes: Any,
     ) -> Plan:
         """:meth:`plan` of an input given as chunks (:meth:`read_chunks`); streamed unless ``stream=False``."""
-        return run(self, chunks, job, SyncOptions.of(options, changes), dry_run=True).plan
+        return run(self, chunks, job, SyncOptions.of(options, changes), writer=RecordingWriter).plan
 
     def sync(
         self, graph: LineageGraph, job: str | None = None, options: SyncOptions | None = None, **changes: Any
@@ -214,8 +208,8 @@ class Publisher:
     def apply(
         self, plan: Plan, *, purge: bool = False, progress: Progress | None = None, check: bool = True
     ) -> ApplyResult:
-        """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since planning.
-        ``check`` is kept for compatibility: a plan is always checked against Atlas before it is applied."""
+        """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since planning
+        (``check``: kept for compatibility, a plan is always checked)."""
         return saved_plan.apply_saved(self, plan, purge=purge, progress=progress)
 
     # ------------------------------------------------------------------ teardown / rebuild / listing
@@ -233,9 +227,8 @@ class Publisher:
         parallel: int | None = None,
         batch_size: int | None = None,
     ) -> TeardownResult:
-        """Delete every entity of the domain; optionally purge them and delete the profile's typedefs
-        when nothing else uses them. A teardown stopped at any point and run again finishes the job.
-        How it deletes: :mod:`atlas_sync.reconcile.teardown`."""
+        """Delete every entity of the domain (:mod:`atlas_sync.reconcile.teardown`); ``purge`` them too,
+        ``typedefs``: the profile's, when nothing else uses them. Run again, it finishes the job."""
         return teardown.teardown(
             self,
             purge=purge,
@@ -274,8 +267,7 @@ class Publisher:
         return teardown.list_domain(self)
 
     def held_under_other_profiles(self) -> dict[str, int]:
-        """The built-in profiles other than this publisher's under which the domain holds ACTIVE
-        entities, and how many (:func:`atlas_sync.api.teardown.held_under_other_profiles`)."""
+        """Other built-in profiles the domain holds ACTIVE entities under, and how many."""
         return teardown.held_under_other_profiles(self)
 
     def rebuild(
@@ -286,11 +278,22 @@ class Publisher:
         progress: Progress | None = None,
         parallel: int | None = None,
         teardown_progress: Progress | None = None,
-        plan: TeardownPlan | None = None,
+        plan: TeardownPlan | Plan | None = None,
+        batch_size: int | None = None,
+        only_job: bool = False,
     ) -> SyncResult:
-        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain from the input. Stopped
-        at any point and run again, it finishes the job (the teardown takes what the first run wrote).
-        ``teardown_progress`` / ``progress``: the two phases' progress; ``plan``: from
-        :meth:`plan_teardown` ``(purge=True)``, when the caller has shown it."""
-        self.teardown(purge=True, progress=teardown_progress, plan=plan, parallel=parallel)
-        return self.sync(graph, job, progress=progress, parallel=parallel)
+        """Teardown (with purge) + typedefs + sync: a fresh copy of the domain (with ``only_job``, of
+        ``job`` alone: :meth:`teardown_job`) from the input; stopped at any point and run again, it
+        finishes. ``teardown_progress`` / ``progress``: the two phases'; ``plan``: the teardown's,
+        from :meth:`plan_teardown` ``(purge=True)`` (or :meth:`plan_teardown_job`), when shown.
+        The result's ``teardown``: what the teardown of the job did."""
+        return teardown.rebuild(
+            self,
+            graph,
+            job if only_job else None,
+            progress=(teardown_progress, progress),
+            parallel=parallel,
+            plan=plan,
+            batch=batch_size,
+            sync_job=job,
+        )

@@ -65,15 +65,24 @@ def graph_size(graph: LineageGraph) -> int:
     )
 
 
-def check_input(problems: list[Problem], has_content: bool, allow_partial: bool) -> None:
-    """Refuse an input with errors (nothing is published), unless ``allow_partial`` and it has content."""
+def check_input(
+    problems: list[Problem], has_content: bool, allow_partial: bool, *, shown: bool = False
+) -> None:
+    """Refuse an input with errors (nothing is published), unless ``allow_partial`` and it has
+    content. ``shown``: the caller has shown the errors (the CLI): the message counts them."""
     errors = [p for p in problems if p.severity == "error"]
-    if errors and (not allow_partial or not has_content):
+    if not errors or (allow_partial and has_content):
+        return
+    if shown:
         raise InputError(
-            f"the input has {counted(len(errors), 'error')}; nothing was published. First: {errors[0]}",
-            hint="fix the input"
-            + ("" if not has_content else ", or publish the rest with allow_partial (--allow-partial)"),
+            f"{counted(len(errors), 'error')} in the input; nothing was published",
+            hint="fix the input (see the errors above); a batch that fails validation is never published",
         )
+    raise InputError(
+        f"the input has {counted(len(errors), 'error')}; nothing was published. First: {errors[0]}",
+        hint="fix the input"
+        + ("" if not has_content else ", or publish the rest with allow_partial (--allow-partial)"),
+    )
 
 
 def check_job(job: str) -> str:

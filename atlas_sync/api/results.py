@@ -14,6 +14,7 @@ class SyncResult:
     plan: Plan
     applied: ApplyResult | None
     typedef_writes: int = 0
+    teardown: SyncResult | None = None  # a rebuild of one job: what its teardown did
 
     def to_json(self) -> dict[str, Any]:
         return {

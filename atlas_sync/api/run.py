@@ -14,7 +14,10 @@ from atlas_sync.api.rules import MetadataNames, check_input_metadata, check_rule
 from atlas_sync.atlas import AtlasError
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.reconcile.catalog import ServerAttributes
 from atlas_sync.reconcile.plan import PlanOptions
+from atlas_sync.reconcile.session import Spooled, SyncSession, SyncTarget
+from atlas_sync.reconcile.writer import SHOWN_ITEMS, SyncWriter, WriteSettings
 
 if TYPE_CHECKING:
     from atlas_sync.api import Publisher
@@ -26,13 +29,14 @@ def run(
     job: str | None,
     options: SyncOptions,
     *,
-    dry_run: bool = False,
+    writer: type[SyncWriter] = SyncWriter,
 ) -> SyncResult:
-    """The one sync path: spool, render, then plan (and unless ``dry_run`` apply) chunk by chunk.
+    """The one sync path: spool, render, then plan and write chunk by chunk (``writer``
+    :class:`RecordingWriter`: a plan, which records what a sync would write).
     After an Atlas error everything read from the server is read again by the next sync (a type
     or glossary term someone deleted or created again: :class:`ServerCatalog`)."""
     try:
-        return sync_path(pub, chunks, job, options, dry_run=dry_run)
+        return sync_path(pub, chunks, job, options, writer=writer)
     except AtlasError:
         pub.catalog.invalidate()
         raise
@@ -44,11 +48,12 @@ def sync_path(
     job: str | None,
     options: SyncOptions,
     *,
-    dry_run: bool = False,
+    writer: type[SyncWriter] = SyncWriter,
 ) -> SyncResult:
-    from atlas_sync.reconcile.stream import StreamSync
-
+    """The phases of a :class:`SyncSession`, with the API's checks and the job's receipt between them."""
+    dry_run = writer.recording  # (a plan: no input refusal, typedefs, receipt or record registered)
     streamed = options.stream is not False
+    catalog = pub.catalog
     term_guids = check_rules(pub)  # before anything is read back or written
     rules = pub.metadata_rules
     matched: set[int] = set()  # the rules that matched something in this input
@@ -57,26 +62,24 @@ def sync_path(
     named = MetadataNames()
     if pub.profile.metadata_attribute is not None or pub.profile.metadata_record is not None:
         chunks = each(chunks, named.add)
-    with StreamSync(pub.client, pub.profile, pub.domain, memory=not streamed) as s, settled_gc():
-        for chunk in chunks:
-            s.add_chunk(chunk)
-            del chunk  # (held while the next one is read, two chunks would be alive at once)
+    with SyncSession(pub.client, pub.profile, pub.domain, memory=not streamed) as session, settled_gc():
+        s = session.stream
+        spooled = session.read(chunks)  # 1. the whole input, checked
         unmatched = rules.unmatched(matched) if rules is not None else []
-        on_read = options.on_read
-        if on_read is not None:
-            on_read(s.problems)
+        if options.on_read is not None:
+            options.on_read(spooled.problems)
         if not dry_run:
-            check_input(s.problems, not s.is_empty, options.allow_partial)
-        job = check_job(job or s.job or "default")
-        roots, attrs = pub.catalog.scope_types(), pub.catalog.attributes()
+            check_input(spooled.problems, not spooled.is_empty, options.allow_partial)
+        job = check_job(job or spooled.job or "default")
+        roots, attrs = catalog.scope_types(), catalog.attributes()
         if named:
             term_guids = {**term_guids, **check_input_metadata(pub, named)}
         # checked once per publisher: a long-running service does not read them for every sync
-        ensure = options.ensure_typedefs and not dry_run and not pub.catalog.ensured
+        ensure = options.ensure_typedefs and not dry_run and not catalog.ensured
         receipt = None if dry_run else job_receipt(pub, s, job, roots, attrs, options, term_guids)
         if receipt is not None and receipt.holds():
             # Atlas holds what the last sync of this very input left there: nothing to render
-            writes = pub.ensure_typedefs() if ensure else 0
+            writes = catalog.ensure_typedefs() if ensure else 0
             held = receipt.unchanged_plan(pub.profile.name)
             held.warnings.extend(unmatched)
             return SyncResult(plan=held, applied=None, typedef_writes=writes)
@@ -84,49 +87,91 @@ def sync_path(
         if receipt is not None:
             receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
             known = receipt.listed()  # (another input: the job's entities as the receipt lists them)
-        # The listing runs while the input renders; it is of Atlas before this run writes anything.
-        listing = {k: v for k, v in attrs.items() if k != "metadata_attribute"}
-        s.start_listing(roots, job=job, **listing, refresh=options.refresh, known=known)
-        # Render (and validate) before the first write: a template error leaves no typedefs behind.
-        s.render(job)
-        writes = 0
-        if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
-            writes = pub.ensure_typedefs()
-            roots, attrs = pub.catalog.scope_types(), pub.catalog.attributes()
-            if receipt is None and not dry_run:  # (the keys were just added: a receipt from now on)
-                receipt = job_receipt(pub, s, job, roots, attrs, options, term_guids)
-        if (
-            rules is not None
-            and not dry_run
-            and pub.profile.metadata_attribute is not None
-            and attrs.get("metadata_attribute") is None
-        ):
-            raise AtlasSyncError(
-                f"the server's {pub.profile.name} types lack {pub.profile.metadata_attribute!r}, "
-                f"where a sync records what the metadata rules ({rules.file}) added",
-                hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
+        target = sync_target(pub, spooled, job, roots, options)
+        listed = session.list_job(spooled, target, ServerAttributes.of(attrs), known)  # 2. before any write
+        rendered = session.render(listed)  # 3. before the typedefs: a template error leaves none behind
+
+        def register() -> tuple[ServerAttributes, int, list[str]]:
+            """4. the typedefs, then what their attributes are on the server now."""
+            nonlocal roots, attrs, receipt
+            writes = 0
+            if ensure:  # the types now hold every root and attribute of the profile (nothing read again)
+                writes = catalog.ensure_typedefs()
+                roots, attrs = catalog.scope_types(), catalog.attributes()
+                if receipt is None and not dry_run:  # (the keys were just added: a receipt from now on)
+                    receipt = job_receipt(pub, s, job, roots, attrs, options, term_guids)
+            _require_metadata_attribute(pub, attrs, dry_run)
+            if dry_run and attrs.get("metadata_attribute") is None:
+                # a plan before the profile's types hold the record: nothing is recorded yet
+                attrs = {**attrs, "metadata_attribute": pub.profile.metadata_attribute}
+            record = catalog.metadata_record(wanted=rules is not None or bool(named), register=not dry_run)
+            if record is not None:
+                writes += record[1]
+            found = ServerAttributes.of(
+                attrs, metadata_record=record[0] if record else None, term_guids=term_guids
             )
-        if dry_run and attrs.get("metadata_attribute") is None:
-            # a plan before the profile's types hold the record: nothing is recorded yet
-            attrs = {**attrs, "metadata_attribute": pub.profile.metadata_attribute}
-        record = pub.catalog.metadata_record(wanted=rules is not None or bool(named), dry_run=dry_run)
-        extra: dict[str, Any] = {"term_guids": term_guids}
-        if record is not None:
-            writes += record[1]
-            extra["metadata_record"] = record[0]
+            return found, writes, roots
+
+        typed = session.typedefs(rendered, register)  # 4. the first writes
         if receipt is not None:
             receipt.stamp()
-        out = apply_run(pub, s, job, roots, {**attrs, **extra}, options, dry_run, streamed)
+        settings = WriteSettings(
+            batch_size=pub.batch_size,
+            parallel=options.parallel or pub.parallel,
+            purge=options.purge,
+            progress=options.progress,
+            listed=SHOWN_ITEMS if streamed else None,
+        )
+        checked = session.check(typed, writer, settings)  # 5.
+        written = session.write(checked)  # 6. compared and written, copies settled
+        described = session.describe(written)  # 7. metadata requests, then the digests
+        deleted = session.delete(described, purge=options.purge)  # 8.
+        out = session.finish(deleted)  # 9. the job's keys, last
         out.plan.warnings.extend(unmatched)
+        writes = typed.typedef_writes
         if receipt is not None:
             receipt.finish(s.spool)
             writes += receipt.typedef_writes
-        if options.allow_empty and s.is_empty and not dry_run and not pub.native and roots:
+        if options.allow_empty and spooled.is_empty and not dry_run and not pub.native and roots:
             # a job synced to nothing keeps no receipt (a teardown of the job deletes it itself)
             from atlas_sync.reconcile.receipt import delete_receipts
 
             delete_receipts(pub.client, pub.domain, job=job)
         return SyncResult(plan=out.plan, applied=out.applied, typedef_writes=writes)
+
+
+def _require_metadata_attribute(pub: Publisher, attrs: Mapping[str, Any], dry_run: bool) -> None:
+    """A sync with metadata rules needs the profile's record attribute on the server's types."""
+    rules = pub.metadata_rules
+    attr = pub.profile.metadata_attribute
+    if rules is not None and not dry_run and attr is not None and attrs.get("metadata_attribute") is None:
+        raise AtlasSyncError(
+            f"the server's {pub.profile.name} types lack {attr!r}, "
+            f"where a sync records what the metadata rules ({rules.file}) added",
+            hint="sync once without --no-typedefs (or run `atlas-sync typedefs apply`) to add it",
+        )
+
+
+def sync_target(
+    pub: Publisher, spooled: Spooled, job: str, roots: list[str], options: SyncOptions
+) -> SyncTarget:
+    """What the sync is of, and the plan's options (a partial input deletes nothing)."""
+    return SyncTarget(
+        job=job,
+        root_types=tuple(roots),
+        process_types=frozenset(pub.process_types),
+        options=PlanOptions(
+            # a partial input (a dbt selection or run) is part of the job's lineage: it deletes nothing
+            allow_delete=options.allow_delete and not spooled.partial,
+            max_delete_percent=pub.max_delete_percent,
+            force=options.force,
+            input_has_errors=any(p.severity == "error" for p in spooled.problems),
+            allow_empty=options.allow_empty,
+            partial=spooled.partial,
+            missing_datasets=pub.missing_datasets,
+        ),
+        refresh=options.refresh,
+    )
 
 
 def job_receipt(
@@ -173,48 +218,6 @@ def job_receipt(
         key_attr,
         fingerprint(s.spool, context),
         may_register=options.ensure_typedefs,
-    )
-
-
-def apply_run(
-    pub: Publisher,
-    s: Any,
-    job: str,
-    roots: list[str],
-    attrs: Mapping[str, Any],
-    options: SyncOptions,
-    dry_run: bool,
-    streamed: bool,
-) -> Any:
-    from atlas_sync.reconcile.stream import SHOWN_ITEMS
-
-    return s.run(
-        job=job,
-        root_types=roots,
-        process_types=pub.process_types,
-        options=PlanOptions(
-            # a partial input (a dbt selection or run) is part of the job's lineage: it deletes nothing
-            allow_delete=options.allow_delete and not s.partial,
-            max_delete_percent=pub.max_delete_percent,
-            force=options.force,
-            input_has_errors=any(p.severity == "error" for p in s.problems),
-            allow_empty=options.allow_empty,
-            partial=s.partial,
-            missing_datasets=pub.missing_datasets,
-        ),
-        batch_size=pub.batch_size,
-        parallel=options.parallel or pub.parallel,
-        purge=options.purge,
-        progress=options.progress,
-        dry_run=dry_run,
-        listed=SHOWN_ITEMS if streamed else None,
-        digest_attribute=attrs["digest_attribute"],
-        scope_attribute=attrs["scope_attribute"],
-        job_key_attribute=attrs["job_key_attribute"],
-        refresh=options.refresh,
-        metadata_attribute=attrs.get("metadata_attribute"),
-        metadata_record=attrs.get("metadata_record"),
-        term_guids=attrs.get("term_guids") or {},
     )
 
 

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from atlas_sync.api.teardown import list_domain
 from atlas_sync.errors import AtlasSyncError
-from atlas_sync.reconcile.apply import ApplyResult, apply_plan
+from atlas_sync.reconcile.apply import ApplyResult
 from atlas_sync.reconcile.plan import Plan
+from atlas_sync.reconcile.writer import WriteSettings, write_saved
 from atlas_sync.wording import counted
 
 if TYPE_CHECKING:
@@ -15,32 +16,13 @@ if TYPE_CHECKING:
 
 
 def apply_saved(
-    pub, plan: Plan, *, purge: bool = False, progress: Progress | None = None, check: bool = True
+    pub: Publisher, plan: Plan, *, purge: bool = False, progress: Progress | None = None
 ) -> ApplyResult:
-    """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since planning.
-    ``check`` is kept for compatibility: a plan is always checked against Atlas before it is applied."""
+    """Apply a plan (a saved one, or one from :meth:`plan`): refused when Atlas changed since
+    planning; then written as a sync writes (reconcile.writer: entities, then the metadata requests)."""
     known = verify(pub, plan)
-    result = apply_plan(
-        pub.client,
-        plan,
-        known_guids=known,
-        batch_size=pub.batch_size,
-        parallel=pub.parallel,
-        purge=purge,
-        progress=progress,
-    )
-    # then the classification, label, term and business-metadata requests the plan lists
-    from atlas_sync.reconcile.metadata import MetadataOps, apply_metadata
-
-    todo = [
-        (guid, MetadataOps.from_json(i.metadata))
-        for i in plan.items
-        if i.metadata and (guid := i.guid or result.guids.get(i.key) or known.get(i.key))
-    ]
-    if todo:
-        result.requests += apply_metadata(pub.client, todo)
-        result.metadata += len(todo)
-    return result
+    settings = WriteSettings(batch_size=pub.batch_size, parallel=pub.parallel, purge=purge, progress=progress)
+    return write_saved(pub.client, plan, known, settings)
 
 
 def verify(pub: Publisher, plan: Plan) -> dict[tuple[str, str], str]:

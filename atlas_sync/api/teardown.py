@@ -78,8 +78,11 @@ def plan_teardown_job(pub: Publisher, job: str) -> Plan:
     written). Its deletes are the job's own entities; a dataset (or column) the job created that
     another entity still refers to stays, and the plan's warnings say how many."""
     from atlas_sync.api.run import run, without_rules
+    from atlas_sync.reconcile.writer import RecordingWriter
 
-    return run(without_rules(pub), [LineageGraph(job=job)], check_job(job), EMPTY, dry_run=True).plan
+    return run(
+        without_rules(pub), [LineageGraph(job=job)], check_job(job), EMPTY, writer=RecordingWriter
+    ).plan
 
 
 def teardown_job(
@@ -198,3 +201,35 @@ def list_scope_of(pub: Publisher, roots: list[str]) -> dict[tuple[str, str], Act
     """The domain's entities of ``roots`` (by the domain's key when the server's types have it)."""
     scope = pub.catalog.attributes()["scope_attribute"] if roots else None
     return list_scope(pub.client, roots, pub.domain, labels=pub.native, scope_attribute=scope)
+
+
+def rebuild(
+    pub: Publisher,
+    graph: LineageGraph,
+    job: str | None,
+    *,
+    progress: tuple[Progress | None, Progress | None],
+    parallel: int | None,
+    plan: TeardownPlan | Plan | None,
+    batch: int | None,
+    sync_job: str | None = None,
+) -> SyncResult:
+    """:meth:`Publisher.rebuild`: the teardown of the domain (or of ``job``; ``progress[0]``), then
+    the sync of ``sync_job`` (``progress[1]``)."""
+    down, up = progress
+    if job is None:
+        whole = plan if isinstance(plan, TeardownPlan) else None
+        teardown(pub, purge=True, progress=down, plan=whole, parallel=parallel, batch_size=batch)
+        return pub.sync(graph, sync_job, progress=up, parallel=parallel)
+    gone = teardown_job(
+        pub,
+        job,
+        purge=True,
+        progress=down,
+        parallel=parallel,
+        batch_size=batch,
+        plan=plan if isinstance(plan, Plan) else None,
+    )
+    result = pub.sync(graph, job, progress=up, parallel=parallel)
+    result.teardown = gone
+    return result

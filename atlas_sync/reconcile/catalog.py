@@ -10,6 +10,7 @@ type or term someone deleted or created again answers 404 or 400 until it is rea
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.errors import AtlasSyncError
@@ -17,6 +18,31 @@ from atlas_sync.render.profile import Profile
 
 # The profile's bookkeeping attribute names, as the profile and the server's types have them.
 ATTRIBUTE_KEYS = ("digest_attribute", "scope_attribute", "job_key_attribute", "metadata_attribute")
+
+
+@dataclass(frozen=True)
+class ServerAttributes:
+    """The profile's bookkeeping attributes as the server's types hold them (``None``: not held), and
+    what metadata is reconciled with (``metadata_record``: a native profile's, when the server has it;
+    ``term_guids``: glossary term qualifiedName -> guid)."""
+
+    digest_attribute: str | None = None
+    scope_attribute: str | None = None
+    job_key_attribute: str | None = None
+    metadata_attribute: str | None = None
+    metadata_record: tuple[str, str] | None = None
+    term_guids: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, attrs: Mapping[str, Any], **more: Any) -> ServerAttributes:
+        """From :meth:`ServerCatalog.attributes`' answer (and ``more``)."""
+        return cls(
+            digest_attribute=attrs.get("digest_attribute"),
+            scope_attribute=attrs.get("scope_attribute"),
+            job_key_attribute=attrs.get("job_key_attribute"),
+            metadata_attribute=attrs.get("metadata_attribute"),
+            **more,
+        )
 
 
 class ServerCatalog:
@@ -160,10 +186,10 @@ class ServerCatalog:
         """The terms looked up and kept so far."""
         return set(self._terms)
 
-    def metadata_record(self, *, wanted: bool, dry_run: bool) -> tuple[tuple[str, str], int] | None:
+    def metadata_record(self, *, wanted: bool, register: bool) -> tuple[tuple[str, str], int] | None:
         """A native profile's record of what atlas-sync added (a business attribute on any entity,
         ``metadata_record``) and the typedef writes made for it: registered (one write, once) by the
-        first sync that publishes metadata; ``None`` while it is not and the sync publishes none (or
+        first sync that publishes metadata (unless not ``register``: a plan); ``None`` while it is not and the sync publishes none (or
         for a profile with an attribute of its own)."""
         record = self.profile.metadata_record
         if record is None or self.profile.metadata_attribute is not None:
@@ -174,7 +200,7 @@ class ServerCatalog:
             return record, 0
         if not wanted:
             return None  # nothing was ever recorded: nothing to reconcile
-        if dry_run:
+        if not register:
             return record, 0  # (a plan: nothing recorded yet)
         from atlas_sync.reconcile.metadata import record_typedef
 
