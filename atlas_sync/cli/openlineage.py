@@ -529,13 +529,8 @@ def consume_cmd(
     publisher = Publisher.from_settings(client, settings)
 
     def sync(graph: Any, job: str) -> Any:
-        # the publisher checks the profile's typedefs once; after any failure, again (they may have
-        # been removed meanwhile)
-        try:
-            return publisher.sync(graph, job, force=force)
-        except Exception:
-            publisher.forget_types()
-            raise
+        # (after an Atlas error the publisher reads the server's types and terms again itself)
+        return publisher.sync(graph, job, force=force)
 
     _refuse_no_atlas(rest)  # (the hook client reads through it too)
     worker = KafkaLineageConsumer(sync, config, atlas_stats=lambda: client.stats)

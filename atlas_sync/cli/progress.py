@@ -53,3 +53,39 @@ def reporter(label: str) -> AbstractContextManager[Update]:
 def progress(label: str, *, quiet: bool = False) -> AbstractContextManager[Update]:
     """Yields ``update(done, total)`` for one CLI operation."""
     return silent(label) if quiet else reporter(label)
+
+
+class Phases:
+    """Progress of operations run one after the other by one API call (a rebuild's teardown, then
+    its sync): each phase's display opens at its first update and closes the one before, so one
+    live bar is shown at a time."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self._label: str | None = None
+        self._open: AbstractContextManager[Update] | None = None
+        self._update: Update | None = None
+
+    def __enter__(self) -> Phases:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._open.__exit__(None, None, None)
+            self._open = self._update = None
+
+    def of(self, label: str) -> Update:
+        """The ``update(done, total)`` of phase ``label``."""
+
+        def update(done: int, total: int) -> None:
+            if self._label != label:
+                self._close()
+                self._label, self._open = label, progress(label, quiet=self.quiet)
+                self._update = self._open.__enter__()
+            assert self._update is not None
+            self._update(done, total)
+
+        return update

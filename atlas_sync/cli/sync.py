@@ -9,7 +9,6 @@ import inspect
 import io
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from atlas_sync.cli.common import (
     write_out,
 )
 from atlas_sync.cli.lineage import collect_reader_options, reader_options
-from atlas_sync.cli.progress import progress
+from atlas_sync.cli.progress import Phases, progress
 from atlas_sync.cli.write_path import wait_for_atlas, wrap_client, write_path_options
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.wording import counted
@@ -76,14 +75,12 @@ def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None
         ctx.meta.setdefault("atlas_sync.input_warnings", []).extend(
             str(p) for p in problems if p.severity != "error"
         )
-    errors = [p for p in problems if p.severity == "error"]
-    for p in errors:
-        click.echo(f"error: {p}", err=True)
-    if errors and not (allow_partial and has_content):
-        raise InputError(
-            f"{counted(len(errors), 'error')} in the input; nothing was published",
-            hint="fix the input (see the errors above); a batch that fails validation is never published",
-        )
+    from atlas_sync.api.options import check_input
+
+    for p in problems:
+        if p.severity == "error":
+            click.echo(f"error: {p}", err=True)
+    check_input(problems, has_content, allow_partial, shown=True)
     if verbosity() >= 0:
         for p in problems:
             if p.severity != "error":
@@ -97,39 +94,21 @@ def _read_maybe_chunks(
     ``--stream``, or by default when the reader gives more than one chunk."""
     if target.graph is not None:  # one job of the input, read already (_each_input_job)
         return target.graph, None
-    if stream is False:
-        graph = _read(pub, target, allow_partial=allow_partial)
-        _note_partial(target, graph.partial)
-        return graph, None
     name, options = _reader(target.reader, target.files, target.reader_flags)
-    chunks = pub.read_chunks(name, list(target.files), **options)
-    first = next(chunks, None)
-    if first is None:
-        raise InputError("the reader gave no lineage", file=target.files[0] if target.files else None)
-    _note_partial(target, first.partial)
-    if getattr(chunks, "more", None):  # the reader says another follows: stream, holding one chunk
-        return None, _resumed([first], chunks)
-    second = next(chunks, None)
-    if second is None and not stream:
-        _report(first.problems, bool(first.datasets or first.processes), allow_partial)
-        return _one_job(target, first), None
-    return None, _resumed([first] if second is None else [first, second], chunks)
-
-
-def _resumed(read: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
-    """The chunks already read, then the rest; none held here once handed over (a chunk of 5,000
-    processes is ~85 MB of models: the list would hold two until the end)."""
-    while read:
-        yield read.pop(0)
-    yield from rest
+    read = pub.open_input(name, list(target.files), stream=stream, **options)  # (the API decides)
+    _note_partial(target, read.partial)
+    if read.graph is None:
+        return None, read.chunks
+    graph = read.graph
+    _report(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
+    return _one_job(target, graph), None
 
 
 def _note_partial(target: Target, partial: bool) -> None:
-    """A graph that is part of its job's lineage (a dbt selection or run) deletes nothing."""
-    if partial and not target.no_delete:
-        target.no_delete = True
-        if verbosity() >= 0:
-            stderr("note: the input is part of the job's lineage (a selection or a run): nothing is deleted")
+    """Say that a graph that is part of its job's lineage (a dbt selection or run) deletes nothing
+    (the publisher's rule)."""
+    if partial and not target.no_delete and verbosity() >= 0:
+        stderr("note: the input is part of the job's lineage (a selection or a run): nothing is deleted")
 
 
 def _read(pub: Any, target: Target, allow_partial: bool = False) -> Any:
@@ -874,12 +853,15 @@ def rebuild_cmd(
         _confirm(
             "rebuild", f"Delete {counted(plan.counts['delete'], 'entity')} and rebuild domain {pub.domain!r}?"
         )
-    quiet = verbosity() < 0 or as_json
     # Publisher.rebuild's two steps, each with its own progress display (one live bar at a time)
-    with progress("teardown", quiet=quiet) as down:
-        pub.teardown(purge=True, progress=down, plan=plan, parallel=parallel)
-    with progress("applying", quiet=quiet) as update:
-        result = pub.sync(graph, target.job, progress=update, parallel=parallel)
+    with Phases(quiet=verbosity() < 0 or as_json) as shown:
+        result = pub.rebuild(
+            graph,
+            progress=shown.of("applying"),
+            teardown_progress=shown.of("teardown"),
+            plan=plan,
+            parallel=parallel,
+        )
     if as_json:
         echo_json(result.to_json())
     else:
@@ -921,13 +903,19 @@ def _rebuild_job(
             "rebuild",
             f"Delete {counted(n, 'entity')} of job {job!r} and rebuild it in domain {pub.domain!r}?",
         )
-    quiet = verbosity() < 0 or as_json
-    with progress("teardown", quiet=quiet) as down:
-        gone = pub.teardown_job(
-            job, purge=True, progress=down, parallel=parallel, batch_size=batch, plan=plan
+    with Phases(quiet=verbosity() < 0 or as_json) as shown:
+        result = pub.rebuild(
+            graph,
+            job,
+            only_job=True,
+            progress=shown.of("applying"),
+            teardown_progress=shown.of("teardown"),
+            plan=plan,
+            parallel=parallel,
+            batch_size=batch,
         )
-    with progress("applying", quiet=quiet) as update:
-        result = pub.sync(graph, job, progress=update, parallel=parallel)
+    gone = result.teardown
+    assert gone is not None
     if as_json:
         echo_json(result.to_json() | {"teardown": gone.to_json()})
         return

@@ -16,6 +16,7 @@ full of those entities, for their referrers; the domain's size only when there a
 from __future__ import annotations
 
 from collections.abc import Collection, Set
+from dataclasses import dataclass
 
 from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile.actual import ActualEntity, Key, fingerprint, to_actual
@@ -72,6 +73,16 @@ def left_out(spool: Spool, outside: dict[Key, str], options: PlanOptions, plan: 
     return skipped
 
 
+@dataclass(frozen=True)
+class References:
+    """How a sync reads references back: guids to keys (the spool's), the reference attributes to
+    read, and those the profile renders."""
+
+    by_guid: GuidKeys
+    attrs: set[str]
+    names: Set[str]
+
+
 def deletes(
     client: AtlasApi,
     spool: Spool,
@@ -80,18 +91,16 @@ def deletes(
     options: PlanOptions,
     *,
     process_types: set[str],
-    by_guid: GuidKeys,
-    ref_attrs: set[str],
-    ref_names: Set[str],
+    refs: References,
     bookkeeping: Bookkeeping,
-    dry_run: bool = False,
 ) -> list[PlanItem]:
     """This job's entities the input no longer produces (datasets only when nothing else refers
     to them), with the same fail-safes as a whole plan (why they are skipped: ``plan.deletes_blocked``
     and a warning); decided before anything is written. ``ref_names``: the reference attributes the
-    profile renders; ``bookkeeping``: the server's key, for counting the domain. In a ``dry_run`` a
-    refusal of too many deletes is kept in ``plan.refused`` and the deletes are planned: the caller
-    raises it with the whole plan, for the user to see what tripped it."""
+    profile renders; ``bookkeeping``: the server's key, for counting the domain. A refusal of too
+    many deletes is kept in ``plan.refused`` and the deletes are planned: a sync raises it before
+    anything is written, a plan with the whole plan, for the user to see what tripped it."""
+    by_guid, ref_attrs, ref_names = refs.by_guid, refs.attrs, refs.names
     kept: list[tuple[str, str, set[str]]] = []
     out = _stale(client, spool, holdings.owner, process_types, by_guid, ref_attrs, ref_names, kept)
     if kept and spool.desired_count() == 0 and options.allow_delete and options.allow_empty:
@@ -120,8 +129,6 @@ def deletes(
             options,
         )
     except PlanRefused as exc:
-        if not dry_run:
-            raise
         plan.refused = exc
         return out
     if plan.deletes_blocked:

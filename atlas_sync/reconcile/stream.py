@@ -11,7 +11,7 @@ Entities wait in a SQLite spool: in memory for an ordinary input, in a temporary
    their rendered keys; so every entity renders exactly as it would from the whole graph, and a
    process over 50,000 datasets never holds their entities. Entities go to the spool, deduplicated
    by key. Template errors and name collisions stop the sync here.
-3. **plan and apply** — what Atlas holds for the job (reconcile.holdings: its own entities, listed
+3. **plan and apply** (reconcile.session's phases) — what Atlas holds for the job (reconcile.holdings: its own entities, listed
    while the input renders, and the other entities it wants, read by name) goes to the spool
    (reconcile.spool); the fail-safes (reconcile.failsafes: another job's process, missing datasets,
    the delete percentage) are checked on the whole plan; then desired entities are read back and
@@ -27,7 +27,7 @@ and, unless one target column has more, ``RENDER_EDGES`` column edges) or batch 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,25 +35,22 @@ from pydantic import BaseModel
 
 from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.lineage.model import ColumnEdge, Dataset, LineageGraph, Problem, Process
-from atlas_sync.reconcile import failsafes
-from atlas_sync.reconcile.actual import ActualEntity, Key, reference_attributes
+from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.apply import ApplyResult
-from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
-from atlas_sync.reconcile.compare import CompareOptions, compare
-from atlas_sync.reconcile.digest import DIGEST_MARK
+from atlas_sync.reconcile.bookkeeping import Bookkeeping
+from atlas_sync.reconcile.catalog import ServerAttributes
 from atlas_sync.reconcile.holdings import JobHoldings
 from atlas_sync.reconcile.listing import BackgroundListing
-from atlas_sync.reconcile.plan import PlanItem, PlanOptions, StreamedPlan
-from atlas_sync.reconcile.spool import GuidKeys, Spool, rows
+from atlas_sync.reconcile.plan import StreamedPlan
+from atlas_sync.reconcile.spool import Spool, rows
 from atlas_sync.reconcile.writer import SyncWriter
 from atlas_sync.render.profile import Profile
-from atlas_sync.render.renderer import DesiredEntity, DesiredState, RenderError, render
+from atlas_sync.render.renderer import DesiredState, RenderError, render
 
 Progress = Callable[[int, int], None]
 
-# Processes rendered at once, plan items kept for display.
+# Processes rendered at once.
 RENDER_PROCESSES = 500
-SHOWN_ITEMS = 2000
 # Datasets (with their columns) rendered at once; column edges per spooled part (a Spark plan in job
 # mode is one process whose edges are all the input's: its part is split by target column).
 RENDER_DATASETS = 1000
@@ -78,8 +75,8 @@ class _Part(BaseModel):
 class StreamSync:
     """One sync (or plan) of a domain for a job. Use as a context manager (it owns the spool).
 
-    ``add_chunk`` for each chunk of the input, then ``render``, then ``run`` (which lists, checks,
-    compares and writes). ``memory``: the spool is an in-memory database (an ordinary input), else a
+    ``add_chunk`` for each chunk of the input, then ``start_listing`` and ``render``; the rest
+    (checks, comparison, writes) is :class:`~atlas_sync.reconcile.session.SyncSession`'s. ``memory``: the spool is an in-memory database (an ordinary input), else a
     temporary file (a big one).
     """
 
@@ -101,13 +98,13 @@ class StreamSync:
         self.job: str | None = None
         self.job_from_name = False  # (the first chunk's: LineageGraph.job_from_name)
         self.process_jobs = False  # (any chunk's: LineageGraph.process_jobs)
-        self._created_processes: set[str] = set()  # (qualified names: failsafes.file_named_renames)
+        self.created_processes: set[str] = set()  # (qualified names: failsafes.file_named_renames)
         self.source: str | None = None
         self.processes = 0
-        self._ref_names: set[str] = set()
-        self._writer: SyncWriter | None = None
+        self.ref_names: set[str] = set()
+        self.writer: SyncWriter | None = None
         self._listing: BackgroundListing | None = None
-        self._holdings: JobHoldings | None = None
+        self.holdings: JobHoldings | None = None
 
     def __enter__(self) -> StreamSync:
         return self
@@ -115,37 +112,36 @@ class StreamSync:
     def __exit__(self, *exc: Any) -> None:
         if self._listing is not None and not self._listing.done:
             self._listing.cancel()
-        if self._writer is not None:  # stopped by an error: let the writes in flight end first
-            self._writer.abort(*exc)
+        if self.writer is not None:  # stopped by an error: let the writes in flight end first
+            self.writer.abort(*exc)
         self.spool.close()
 
     def start_listing(
         self,
         root_types: list[str],
-        *,
         job: str,
-        bookkeeping: Bookkeeping | None = None,
+        attrs: ServerAttributes,
         refresh: bool = False,
         known: dict[Key, str] | None = None,
     ) -> None:
         """List what ``job`` owns on a thread from now on (reconcile.holdings, reconcile.listing), so
         that rendering overlaps it; ``run`` takes this listing. Call it before anything is written:
-        the listing is of Atlas as it is now. ``bookkeeping``: what the server's types have now;
+        the listing is of Atlas as it is now. ``attrs``: those the server's types have now;
         ``refresh``: without digests, and by owner as well as by key; ``known``: the job's entities
         as its receipt lists them (reconcile.receipt), taken instead of searching Atlas."""
-        self._holdings = JobHoldings(
+        self.holdings = JobHoldings(
             self.client,
             self.profile,
             self.domain,
             job,
             root_types=root_types,
-            bookkeeping=bookkeeping,
+            bookkeeping=attrs.bookkeeping,
             refresh=refresh,
             known=known,
         )
-        self._listing = BackgroundListing(self._holdings.listing)
+        self._listing = BackgroundListing(self.holdings.listing)
 
-    def _take_listed(self, *, wait: bool) -> None:
+    def take_listed(self, *, wait: bool) -> None:
         if self._listing is not None:
             # the spool keeps one row per key, so the client need not remember every guid
             self._listing.take(self.spool.add_actual, wait=wait)
@@ -210,7 +206,7 @@ class StreamSync:
             for e in edges:
                 ids.update(dict.fromkeys((e.source.dataset, e.target.dataset)))
             self._render_part(job, list(ids), processes, edges)
-            self._take_listed(wait=False)
+            self.take_listed(wait=False)
         # Datasets no chunk referenced (rare): render them on their own.
         self._render_datasets(job, self.spool.unrendered_datasets())
         collision = self.spool.first_collision()
@@ -273,167 +269,7 @@ class StreamSync:
 
     def _add_state(self, job: str, state: DesiredState) -> None:
         bk = Bookkeeping.of(self.profile.bookkeeping)
-        self._ref_names |= self.spool.add_desired(state, bk, bk.create_only(self.domain, job))
-
-    # ------------------------------------------------------------------ pass 3: plan and apply
-    def run(
-        self,
-        *,
-        job: str,
-        root_types: list[str],
-        process_types: set[str],
-        options: PlanOptions,
-        batch_size: int = 500,
-        parallel: int = 2,
-        purge: bool = False,
-        progress: Progress | None = None,
-        dry_run: bool = False,
-        listed: int | None = SHOWN_ITEMS,
-        bookkeeping: Bookkeeping | None = None,
-        refresh: bool = False,
-        metadata_record: tuple[str, str] | None = None,
-        term_guids: Mapping[str, str] | None = None,
-    ) -> StreamResult:
-        """List what the job holds (unless :meth:`start_listing` did), look up the rest of what it
-        wants, check the fail-safes, then compare and write chunk by chunk; deletes last, then the
-        job's keys where they are missing.
-        ``dry_run``: compare only (the plan, nothing written; ``applied`` is ``None``). ``listed``:
-        how many changes the plan lists (``None``: every item, unchanged ones and what apply sends too).
-        ``bookkeeping``: the profile's bookkeeping attributes and those the server's types have
-        (reconcile.bookkeeping). The digest: written with every entity, and an entity whose stored
-        digest matches is unchanged without a full read (``refresh``: read and compare every entity in
-        full all the same, e.g. after edits in the UI). The key: written with what the job creates; the
-        domain is counted by it (for the delete fail-safe). The metadata record: the classifications,
-        labels, terms and business attributes atlas-sync added (reconcile.metadata), reconciled after
-        the entities are written (``term_guids``: term name -> guid).
-        ``metadata_record``: a native profile's record instead (business metadata, attribute), when the
-        server has it: metadata is reconciled on the job's entities, and on other tools' datasets and
-        columns as far as ``foreign = true`` rules want it (they are read in full for it)."""
-        plan = StreamedPlan(domain=self.domain, job=job, profile=self.profile.name, limit=listed)
-        bookkeeping = bookkeeping or Bookkeeping(self.profile.bookkeeping)
-        if self._holdings is None:
-            self.start_listing(root_types, job=job, bookkeeping=bookkeeping, refresh=refresh)
-        holdings = self._holdings
-        assert holdings is not None
-        # 1. what Atlas holds for the job: its own entities (listed), what it wants of others (by name)
-        self._take_listed(wait=True)
-        outside = holdings.look_up(self.spool, root_types, bookkeeping)
-        # 2. the fail-safes, on the whole plan before anything is written (reconcile.failsafes)
-        failsafes.refuse_foreign_processes(self.spool, process_types, holdings.owner, job)
-        skipped = failsafes.left_out(self.spool, outside, options, plan) if holdings.native else set()
-        by_guid = GuidKeys(self.spool)
-        ref_attrs = reference_attributes([self._ref_names])
-        deletes = failsafes.deletes(
-            self.client,
-            self.spool,
-            holdings,
-            plan,
-            options,
-            process_types=process_types,
-            by_guid=by_guid,
-            ref_attrs=ref_attrs,
-            ref_names=self._ref_names,
-            bookkeeping=bookkeeping,
-            dry_run=dry_run,
-        )
-        # 3. compare chunk by chunk, in dependency order; the writer writes what differs
-        writer = self._writer = SyncWriter(
-            self.client,
-            self.spool,
-            holdings,
-            plan,
-            process_types=process_types,
-            batch_size=batch_size,
-            parallel=parallel,
-            dry_run=dry_run,
-            progress=progress,
-            total=self.spool.desired_count() + len(deletes),
-        )
-        compare_options = CompareOptions(
-            job_key=job_key(self.domain, job),  # this job's claims and digest part
-            domain=self.domain,
-            bookkeeping=bookkeeping,
-            metadata_record=metadata_record,
-            term_guids=term_guids or {},
-            dry_run=dry_run,
-        )
-        listed_digest = holdings.bookkeeping.digest
-        if listed_digest:
-            writer.advance(self._same_digest(plan))
-        for chunk in self.spool.desired_with_guids(bookkeeping=bookkeeping, skip_same=bool(listed_digest)):
-            existing, theirs = holdings.read(
-                self.spool, chunk, by_guid, ref_attrs, theirs=metadata_record is not None
-            )
-            self._compare(chunk, existing, theirs, plan, writer, compare_options, process_types, skipped)
-        # 4. settle, metadata requests (reconcile.writer); 5. deletes
-        writer.finish(bookkeeping)
-        for item in deletes:
-            plan.record(item)
-        renamed = failsafes.file_named_renames(job, deletes, self._created_processes, process_types)
-        if renamed:
-            plan.warnings.append(renamed)
-        writer.delete(deletes, purge=purge)
-        applied = writer.applied
-        if plan.handover and not dry_run:  # (after the deletes: a sync stopped before finds them again)
-            applied.requests += failsafes.hand_over(self.client, plan.handover, self.domain, bookkeeping)
-        if plan.refused is not None:  # (a dry run: the plan is whole, refused all the same)
-            plan.refused.plan = plan
-            raise plan.refused
-        has_changes = any(plan.totals[a] for a in ("create", "update", "delete"))
-        return StreamResult(plan=plan, applied=applied if has_changes and not dry_run else None)
-
-    def _same_digest(self, plan: StreamedPlan) -> int:
-        """Record what we last wrote and would write now as unchanged: decided from the listing,
-        nothing read. Returns how many."""
-        same = 0
-        for type_name, qn, tier, held, stored in self.spool.same_digest():
-            plan.record(
-                PlanItem("unchanged", type_name, qn, guid=held, tier=tier, fingerprint=DIGEST_MARK + stored)
-            )
-            same += 1
-        return same
-
-    def _compare(
-        self,
-        chunk: list[tuple[DesiredEntity, str | None]],
-        existing: Mapping[Key, ActualEntity],
-        theirs: Mapping[Key, ActualEntity],
-        plan: StreamedPlan,
-        writer: SyncWriter,
-        options: CompareOptions,
-        process_types: set[str],
-        skipped: set[Key],
-    ) -> None:
-        """Compare a chunk's entities (but those left out, ``skipped``) with what Atlas holds of them
-        (``existing``, ``theirs``: :meth:`JobHoldings.read`), record each in ``plan`` and hand what differs to
-        ``writer``."""
-        unchanged = 0
-        for e, guid in chunk:
-            if e.key in skipped:
-                unchanged += 1  # (left out: nothing to write, but done for the progress count)
-                continue
-            if e.type_name in process_types:
-                writer.before_process()  # (the first time: settle copies other syncs made)
-            decision = compare(
-                e,
-                guid,
-                existing.get(e.key) if guid else None,
-                options,
-                skipped=skipped,
-                foreign_guid=self.spool.foreign_guid(e.key) if e.shared and guid is None else None,
-                foreign_actual=theirs.get(e.key),
-            )
-            item = decision.item
-            plan.record(item, decision.entity)
-            if decision.metadata is not None:
-                writer.metadata.append(decision.metadata)
-            if item.action == "create" and e.type_name in process_types:
-                self._created_processes.add(e.qualified_name)
-            if decision.write and decision.entity is not None:
-                writer.write(item, decision.entity)
-            else:
-                unchanged += 1  # (for the progress count: nothing to write here)
-        writer.advance(unchanged)
+        self.ref_names |= self.spool.add_desired(state, bk, bk.create_only(self.domain, job))
 
 
 def _split_edges(part: LineageGraph, by_target: bool) -> Iterator[tuple[list[Process], list[ColumnEdge]]]:

@@ -15,9 +15,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from atlas_sync.atlas.interface import AtlasApi
+from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import Key
 from atlas_sync.reconcile.apply import (
     ApplyResult,
@@ -39,11 +41,29 @@ from atlas_sync.render.renderer import DesiredEntity
 
 Progress = Callable[[int, int], None]
 
+# Plan items kept for display by a streamed plan.
+SHOWN_ITEMS = 2000
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """How a sync writes: ``batch_size`` entities a request, ``parallel`` batches in flight at most,
+    ``purge`` what it deletes, ``progress(done, total)``; ``listed``: how many changes its plan lists
+    (``None``: every item, unchanged ones and what apply sends too)."""
+
+    batch_size: int = 500
+    parallel: int = 2
+    purge: bool = False
+    progress: Progress | None = None
+    listed: int | None = SHOWN_ITEMS
+
 
 class SyncWriter:
     """Writes one sync's changes, in the order they are handed over (dependency order). ``plan``:
-    the sync's plan (the settle's warnings go there); ``progress(done, total)``: after each step,
-    ``total`` entities in all. ``dry_run``: nothing is written."""
+    the sync's plan (the settle's warnings go there); ``total``: entities in all, for ``progress``.
+    :class:`RecordingWriter`: the same, writing nothing (a plan)."""
+
+    recording = False  # True: nothing is written (a plan)
 
     def __init__(
         self,
@@ -51,12 +71,9 @@ class SyncWriter:
         spool: Spool,
         holdings: JobHoldings,
         plan: Plan,
+        settings: WriteSettings,
         *,
         process_types: set[str],
-        batch_size: int,
-        parallel: int,
-        dry_run: bool,
-        progress: Progress | None,
         total: int,
     ) -> None:
         self.client = client
@@ -64,19 +81,18 @@ class SyncWriter:
         self.holdings = holdings
         self.plan = plan
         self.process_types = process_types
-        self.batch_size = batch_size
-        self.dry_run = dry_run
-        self.progress = progress
+        self.batch_size = settings.batch_size
+        self.progress = settings.progress
         self.total = total
         self.done = 0
         self._drawing = False  # progress is drawn from the first write or delete on: none for a no-op
         self.applied = ApplyResult()
         self.metadata: list[MetadataWork] = []
-        self._scheduler = WriteScheduler(parallel, self._prepare, self._finished)
-        self._packer = BatchPacker(self._scheduler, batch_size)
+        self._scheduler = WriteScheduler(settings.parallel, self._prepare, self._finished)
+        self._packer = BatchPacker(self._scheduler, settings.batch_size)
         self._closed = False
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
-        self.settled = dry_run or client.capabilities.queued_writes
+        self.settled = self.recording or client.capabilities.queued_writes
         self._looked = self._wrote_after_looking = False  # the settle's first look, and writes after it
 
     # ------------------------------------------------------------------ the scheduler's callbacks
@@ -104,9 +120,8 @@ class SyncWriter:
     def write(self, item: PlanItem, entity: DesiredEntity) -> None:
         """Write ``entity`` (its plan item: a create or an update) in a coming batch."""
         self._wrote_after_looking = self._wrote_after_looking or self._looked
-        if not self.dry_run:
-            self._drawing = True
-            self._packer.add(item, entity)
+        self._drawing = True
+        self._packer.add(item, entity)
 
     def flush(self) -> None:
         """Hand every item given so far to the scheduler."""
@@ -129,9 +144,8 @@ class SyncWriter:
         )
 
     # ------------------------------------------------------------------ after the comparison
-    def finish(self, bookkeeping: Bookkeeping) -> None:
-        """Write what is left, settle, then send the metadata requests (and the digests and records
-        written after them, where the server's types have those attributes: ``bookkeeping``)."""
+    def settle(self) -> None:
+        """Write what is left and settle copies a concurrent sync made; no entity write after this."""
         self.flush()
         if not self.settled:
             self._settle()
@@ -141,25 +155,27 @@ class SyncWriter:
             self._settle(created_only=True)
         self._scheduler.close()
         self._closed = True
-        if self.metadata and not self.dry_run:
-            self._write_metadata(bookkeeping.digest, bookkeeping.metadata)
 
     def abort(self, *exc: Any) -> None:
         """Stopped by an error: let the writes in flight end first."""
         if not self._closed:
             self._scheduler.__exit__(*exc)
 
-    def _write_metadata(self, digest_name: str | None, record_name: str | None) -> None:
+    def write_metadata(self, bookkeeping: Bookkeeping) -> None:
         """Send the metadata requests of the entities just written, then their digests and final
-        records (a bulk write of those entities, ``batch_size`` at a time)."""
+        records where the server's types have those attributes (``bookkeeping``; a bulk write of
+        those entities, ``batch_size`` at a time)."""
+        digest_name, record_name = bookkeeping.digest, bookkeeping.metadata
         todo = self.metadata
+        if not todo:
+            return
         applied = self.applied
         guids = self.spool.guids_of(w.entity.key for w in todo)
         # (another tool's entity is not in the spool's listing: its guid is the plan item's)
         guids.update({w.entity.key: w.item.guid for w in todo if w.item.guid and w.entity.key not in guids})
-        work = [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids]
-        applied.requests += apply_metadata(self.client, work)
-        applied.metadata += len(work)
+        send_metadata(
+            self.client, [(guids[w.entity.key], w.ops) for w in todo if w.entity.key in guids], applied
+        )
         # an update whose only change is its metadata is updated by these requests
         applied.updated += sum(
             1 for w in todo if not w.written and w.item.action == "update" and w.entity.key in guids
@@ -191,7 +207,7 @@ class SyncWriter:
 
     def delete(self, deletes: list[PlanItem], *, purge: bool) -> None:
         """Delete ``deletes`` (processes before datasets; ``purge``: then purge them)."""
-        if not deletes or self.dry_run:
+        if not deletes:
             return
         self._drawing = True
         res = apply_plan(
@@ -204,6 +220,72 @@ class SyncWriter:
         _add(self.applied, res)
         self.spool.forget_actual(i.guid for i in deletes if i.guid)
         self.advance(len(deletes))
+
+    def hand_over(self, bookkeeping: Bookkeeping) -> None:
+        """What a job synced to nothing leaves to the jobs that use it (after the deletes: a sync
+        stopped before finds them again)."""
+        if self.plan.handover:
+            self.applied.requests += failsafes.hand_over(
+                self.client, self.plan.handover, self.plan.domain, bookkeeping
+            )
+
+
+class RecordingWriter(SyncWriter):
+    """A plan's writer: takes what a sync would write (the plan records it) and writes nothing."""
+
+    recording = True
+
+    def write(self, item: PlanItem, entity: DesiredEntity) -> None:
+        self._wrote_after_looking = self._wrote_after_looking or self._looked
+
+    def write_metadata(self, bookkeeping: Bookkeeping) -> None:
+        return
+
+    def delete(self, deletes: list[PlanItem], *, purge: bool) -> None:
+        return
+
+    def hand_over(self, bookkeeping: Bookkeeping) -> None:
+        return
+
+
+def send_metadata(client: AtlasApi, work: list[tuple[str, Any]], applied: ApplyResult) -> None:
+    """The metadata requests (guid, reconcile.metadata's ops) after the entities are written: the
+    one place a sync and a saved plan's apply send them."""
+    if work:
+        applied.requests += apply_metadata(client, work)
+        applied.metadata += len(work)
+
+
+def write_saved(
+    client: Any,
+    plan: Plan,
+    known: dict[Key, str],
+    settings: WriteSettings,
+) -> ApplyResult:
+    """Write a saved plan (checked against Atlas: ``known``, the guids it holds): its creates, updates
+    and deletes (reconcile.apply, the write scheduler a sync's batches go through), then the
+    metadata requests it lists, as a sync sends them."""
+    from atlas_sync.reconcile.metadata import MetadataOps
+
+    result = apply_plan(
+        client,
+        plan,
+        known_guids=known,
+        batch_size=settings.batch_size,
+        parallel=settings.parallel,
+        purge=settings.purge,
+        progress=settings.progress,
+    )
+    send_metadata(
+        client,
+        [
+            (guid, MetadataOps.from_json(i.metadata))
+            for i in plan.items
+            if i.metadata and (guid := i.guid or result.guids.get(i.key) or known.get(i.key))
+        ],
+        result,
+    )
+    return result
 
 
 def _add(total: ApplyResult, part: ApplyResult) -> None:

@@ -219,7 +219,7 @@ def test_publisher_sync_streams_when_asked() -> None:
 
 
 def test_publisher_sync_streams_big_graphs_by_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    import atlas_sync.api as api
+    import atlas_sync.api.options as api
     import atlas_sync.reconcile.stream as stream
 
     spools: list[bool] = []  # memory? for every spool opened

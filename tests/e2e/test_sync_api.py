@@ -323,3 +323,59 @@ def test_a_sync_leaves_a_freeze_made_by_the_host_process_alone(client):
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+OTHER_JOB = {
+    "datasets": [{"id": "raw.leads", "namespace": "raw", "name": "leads", "columns": ["id"]}],
+    "processes": [{"id": "leads", "name": "leads", "inputs": ["raw.leads"], "outputs": ["raw.leads"]}],
+}
+
+
+def test_rebuild_of_one_job_leaves_the_other_jobs_entities_alone(client):
+    publisher(client).sync(graph(), job="daily")
+    publisher(client).sync(graph(OTHER_JOB), job="leads")
+    before = {
+        h["guid"]
+        for h in domain_entities(client, "demo")
+        if h["attributes"]["qualifiedName"].startswith("raw.leads")
+    }
+    res = publisher(client).rebuild(graph(), "daily", only_job=True)
+    # the job's entities were deleted (and purged) and created again; the other job's stay as they were
+    assert res.teardown is not None and res.teardown.applied is not None
+    assert res.teardown.applied.deleted == sum(EXPECTED.values())
+    assert res.applied is not None and res.applied.created == sum(EXPECTED.values())
+    after = {
+        h["guid"]
+        for h in domain_entities(client, "demo")
+        if h["attributes"]["qualifiedName"].startswith("raw.leads")
+    }
+    assert after == before and len(before) == 2  # (the dataset and its column)
+
+
+def test_open_input_reads_whole_unless_the_reader_gives_several_chunks_or_stream_is_asked(
+    client, tmp_path, monkeypatch
+):
+    import json
+
+    from atlas_sync.lineage.readers import graph as graph_reader
+
+    path = tmp_path / "daily.lineage.json"
+    path.write_text(json.dumps(DOC), encoding="utf-8")
+    pub = publisher(client)
+    whole = pub.open_input("graph", [str(path)])
+    assert whole.chunks is None and whole.graph is not None and len(whole.graph.processes) == 1
+    asked = pub.open_input("graph", [str(path)], stream=True)
+    assert asked.graph is None and asked.chunks is not None and len(list(asked.chunks)) == 1
+    doc = {
+        "datasets": [{"id": f"t{i}", "namespace": "raw", "name": f"t{i}"} for i in range(4)],
+        "processes": [
+            {"id": f"p{i}", "name": f"p{i}", "inputs": [f"t{i}"], "outputs": [f"t{i + 1}"]} for i in range(3)
+        ],
+    }
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setattr(graph_reader, "DEFAULT_CHUNK_PROCESSES", 1)
+    several = pub.open_input("graph", [str(path)])
+    assert several.graph is None and several.chunks is not None
+    assert [len(c.processes) for c in several.chunks] == [1, 1, 1]
+    kept = pub.open_input("graph", [str(path)], stream=False)
+    assert kept.graph is not None and len(kept.graph.processes) == 3

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from atlas_sync.api import Publisher
-from atlas_sync.cli.sync import _resumed
+from atlas_sync.api.inputs import _resumed
 from atlas_sync.emulator import Emulator
 from atlas_sync.factory import embedded_client
 from atlas_sync.lineage.model import LineageGraph
@@ -85,7 +85,7 @@ def test_a_streamed_sync_frees_each_chunk_before_reading_the_next(tmp_path: Path
 def test_chunks_peeked_at_are_not_held_once_handed_over() -> None:
     alive: list[int] = []
     chunks = watched(4, alive)
-    for c in _resumed([next(chunks), next(chunks)], chunks):  # (the CLI reads two, to decide to stream)
+    for c in _resumed([next(chunks), next(chunks)], chunks):  # (the API reads two, to decide to stream)
         del c
     assert alive == [0, 1, 0, 0]  # (the first is held while the second is read: both were asked for)
 

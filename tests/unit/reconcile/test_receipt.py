@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from atlas_sync.api import Publisher
+from atlas_sync.api import Publisher, SyncOptions
+from atlas_sync.api.run import job_receipt
 from atlas_sync.atlas.interface import Capabilities
 from atlas_sync.lineage.model import LineageGraph
 from atlas_sync.reconcile import receipt as receipts
@@ -62,7 +63,7 @@ class Hook(Rest):
 
 def receipt_of(client: Any, s: StreamSync, **options: Any) -> Any:
     pub = Publisher(client, domain="demo")
-    return pub._receipt(s, "nightly", pub.profile.root_types(), ATTRS, options, {})
+    return job_receipt(pub, s, "nightly", pub.profile.root_types(), ATTRS, SyncOptions(**options), {})
 
 
 def test_a_big_whole_input_over_rest_keeps_a_receipt() -> None:
@@ -89,7 +90,7 @@ def test_no_receipt_where_the_server_lacks_the_job_key() -> None:
     with spooled(doc(RECEIPT_MIN)) as s:
         pub = Publisher(Rest(), domain="demo")
         attrs = Bookkeeping.of(ATTRS.profile, lambda name: name != "atlasSyncKey")
-        assert pub._receipt(s, "nightly", pub.profile.root_types(), attrs, {}, {}) is None
+        assert job_receipt(pub, s, "nightly", pub.profile.root_types(), attrs, SyncOptions(), {}) is None
 
 
 def test_the_fingerprint_follows_the_input_and_the_context() -> None:
