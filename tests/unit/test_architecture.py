@@ -43,7 +43,7 @@ def test_the_package_keeps_every_import_contract() -> None:
         # a cycle between two emulator modules
         ("emulator/store.py", "from atlas_sync.emulator import app", "No import cycles"),
         # the runtime reaching the test launchers, which the wheel does not ship
-        ("api.py", "from tests.support import real_atlas", "atlas_sync is not allowed to import tests"),
+        ("api/run.py", "from tests.support import real_atlas", "atlas_sync is not allowed to import tests"),
     ],
 )
 def test_an_import_against_the_flow_breaks_a_contract(
