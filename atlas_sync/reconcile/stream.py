@@ -377,6 +377,7 @@ class StreamSync:
         key_attr = self.profile.job_key_attribute
         compare_options = CompareOptions(
             job_key=job_key(self.domain, job),  # this job's claims and digest part
+            owner=holdings.owner,  # another mark: another job's entity, only completed
             domain=self.domain,
             digest_attribute=digest_attribute,
             metadata_attribute=metadata_attribute,
