@@ -223,9 +223,11 @@ class Publisher:
         self, reader: str, paths: Sequence[str], options: dict[str, Any]
     ) -> tuple[str, dict[str, Any]]:
         name = registry.detect(paths[0]).name if reader == "auto" else reader
+        # the profile's defaults go to the readers that take them (Spark's mode); the caller's are checked
+        defaults = {**self.profile.reader_options, **_SYNC_READER_DEFAULTS.get(name, {})}
+        taken = registry.accepted(registry.get(name), defaults)
         return name, {
-            **self.profile.reader_options,
-            **_SYNC_READER_DEFAULTS.get(name, {}),
+            **{k: defaults[k] for k in taken},
             **{k: v for k, v in options.items() if v is not None},
         }
 

@@ -63,7 +63,12 @@ def _jobs(tmp_path: Path) -> list[tuple[str, str, list[str], dict[str, Any]]]:
     return [
         ("dbt", "dbt", [str(DBT)], {}),
         ("sqljob", "sql", [str(_sql_file(tmp_path))], {"dialect": "duckdb"}),
-        ("pbi", "powerbi", [str(DATA / "powerbi" / "shop")], {"connection_map": {"warehouse": "jaffle"}}),
+        (
+            "pbi",
+            "powerbi",
+            [str(DATA / "powerbi" / "shop")],
+            {"connection_map": {"warehouse.example.com/jaffle": "jaffle"}},
+        ),
         (
             "tab",
             "tableau",
@@ -120,7 +125,9 @@ def test_a_second_round_of_dbt_sql_and_bi_syncs_over_the_same_tables_writes_noth
     pub = _publisher(client, domain, profile)
     jobs = _jobs(tmp_path)
     for job, reader, inputs, options in jobs:
-        pub.sync(pub.read(reader, inputs, **options), job=job)
+        graph = pub.read(reader, inputs, **options)
+        assert CUSTOMERS in {d.id for d in graph.datasets}, job  # (each reads the shared table)
+        pub.sync(graph, job=job)
     for job, reader, inputs, options in jobs:
         plan = pub.plan(pub.read(reader, inputs, **options), job)
         changed = [
