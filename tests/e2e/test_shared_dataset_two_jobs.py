@@ -114,14 +114,8 @@ def test_a_job_reading_another_jobs_table_leaves_the_owners_column_positions(
 
 @pytest.mark.parametrize("profile", ["lineage", "atlas"])
 def test_a_second_round_of_dbt_sql_and_bi_syncs_over_the_same_tables_writes_nothing(
-    tmp_path: Path, client: Any, domain: str, profile: str, request: pytest.FixtureRequest
+    tmp_path: Path, client: Any, domain: str, profile: str
 ) -> None:
-    if profile == "atlas" and os.environ.get("ATLAS_URL"):
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="the atlas profile's rdbms_table has no db, which a real Atlas requires", strict=True
-            )
-        )
     pub = _publisher(client, domain, profile)
     jobs = _jobs(tmp_path)
     for job, reader, inputs, options in jobs:
