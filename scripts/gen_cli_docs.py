@@ -16,7 +16,9 @@ from pathlib import Path
 
 import click
 
+from atlas_sync.cli.lineage import reader_options_text
 from atlas_sync.cli.main import cli
+from atlas_sync.lineage import registry
 
 WIDTH = 100
 DOC = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
@@ -27,6 +29,16 @@ Generated from `atlas-sync ... --help` by `scripts/gen_cli_docs.py`; do not edit
 fails when this page and the code disagree). Every command talks to the embedded Atlas emulator
 (state in `./.atlas-sync/`) unless `ATLAS_URL` (or `--url`, or `url` in `atlas-sync.toml`) names a
 real Atlas; see [configuration.md](configuration.md).
+
+"""
+
+READER_OPTIONS = """<a id="reader-options"></a>
+
+## Reader options
+
+What each built-in reader takes as `-o NAME=VALUE` (or as a keyword of `Publisher.read`), from
+`atlas-sync lineage --list-options`. Any other name is an error naming it, with the closest option
+the reader takes. `job`, `progress` and `reporter` are atlas-sync's own, given to every reader.
 
 """
 
@@ -58,6 +70,9 @@ def generate() -> str:
     for path, cmd, ctx in entries:
         anchor = path.replace(" ", "-")
         out.append(f'<a id="{anchor}"></a>\n\n## `{path}`\n\n```text\n{cmd.get_help(ctx).rstrip()}\n```\n\n')
+    out.append(READER_OPTIONS)
+    builtins = "\n\n".join(reader_options_text(name) for name in registry.BUILTIN)  # (no plugin)
+    out.append(f"```text\n{builtins}\n```\n")
     return "".join(out).rstrip() + "\n"
 
 

@@ -35,9 +35,11 @@ def reader_options(
     """The reader (``auto``: detected from the first path) and its options: the profile's reader
     options and the sync's defaults under those given (``None``: not given)."""
     name = registry.detect(paths[0]).name if reader == "auto" else reader
+    # the profile's defaults go to the readers that take them (Spark's mode); the caller's are checked
+    defaults = {**pub.profile.reader_options, **SYNC_READER_DEFAULTS.get(name, {})}
+    taken = registry.accepted(registry.get(name), defaults)
     return name, {
-        **pub.profile.reader_options,
-        **SYNC_READER_DEFAULTS.get(name, {}),
+        **{k: defaults[k] for k in taken},
         **{k: v for k, v in options.items() if v is not None},
     }
 

@@ -142,7 +142,8 @@ def reader_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "extra",
             multiple=True,
             metavar="KEY=VALUE",
-            help="any other reader option (repeatable)",
+            help="any other reader option (repeatable; an option the reader does not take is an error; "
+            "`atlas-sync lineage --list-options READER` lists them)",
         ),
     ]
     for opt in reversed(opts):
@@ -193,6 +194,22 @@ def list_readers_text(width: int | None = None) -> str:
             )
             lines.append(f"{cells[0]:<{name_w}} {cells[1]:<{ext_w}} {cells[2]}".rstrip())
     return "\n".join(lines)
+
+
+def reader_options_text(name: str | None = None) -> str:
+    """Each reader's options (``-o NAME=VALUE``): name, type and help, a block per reader (``name``:
+    that reader's only); a plugin that declares none says so."""
+    readers = {name: registry.get(name)} if name else registry.available()
+    blocks = []
+    for rname, reader in readers.items():
+        declared = registry.options_of(reader)
+        if declared is None:
+            blocks.append(f"{rname}\n  (declares no options: any -o is passed to it unchecked)")
+            continue
+        width = max(len(o.name) for o in declared)
+        lines = [rname] + [f"  {o.name:<{width}}  {o.type:<6}  {o.help}" for o in declared]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def render_graph(graph: LineageGraph, fmt: str, *, columns: bool = False) -> str:
@@ -478,6 +495,11 @@ _HELP = f"""Read lineage with READER from FILE... (or - for stdin) and print it.
 @click.option("--job", metavar="JOB", help="job name recorded in the graph [default: derived from the input]")
 @click.option("--list-readers", is_flag=True, help="list the readers (built-in and plugins) and exit")
 @click.option(
+    "--list-options",
+    is_flag=True,
+    help="list each reader's options (-o NAME=VALUE; only READER's when given) and exit",
+)
+@click.option(
     "--columns", is_flag=True, help="dot/svg/html: draw the columns and the column lineage between them"
 )
 @reader_options
@@ -488,12 +510,16 @@ def lineage_cmd(
     out: str | None,
     job: str | None,
     list_readers: bool,
+    list_options: bool,
     columns: bool,
     **kwargs: Any,
 ) -> None:
     """Print the lineage READER reads from FILES (the help is ``_HELP``: its reader list is the registry's)."""
     if list_readers:
         click.echo(list_readers_text())
+        return
+    if list_options:
+        click.echo(reader_options_text(None if reader in (None, "auto") else reader))
         return
     if not reader or (not files and registry.needs_files(reader)):
         raise click.UsageError("give a READER and at least one FILE (or --list-readers)")

@@ -521,6 +521,13 @@ def _validate(reg: Any, inc: Incoming, *, partial: bool) -> None:
             except InvalidValue:
                 value_text = _java_text(inc.attrs[name])
                 messages.append(f"{et.name}.{name}={value_text}: invalid value for type {attr.type_name}")
+    if not partial:
+        for name, ends in et.rels.items():
+            if not any(e.mandatory for e in ends):
+                continue
+            if inc.rel_attrs.get(name) is None and inc.attrs.get(name) is None:
+                # (as Atlas 2.1.0 says it of an rdbms_table without db)
+                messages.append(f"{et.name}.{name}: mandatory attribute value missing in type {et.name}")
     if messages:
         # AtlasBaseException(code, List<String>) passes each message as a separate MessageFormat
         # argument and the template uses only {0}: the first problem alone is reported

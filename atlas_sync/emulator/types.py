@@ -42,6 +42,8 @@ class RelEnd:
     many: bool
     legacy: bool
     owned: bool  # this end is the container of a COMPOSITION: the other side is owned
+    # the child end of a COMPOSITION: an entity without it is refused (mandatory attribute value missing)
+    mandatory: bool = False
 
 
 @dataclass
@@ -264,11 +266,12 @@ class Registry:
             end_type = self.entities[e["type"]]
             many = (e.get("cardinality") or "SINGLE") in ("SET", "LIST")
             owned = cat == "COMPOSITION" and bool(e.get("isContainer"))
+            mandatory = cat == "COMPOSITION" and bool(other.get("isContainer"))
             for sub in end_type.subs:
                 et = self.entities[sub]
                 legacy = bool(e.get("isLegacyAttribute")) or e["name"] in et.attrs
                 et.rels.setdefault(e["name"], []).append(
-                    RelEnd(name, e["name"], i, other["type"], many, legacy, owned)
+                    RelEnd(name, e["name"], i, other["type"], many, legacy, owned, mandatory)
                 )
 
     # ------------------------------------------------------------------ rendering
@@ -287,7 +290,7 @@ class Registry:
                         {
                             "name": attr_name,
                             "typeName": f"array<{e.other_type}>" if e.many else e.other_type,
-                            "isOptional": True,
+                            "isOptional": not e.mandatory,
                             "cardinality": "SET" if e.many else "SINGLE",
                             "valuesMinCount": 0,
                             "valuesMaxCount": MAX_INT if e.many else 1,

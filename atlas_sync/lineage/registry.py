@@ -5,19 +5,26 @@ A reader has a ``name``, the file ``extensions`` it accepts, a one-line ``descri
 Readers raise :class:`atlas_sync.errors.InputError` for bad input (naming file and place) and record
 what they could not resolve as ``graph.problems``. A reader of big inputs may also have
 ``read_chunks(paths, **options)``, giving its lineage as a sequence of graphs (see :func:`read_chunks`).
+
+The options a reader takes are declared: the built-ins' in ``reader_options.BUILTIN_OPTIONS``, a
+plugin's as its ``options`` attribute (:class:`ReaderOption` values); :func:`read` and
+:func:`read_chunks` refuse any other name (a typo in ``-o conection_map=`` would else quietly change
+names). A plugin that declares none is given every option unchecked.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
 from atlas_sync.errors import InputError
 from atlas_sync.lineage.model import LineageGraph
+from atlas_sync.lineage.reader_options import BUILTIN_OPTIONS, COMMON, ReaderOption
 
 
 @runtime_checkable
@@ -155,9 +162,55 @@ def _peek_stdin(size: int = 4096) -> bytes:
     return b""
 
 
+def options_of(reader: Reader) -> tuple[ReaderOption, ...] | None:
+    """The options ``reader`` takes (then those atlas-sync gives every reader); ``None``: a plugin
+    that declares none (not checked)."""
+    builtin = BUILTIN_OPTIONS.get(reader.name) if _is_builtin(reader) else None
+    declared = builtin if builtin is not None else getattr(reader, "options", None)
+    if declared is None:
+        return None
+    common = {c.name for c in COMMON}
+    return (*(o for o in declared if o.name not in common), *COMMON)
+
+
+def _is_builtin(reader: Reader) -> bool:
+    spec = BUILTIN.get(reader.name)
+    return spec is not None and type(reader).__module__ == spec.partition(":")[0]
+
+
+def accepted(reader: Reader, names: Iterable[str]) -> list[str]:
+    """Of ``names``, those ``reader`` takes (every one, for a plugin that declares none): for defaults
+    meant for the readers that use them (a profile's ``reader_options``)."""
+    declared = options_of(reader)
+    if declared is None:
+        return list(names)
+    known = {o.name for o in declared}
+    return [n for n in names if n in known]
+
+
+def check_options(reader: Reader, names: Iterable[str]) -> None:
+    """Raise :class:`InputError` naming the first of ``names`` that ``reader`` does not take, with
+    the closest name it does take and the list of its options."""
+    declared = options_of(reader)
+    if declared is None:
+        return
+    known = [o.name for o in declared]
+    for name in names:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        raise InputError(
+            f"reader {reader.name!r} has no option {name!r}{guess}",
+            hint=f"its options: {', '.join(known)} (see `atlas-sync lineage --list-options {reader.name}`)",
+        )
+
+
 def read(name: str, paths: Sequence[str], **options: Any) -> LineageGraph:
-    """Read ``paths`` with the reader ``name`` (``auto`` picks one per the first file)."""
+    """Read ``paths`` with the reader ``name`` (``auto`` picks one per the first file); an option the
+    reader does not take is refused (:func:`check_options`)."""
     reader = detect(paths[0]) if name == "auto" else get(name)
+    check_options(reader, options)
     return _sound(reader.read(paths, **options))
 
 
@@ -185,7 +238,7 @@ def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[Lin
       must not publish anything before the iterator is exhausted;
     * option ``chunk_statements`` (int, default 5000): distinct statements per chunk for the
       ``query-log`` reader; option ``chunk_processes`` (int, default 5000): processes per chunk for
-      the ``graph`` reader; other readers ignore them;
+      the ``graph`` reader (another reader refuses them, as any option it does not take);
     * the iterator may have an attribute ``more`` (the ``graph`` reader's has): once a chunk was
       given, whether another follows, so a consumer deciding whether to stream need not build the
       next chunk while it holds this one.
@@ -193,6 +246,7 @@ def read_chunks(name: str, paths: Sequence[str], **options: Any) -> Iterator[Lin
     The reader is looked up at once (an unknown name raises here); reading starts on the first ``next``.
     """
     reader = detect(paths[0]) if name == "auto" else get(name)
+    check_options(reader, options)
     chunked = getattr(reader, "read_chunks", None)
     if callable(chunked):
         return _SoundChunks(iter(chunked(paths, **options)))

@@ -12,18 +12,23 @@ be checked on its own:
   with the entity before the requests, the job's digest part after them;
 * a native profile's shared datasets (docs/existing-atlas.md): another tool's is ``referenced``, never
   written (but for what ``foreign = true`` rules add of metadata), and one of ours is written once:
-  later syncs send its metadata requests alone.
+  later syncs send its metadata requests alone;
+* another job's entity (its owner, ``atlasSyncJob`` or the job label, is not this job; docs/design.md,
+  "Shared datasets"): the job only completes it, writing the attributes and references it lacks, never
+  replacing what the owner wrote, and keeps the owner's digest (reconcile.digest.completed): two jobs
+  that read one table leave it as its owner wrote it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from atlas_sync.reconcile.actual import ActualEntity, Key
 from atlas_sync.reconcile.bookkeeping import Bookkeeping
-from atlas_sync.reconcile.digest import merged, without_metadata
+from atlas_sync.reconcile.digest import completed, merged, without_metadata
 from atlas_sync.reconcile.metadata import (
     MetadataOps,
     claimants,
@@ -43,13 +48,14 @@ class CompareOptions:
     """What one sync compares with. ``job_key``: this job's key (its claims and digest part);
     ``bookkeeping``: the profile's attributes and those the server's types have (a digest and record
     it lacks are not written, nor is the key it lacks); ``metadata_record``: a native profile's record
-    (business metadata, attribute), when the server has it; ``term_guids``: term qualifiedName ->
-    guid; ``dry_run``: a plan only."""
+    (business metadata, attribute), when the server has it; ``owner``: this job's owner mark (an entity with
+    another mark is another job's: only completed); ``term_guids``: term qualifiedName -> guid; ``dry_run``: a plan only."""
 
     job_key: str
     domain: str
     bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
     metadata_record: tuple[str, str] | None = None
+    owner: str | None = None
     term_guids: Mapping[str, str] = field(default_factory=dict)
     dry_run: bool = False
 
@@ -101,12 +107,22 @@ def compare(
     if bk.profile.key is not None and bk.key is None:  # (a server whose types lack it)
         e.create_only.pop(bk.profile.key, None)
     e = without_refs_to(e, skipped or set())
+    others = actual is not None and o.owner is not None and actual.owner not in (None, o.owner)
+    if others:
+        assert actual is not None
+        e = _completing(e, actual, {bk.digest, bk.metadata, OWNER})
     theirs = foreign_guid if e.shared and guid is None else None
     meta = _metadata_of(e, guid, actual, theirs, o)
     ops = meta.ops if meta is not None else None
     digest_name = bk.digest
     wanted: str | None = e.attributes.get(digest_name) if digest_name else None
     held_digest = actual.attributes.get(digest_name) if actual and digest_name else None
+    if others and digest_name and wanted is not None:
+        # the owner's digest stays (its next sync finds the entity as it wrote it), with this job's
+        # part: what it wanted, so that its next sync decides from the listing too
+        wanted = completed(held_digest, wanted)
+        if wanted is None:
+            e.attributes.pop(digest_name)
     drop = meta.invalidate if meta is not None else set()
     if wanted is not None and digest_name:
         # this job's part of the stored digest; the other jobs' parts stay as they are
@@ -165,6 +181,23 @@ def compare(
     if work is not None:
         work.written = item.action != "unchanged" and first_write
     return Decision(item, e, item.action != "unchanged" and first_write, work)
+
+
+def _completing(e: DesiredEntity, actual: ActualEntity, kept: set[str | None]) -> DesiredEntity:
+    """``e`` as a job writes another job's entity: what ``actual`` lacks (an empty or unset attribute
+    or reference) as the job wants it, the rest as the owner wrote it (Atlas wants the mandatory
+    ones in every write; a reader that knows part of a table numbers its columns otherwise, and
+    describes less); ``kept``: bookkeeping, written as for the job's own entities."""
+
+    def missing(value: Any) -> bool:
+        return value is None or value == "" or value == [] or value == {}
+
+    attributes = {
+        k: v if k in kept or missing(actual.attributes.get(k)) else actual.attributes[k]
+        for k, v in e.attributes.items()
+    }
+    refs = {k: v if missing(actual.refs.get(k)) else actual.refs[k] for k, v in e.refs.items()}
+    return dataclasses.replace(e, attributes=attributes, refs=refs)
 
 
 def _metadata_of(

@@ -12,6 +12,9 @@ followed by one part per job that attached metadata, the digest of what that job
 (``1:<11 chars> j<job key>=<11 chars> ...``); a job compares the entity's digest and its own part
 (:func:`for_job`), never another job's, and writes its part without touching the others
 (:func:`merged`). A job's wanted digest is ``1:<entity>+<its metadata>``, or ``1:<entity>`` without.
+A job that completes an entity another job owns (reconcile.compare) keeps the owner's digest and,
+when it sees the entity otherwise, keeps its whole wanted digest as its part (``j<key>=:<11>+<11>``:
+:func:`completed`, :func:`for_other_job`).
 """
 
 from __future__ import annotations
@@ -86,3 +89,28 @@ def merged(stored: str | None, job_key: str, wanted: str | None, *, drop: Collec
     if mine:
         jobs[job_key] = mine
     return " ".join([head, *(f"{k}={v}" for k, v in sorted(jobs.items()))])
+
+
+def completed(stored: str | None, wanted: str) -> str | None:
+    """What a job wants of the digest of an entity another job owns (reconcile.compare completes it,
+    never rewrites it): the owner's entity digest as ``stored`` holds it, and the job's part, which
+    is its whole ``wanted`` digest (``:<entity>+<metadata>``, the version left out) unless the job
+    sees the entity as the owner wrote it (then ``wanted`` as it is); ``None`` when ``stored`` holds
+    no digest (the owner's next sync reads the entity in full)."""
+    head, _ = _parts(stored)
+    if head is None:
+        return None
+    if without_metadata(wanted) == head:
+        return wanted
+    return f"{head}+{wanted[len(VERSION) :]}"
+
+
+def for_other_job(stored: str | None, job_key: str) -> str | None:
+    """What ``job_key``'s sync compares its wanted digest with on an entity another job owns: the
+    whole digest it wanted when it last completed the entity (:func:`completed`), else as
+    :func:`for_job`."""
+    _, jobs = _parts(stored)
+    mine = jobs.get(job_key)
+    if mine and mine.startswith(":"):
+        return VERSION + mine
+    return for_job(stored, job_key)

@@ -40,7 +40,7 @@ from atlas_sync.reconcile.actual import (
 )
 from atlas_sync.reconcile.apply import ApplyResult, apply_plan
 from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
-from atlas_sync.reconcile.digest import for_job
+from atlas_sync.reconcile.digest import for_job, for_other_job
 from atlas_sync.reconcile.plan import Plan, PlanItem
 from atlas_sync.reconcile.receipt import listing_hash
 from atlas_sync.reconcile.spool import UNREAD, Spool
@@ -120,7 +120,9 @@ class JobHoldings:
         of it (reconcile.digest: other jobs' parts are theirs)."""
         key = job_key(self.domain, self.job)
         for h in headers:
-            h.digest = for_job(h.digest, key)
+            # (another job's entity: the job's part says what it wanted when it last completed it)
+            theirs = h.owner is not None and h.owner != self.owner
+            h.digest = for_other_job(h.digest, key) if theirs else for_job(h.digest, key)
             yield h
 
     def look_up(self, spool: Spool, root_types: list[str], bookkeeping: Bookkeeping) -> dict[Key, str]:

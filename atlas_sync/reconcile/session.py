@@ -232,6 +232,7 @@ class SyncSession:
         target, attrs, holdings = typed.target, typed.attrs, s.holdings
         compare_options = CompareOptions(
             job_key=job_key(self.domain, target.job),  # this job's claims and digest part
+            owner=holdings.owner,  # another mark: another job's entity, only completed
             domain=self.domain,
             bookkeeping=attrs.bookkeeping,
             metadata_record=attrs.metadata_record,

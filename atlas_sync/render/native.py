@@ -65,10 +65,12 @@ class NativeMapping:
                 v = rule.source.get(key)
                 if isinstance(v, str):
                     out.add(_literal(v))
-            for sub in ("container", "column"):
-                table = rule.source.get(sub)
+            tables = [rule.source.get("column"), rule.source.get("container")]
+            while tables:
+                table = tables.pop()
                 if isinstance(table, dict) and isinstance(table.get("type"), str):
                     out.add(_literal(table["type"]))
+                    tables.append(table.get("container"))  # (a container's own container)
         for raw in self.raw_column_lineage.values():
             if isinstance(raw.get("type"), str):
                 out.add(_literal(raw["type"]))
@@ -289,7 +291,8 @@ class NativeRender:
         self, main: dict[str, Any], container: Mapping[str, Any] | None, *, shared: bool
     ) -> list[dict[str, Any]]:
         """``main`` and, when the mapping names one, the container it needs (a hive_table's hive_db),
-        ``main`` pointing at it through the container relation."""
+        ``main`` pointing at it through the container relation; a container may have its own (an
+        rdbms_table's rdbms_db in its rdbms_instance)."""
         docs = [main]
         if container:
             cqn = str(container["qualified_name"])
@@ -300,7 +303,7 @@ class NativeRender:
             }
             if shared:
                 doc["shared"] = True
-            docs.append(doc)
+            docs.extend(self._with_container(doc, container.get("container"), shared=shared))
             main["relationshipAttributes"] = {container["relation"]: _ref(container["type"], cqn)}
         return docs
 

@@ -323,6 +323,13 @@ class _Renderer:
                     f"{where}: mandatory attribute {k!r} of {spec.declared_in} is missing",
                     hint=f"set {k} in the template",
                 )
+        for k, rel in schema.mandatory_relationship_names(type_name).items():
+            if attrs_in.get(k) is None and rels_in.get(k) is None:
+                raise RenderError(
+                    f"{where}: {type_name} needs {k!r} (the child end of the COMPOSITION relationship "
+                    f"{rel}: an Atlas refuses the entity without it)",
+                    hint=f"set {k} in the template (a container in mapping.toml), or use another type",
+                )
 
     def add(self, entity: DesiredEntity, owner: str, *, shared_ok: bool = False) -> DesiredEntity:
         existing = self.state.entities.get(entity.key)

@@ -42,6 +42,9 @@ class EntitySchema:
     supertypes: dict[str, list[str]] = field(default_factory=dict)
     own_attributes: dict[str, dict[str, AttributeSpec]] = field(default_factory=dict)
     relationship_attributes: dict[str, set[str]] = field(default_factory=dict)
+    # the child end of a COMPOSITION relationship (a hive_column_lineage's query, an rdbms_table's db):
+    # an Atlas refuses an entity without it (mandatory attribute value missing), whatever the end's def
+    mandatory_relationships: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def with_builtins(cls) -> EntitySchema:
@@ -63,10 +66,19 @@ class EntitySchema:
                 for a in d.get("attributeDefs") or []
             }
         for r in doc.get("relationshipDefs") or []:
-            for end in ("endDef1", "endDef2"):
-                e = r.get(end) or {}
+            ends = [r.get(end) or {} for end in ("endDef1", "endDef2")]
+            for e in ends:
                 if e.get("type") and e.get("name"):
                     self.relationship_attributes.setdefault(e["type"], set()).add(e["name"])
+            if r.get("relationshipCategory") == "COMPOSITION":
+                for e, other in ((ends[0], ends[1]), (ends[1], ends[0])):
+                    if (
+                        other.get("isContainer")
+                        and not e.get("isContainer")
+                        and e.get("type")
+                        and e.get("name")
+                    ):
+                        self.mandatory_relationships.setdefault(e["type"], {})[e["name"]] = str(r.get("name"))
 
     def knows(self, type_name: str) -> bool:
         return type_name in self.supertypes
@@ -96,6 +108,14 @@ class EntitySchema:
                 merged.update(self.own_attributes.get(t, {}))
             cache[type_name] = merged
         return merged
+
+    def mandatory_relationship_names(self, type_name: str) -> dict[str, str]:
+        """The relationship attributes an entity of the type must have (name -> relationship), its
+        supertypes' too."""
+        out: dict[str, str] = {}
+        for t in self.lineage_of(type_name):
+            out.update(self.mandatory_relationships.get(t, {}))
+        return out
 
     def relationship_names(self, type_name: str) -> set[str]:
         """Relationship attribute names of the type and its supertypes (once per type; do not modify)."""

@@ -1,4 +1,5 @@
-"""Reader options, which may arrive as text from ``-o name=value``."""
+"""Reader options, which may arrive as text from ``-o name=value`` (what each reader takes is declared in
+``atlas_sync.lineage.reader_options``)."""
 
 from __future__ import annotations
 

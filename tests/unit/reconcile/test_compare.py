@@ -11,7 +11,7 @@ from typing import Any
 from atlas_sync.reconcile.actual import ActualEntity
 from atlas_sync.reconcile.bookkeeping import Bookkeeping, job_key
 from atlas_sync.reconcile.compare import CompareOptions, Decision, compare
-from atlas_sync.reconcile.digest import entity_digest, merged, without_metadata
+from atlas_sync.reconcile.digest import entity_digest, for_other_job, merged, without_metadata
 from atlas_sync.reconcile.metadata import encode_record, read_record
 from atlas_sync.render.profile import BookkeepingNames
 from atlas_sync.render.renderer import DesiredEntity
@@ -138,6 +138,65 @@ def test_references_to_entities_left_out_are_dropped() -> None:
     process = DesiredEntity("spark_process", "job:p@p", {"qualifiedName": "job:p@p"}, refs={"inputs": [a, b]})
     d = compare(process, None, None, NATIVE, skipped={b})
     assert d.entity is not None and d.entity.refs["inputs"] == [a]
+
+
+# ------------------------------------------------------------------ another job's entity (docs/design.md)
+AS_A = dataclasses.replace(OPTIONS, owner="A")  # this job's owner mark (atlasSyncJob)
+
+
+def test_another_jobs_column_described_otherwise_keeps_the_owners_values_and_digest() -> None:
+    # B (dbt) created the column as the sixth of its table; A (SQL) knows two columns and numbers it 1
+    e = wanted(table("c.lifetime_value@d", type_name="lineage_column", position=1))
+    mine = e.attributes[DIGEST]
+    actual = held(
+        table("c.lifetime_value@d", type_name="lineage_column", position=5, description="LTV"),
+        owner="B",
+        **{DIGEST: "1:OwnerDigest"},
+    )
+    d = compare(e, "g1", actual, AS_A)
+    # written once: A's part of the digest (what A wanted), beside the owner's, which stays
+    assert d.item.action == "update" and d.write
+    assert d.entity is not None
+    assert shown(d) == [(DIGEST, f"1:OwnerDigest {ME}={mine[1:]}")]
+    assert d.entity.attributes["position"] == 5  # (the owner's, sent back as Atlas holds it)
+    # A's next sync compares what it wants with its part: unchanged, decided from the listing
+    assert for_other_job(d.entity.attributes[DIGEST], ME) == mine
+    written = dataclasses.replace(
+        actual, attributes={**actual.attributes, DIGEST: d.entity.attributes[DIGEST]}
+    )
+    again = compare(
+        wanted(table("c.lifetime_value@d", type_name="lineage_column", position=1)), "g1", written, AS_A
+    )
+    assert again.item.action == "unchanged" and not again.write
+
+
+def test_another_jobs_entity_is_completed_with_what_it_lacks_only() -> None:
+    e = wanted(table(description="from the SQL job", comment="mine"))
+    actual = held(table(comment="the owner's"), owner="B", **{DIGEST: f"1:OwnerDigest {OTHER}=kkkkkkkkkkk"})
+    d = compare(e, "g1", actual, AS_A)
+    assert d.item.action == "update" and d.write
+    assert shown(d) == [("description", "from the SQL job")]
+    assert d.entity is not None and d.entity.attributes["comment"] == "the owner's"
+    assert d.entity.attributes[DIGEST].startswith(f"1:OwnerDigest {OTHER}=kkkkkkkkkkk {ME}=:")
+
+
+def test_another_jobs_entity_seen_as_its_owner_wrote_it_is_not_written() -> None:
+    e = wanted(table(description="orders"))
+    d = compare(e, "g1", held(table(description="orders"), owner="B", **{DIGEST: e.attributes[DIGEST]}), AS_A)
+    assert d.item.action == "unchanged" and not d.write
+
+
+def test_another_jobs_entity_without_a_digest_is_completed_without_one() -> None:
+    e = wanted(table(description="d"))
+    d = compare(e, "g1", held(table(), owner="B"), AS_A)
+    assert shown(d) == [("description", "d")]
+    assert d.entity is not None and DIGEST not in d.entity.attributes
+
+
+def test_the_jobs_own_entity_is_still_rewritten_as_it_wants_it() -> None:
+    e = wanted(table("c.x@d", type_name="lineage_column", position=1))
+    d = compare(e, "g1", held(table("c.x@d", type_name="lineage_column", position=5), owner="A"), AS_A)
+    assert d.item.action == "update" and ("position", 1) in shown(d)
 
 
 # ------------------------------------------------------------------ metadata (docs/metadata.md)

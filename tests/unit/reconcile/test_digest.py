@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from atlas_sync.reconcile.actual import ActualEntity
-from atlas_sync.reconcile.digest import entity_digest
+from atlas_sync.reconcile.digest import completed, entity_digest, for_job, for_other_job, merged
 from atlas_sync.reconcile.plan import diff_entity
 from atlas_sync.render.renderer import DesiredEntity
 
@@ -163,3 +163,18 @@ def outcome(digest: Callable[..., str], e: DesiredEntity) -> str:
         return digest(e, ATTR) if digest is entity_digest else digest(e)
     except UnicodeEncodeError:
         return "UnicodeEncodeError"
+
+
+def test_a_job_completing_another_jobs_entity_keeps_the_owners_digest_and_adds_what_it_wanted() -> None:
+    stored = "1:OwnerDigest jB=kkkkkkkkkkk"
+    assert completed(stored, "1:MineMineMin+mmmmmmmmmmm") == "1:OwnerDigest+:MineMineMin+mmmmmmmmmmm"
+    # merged as any job's part, the others' parts kept
+    written = merged(stored, "jA", completed(stored, "1:MineMineMin+mmmmmmmmmmm"))
+    assert written == "1:OwnerDigest jA=:MineMineMin+mmmmmmmmmmm jB=kkkkkkkkkkk"
+    # its next sync compares what it wants with its part; the owner's, with the entity's digest
+    assert for_other_job(written, "jA") == "1:MineMineMin+mmmmmmmmmmm"
+    assert for_job(written, "jB") == "1:OwnerDigest+kkkkkkkkkkk"
+    # a job that sees the entity as its owner wrote it keeps the usual form
+    assert completed(stored, "1:OwnerDigest+mmmmmmmmmmm") == "1:OwnerDigest+mmmmmmmmmmm"
+    assert for_other_job("1:OwnerDigest jA=mmmmmmmmmmm", "jA") == "1:OwnerDigest+mmmmmmmmmmm"
+    assert completed(None, "1:MineMineMin") is None

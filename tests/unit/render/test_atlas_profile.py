@@ -241,3 +241,71 @@ def test_metadata_namespace_comes_from_env_and_the_per_source_map_from_the_confi
     ol = render(ol_graph, pub.profile, domain="prod", job="j")
     assert "shop.sales.orders@pg_prod" in _names(ol, "rdbms_table")
     assert load_profile("atlas").namespaces is None  # the built-in profile object is not changed
+
+
+# ------------------------------------------------------------------ what a real Atlas requires
+def test_an_rdbms_table_is_rendered_in_its_rdbms_db_in_its_rdbms_instance() -> None:
+    # Atlas 2.1.0 refuses an rdbms_table without db, an rdbms_db without instance (mandatory: the child
+    # end of a COMPOSITION relationship), an rdbms_instance without rdbms_type
+    state = _render("dbt", DATA / "dbt" / "artifacts" / "1.10")
+    table = _one(state, "rdbms_table", "jaffle.main_marts.customers@cm")
+    assert table.refs["db"] == ("rdbms_db", "jaffle.main_marts@cm")
+    db = _one(state, "rdbms_db", "jaffle.main_marts@cm")
+    assert db.attributes["name"] == "jaffle.main_marts"
+    assert db.refs["instance"] == ("rdbms_instance", "duckdb@cm")
+    instance = _one(state, "rdbms_instance", "duckdb@cm")
+    assert instance.attributes["rdbms_type"] == "duckdb"
+    assert table.shared and db.shared and instance.shared  # (a dataset's containers, as a hive_db)
+
+
+def test_a_generic_process_gets_no_column_lineage_entity_which_atlas_would_refuse() -> None:
+    # a hive_column_lineage needs its hive_process (`query`): there is none for a dbt model's Process
+    state = _render("dbt", DATA / "dbt" / "artifacts" / "1.10")
+    assert _names(state, "Process")  # the models' table-level lineage stays
+    assert not _names(state, "hive_column_lineage")
+
+
+def test_tableau_and_power_bi_steps_are_bi_processes_with_their_column_lineage() -> None:
+    for reader, path, cmap in (
+        ("tableau", DATA / "tableau" / "shop.twb", {"warehouse.example.com/jaffle": "jaffle"}),
+        ("powerbi", DATA / "powerbi" / "shop", {"warehouse.example.com/jaffle": "jaffle"}),
+    ):
+        state = _render(reader, path, connection_map=cmap)
+        assert _names(state, "bi_process"), reader
+        assert not _names(state, "Process"), reader
+        lineage = [e for e in state.entities.values() if e.type_name == "bi_column_lineage"]
+        assert lineage and all(e.refs["process"][0] == "bi_process" for e in lineage), reader
+
+
+def test_the_child_end_of_a_composition_is_mandatory_in_the_profiles_schema() -> None:
+    schema = load_profile("atlas").schema
+    # what Atlas 2.1.0 answers for these types (GET /v2/types/entitydef: relationshipAttributeDefs
+    # with isOptional false)
+    assert schema.mandatory_relationship_names("rdbms_table") == {"db": "rdbms_db_tables"}
+    assert schema.mandatory_relationship_names("rdbms_db") == {"instance": "rdbms_instance_databases"}
+    assert schema.mandatory_relationship_names("hive_column_lineage") == {
+        "query": "hive_process_column_lineage"
+    }
+    assert schema.mandatory_relationship_names("bi_column_lineage") == {
+        "process": "bi_process_column_lineages"
+    }
+    assert schema.mandatory_relationship_names("hive_table") == {}
+    assert schema.mandatory_relationship_names("spark_column_lineage") == {}
+
+
+def test_a_mapping_that_leaves_out_a_mandatory_container_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "atlas-nodb"
+    shutil.copytree(builtin_dir("templates") / "atlas", folder)
+    mapping = folder / "mapping.toml"
+    text = mapping.read_text(encoding="utf-8")
+    start = text.index("[dataset.container]\ntype = \"'rdbms_db'\"")
+    end = text.index("[dataset.column]\ntype = \"'rdbms_column'\"")
+    mapping.write_text(text[:start] + text[end:], encoding="utf-8")
+    graph = read("dbt", [str(DATA / "dbt" / "artifacts" / "1.10")])
+    with pytest.raises(RenderError) as exc:
+        render(graph, load_profile(str(folder)), domain="prod", job="dbt", namespaces=NS)
+    assert "rdbms_table needs 'db' (the child end of the COMPOSITION relationship rdbms_db_tables" in str(
+        exc.value
+    )
