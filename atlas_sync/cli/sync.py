@@ -11,7 +11,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,9 @@ from atlas_sync.cli.progress import Phases, progress
 from atlas_sync.cli.write_path import wait_for_atlas, wrap_client, write_path_options
 from atlas_sync.errors import AtlasSyncError, InputError
 from atlas_sync.wording import counted
+
+if TYPE_CHECKING:
+    from atlas_sync.api import Publisher
 
 
 def _publisher(domain: str | None, profile: str | None, **extra: Any) -> tuple[Any, Any]:
@@ -88,7 +91,7 @@ def _report(problems: list[Any], has_content: bool, allow_partial: bool) -> None
 
 
 def _read_maybe_chunks(
-    pub: Any, target: Target, stream: bool | None, allow_partial: bool = False
+    pub: Publisher, target: Target, stream: bool | None, allow_partial: bool = False
 ) -> tuple[Any, Any]:
     """(graph, None) for a whole read, or (None, chunks) when the input streams: asked with
     ``--stream``, or by default when the reader gives more than one chunk."""
@@ -111,7 +114,7 @@ def _note_partial(target: Target, partial: bool) -> None:
         stderr("note: the input is part of the job's lineage (a selection or a run): nothing is deleted")
 
 
-def _read(pub: Any, target: Target, allow_partial: bool = False) -> Any:
+def _read(pub: Publisher, target: Target, allow_partial: bool = False) -> Any:
     name, options = _reader(target.reader, target.files, target.reader_flags)
     graph = pub.read(name, list(target.files), **options)
     _report(graph.problems, bool(graph.datasets or graph.processes), allow_partial)
@@ -724,7 +727,7 @@ def _elsewhere(held: dict[str, int], command: str = "show") -> str | None:
     return f"the domain holds {' and '.join(parts)} ({what}: add {hints})"
 
 
-def _job_plan_text(pub: Any, plan: Any, purge: bool) -> str:
+def _job_plan_text(pub: Publisher, plan: Any, purge: bool) -> str:
     """What a teardown of ``plan.job`` deletes (``teardown --job --plan``)."""
     gone = plan.by_action("delete")
     head = f"Teardown of job {plan.job} in domain {pub.domain} (profile {pub.profile.name})"
@@ -743,7 +746,7 @@ def _job_plan_text(pub: Any, plan: Any, purge: bool) -> str:
 
 
 def _teardown_job(
-    pub: Any,
+    pub: Publisher,
     job: str,
     *,
     purge: bool,
@@ -870,7 +873,7 @@ def rebuild_cmd(
 
 
 def _rebuild_job(
-    pub: Any,
+    pub: Publisher,
     graph: Any,
     job: str,
     *,

@@ -257,7 +257,7 @@ def send_metadata(client: AtlasApi, work: list[tuple[str, Any]], applied: ApplyR
 
 
 def write_saved(
-    client: Any,
+    client: AtlasApi,
     plan: Plan,
     known: dict[Key, str],
     settings: WriteSettings,
