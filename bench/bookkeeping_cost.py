@@ -22,7 +22,8 @@ The variables, one at a time against the baseline (no extra attribute, reference
   unique attribute;
 * ``batch-B``: 100 or 1000 entities per request.
 
-The baseline runs first and last (``base`` / ``base-again``): their difference is the drift of the
+After ``--warmup`` untimed baseline uploads (the first upload into new types on a fresh server is slow),
+the baseline runs first and last (``base`` / ``base-again``): their difference is the drift of the
 server over the run (its graph grows, the machine's load moves); ratios are to the first baseline
 unless ``--repeat`` gives several rounds (then medians, each ratio to its round's first baseline).
 
@@ -347,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
         "--atlas-url", default=os.environ.get("ATLAS_URL"), help="an Atlas [$ATLAS_URL]; none: an emulator"
     )
     ap.add_argument("--prefix", default="bkc", help="type and domain prefix (a run id is added)")
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="untimed baseline uploads first (a fresh server's first is slow)",
+    )
     ap.add_argument("--keep", action="store_true", help="leave each variant's entities and types")
     ap.add_argument("--out", help="JSON results file [bench/results/bookkeeping_cost-<time>.json]")
     args = ap.parse_args(argv)
@@ -358,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     try:
+        for _ in range(args.warmup):
+            row = run_variant(
+                url, real, doc, f"{args.prefix}{uuid.uuid4().hex[:8]}", VARIANTS["base"], args.keep
+            )
+            print(json.dumps({"warmup": row}), file=sys.stderr, flush=True)
         for rnd in range(args.repeat):
             for v in chosen:
                 run = f"{args.prefix}{uuid.uuid4().hex[:8]}"
