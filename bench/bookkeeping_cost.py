@@ -25,7 +25,8 @@ The variables, one at a time against the baseline (no extra attribute, reference
 After ``--warmup`` untimed baseline uploads (the first upload into new types on a fresh server is slow),
 the baseline runs first and last (``base`` / ``base-again``): their difference is the drift of the
 server over the run (its graph grows, the machine's load moves); ratios are to the first baseline
-unless ``--repeat`` gives several rounds (then medians, each ratio to its round's first baseline).
+unless ``--repeat`` gives several rounds (then medians, each ratio to its round's first baseline; odd
+rounds take the variants between the first and the last in reverse order).
 
 After each variant its entities are deleted and purged and its types deleted, untimed (``--keep``:
 leave them). Targets ``--atlas-url`` or ``$ATLAS_URL`` (credentials ``ATLAS_USERNAME`` and
@@ -371,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(json.dumps({"warmup": row}), file=sys.stderr, flush=True)
         for rnd in range(args.repeat):
-            for v in chosen:
+            # odd rounds take the variants between the first and the last in reverse (drift cancels)
+            order = chosen if rnd % 2 == 0 or len(chosen) < 3 else [chosen[0], *chosen[-2:0:-1], chosen[-1]]
+            for v in order:
                 run = f"{args.prefix}{uuid.uuid4().hex[:8]}"
                 row = run_variant(url, real, doc, run, v, args.keep)
                 row.update(round=rnd, at=time.strftime("%H:%M:%S", time.gmtime()), load=os.getloadavg()[0])
