@@ -28,8 +28,9 @@ server over the run (its graph grows, the machine's load moves); ratios are to t
 unless ``--repeat`` gives several rounds (then medians, each ratio to its round's first baseline; odd
 rounds take the variants between the first and the last in reverse order).
 
-After each variant its entities are deleted and purged and its types deleted, untimed (``--keep``:
-leave them). Targets ``--atlas-url`` or ``$ATLAS_URL`` (credentials ``ATLAS_USERNAME`` and
+Each variant's entities and types stay in Atlas (their prefixes are printed); ``--cleanup`` deletes and
+purges them and deletes the types at the end, untimed (slow on Atlas 2.1: purging 2,500 such entities
+took minutes on a busy server). Targets ``--atlas-url`` or ``$ATLAS_URL`` (credentials ``ATLAS_USERNAME`` and
 ``ATLAS_PASSWORD`` or ``ATLAS_PASSWORD_FILE``); without either an emulator with issue 15's latency model
 (a smoke test: its costs are not Atlas's).
 
@@ -284,11 +285,12 @@ def upload(session: Any, url: str, levels: list[list[dict[str, Any]]], v: Varian
 
 
 def cleanup(client: Any, prefix: str, guids: list[str]) -> float:
-    """Delete and purge the variant's entities, then its types; seconds taken."""
+    """Delete and purge a variant's entities, then its types; seconds taken."""
     t0 = time.perf_counter()
     for i in range(0, len(guids), 500):
         client.delete_entities(guids[i : i + 500])
-    client.purge_entities(guids)
+    for i in range(0, len(guids), 100):  # Atlas 2.1 purges slowly: a long request holds its locks
+        client.purge_entities(guids[i : i + 100])
     body = typedefs(prefix, Variant("x"))
     client.delete_typedefs({"relationshipDefs": [{"name": r["name"]} for r in body["relationshipDefs"]]})
     client.delete_typedefs({"entityDefs": [{"name": d["name"]} for d in body["entityDefs"]]})
@@ -296,8 +298,8 @@ def cleanup(client: Any, prefix: str, guids: list[str]) -> float:
 
 
 def run_variant(
-    url: str, real: bool, doc: dict[str, Any], run: str, v: Variant, keep: bool
-) -> dict[str, Any]:
+    url: str, real: bool, doc: dict[str, Any], run: str, v: Variant
+) -> tuple[dict[str, Any], list[str]]:
     import requests
 
     prefix = run  # the same length for every variant: equal type names, equal bytes
@@ -309,9 +311,7 @@ def run_variant(
     row = upload(session, url, levels, v)
     guids = list(row.pop("guids").values())
     row.update(variant=v.name, what=v.what, entities=sum(len(lv) for lv in levels), created=len(guids))
-    if not keep:
-        row["cleanup_s"] = round(cleanup(client, prefix, guids), 1)
-    return row
+    return row, guids
 
 
 # --------------------------------------------------------------------------- driver
@@ -355,7 +355,11 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="untimed baseline uploads first (a fresh server's first is slow)",
     )
-    ap.add_argument("--keep", action="store_true", help="leave each variant's entities and types")
+    ap.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="at the end, delete and purge every variant's entities and delete its types (slow on Atlas 2.1)",
+    )
     ap.add_argument("--out", help="JSON results file [bench/results/bookkeeping_cost-<time>.json]")
     args = ap.parse_args(argv)
     chosen = [VARIANTS[n] for n in args.variants.split(",") if n]
@@ -365,21 +369,31 @@ def main(argv: list[str] | None = None) -> int:
     doc = json.loads(json.dumps(issue_graph(args.processes).to_document()))
     rows: list[dict[str, Any]] = []
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    made: list[tuple[str, list[str]]] = []  # (type prefix, guids) of every upload
     try:
         for _ in range(args.warmup):
-            row = run_variant(
-                url, real, doc, f"{args.prefix}{uuid.uuid4().hex[:8]}", VARIANTS["base"], args.keep
-            )
+            run = f"{args.prefix}{uuid.uuid4().hex[:8]}"
+            row, guids = run_variant(url, real, doc, run, VARIANTS["base"])
+            made.append((run, guids))
             print(json.dumps({"warmup": row}), file=sys.stderr, flush=True)
         for rnd in range(args.repeat):
             # odd rounds take the variants between the first and the last in reverse (drift cancels)
             order = chosen if rnd % 2 == 0 or len(chosen) < 3 else [chosen[0], *chosen[-2:0:-1], chosen[-1]]
             for v in order:
                 run = f"{args.prefix}{uuid.uuid4().hex[:8]}"
-                row = run_variant(url, real, doc, run, v, args.keep)
+                row, guids = run_variant(url, real, doc, run, v)
+                made.append((run, guids))
                 row.update(round=rnd, at=time.strftime("%H:%M:%S", time.gmtime()), load=os.getloadavg()[0])
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
+        if args.cleanup:
+            client = sync_bench._client(url, real)
+            took = sum(cleanup(client, run, guids) for run, guids in made)
+            print(f"cleanup: {len(made)} type sets deleted in {took:.0f} s", file=sys.stderr)
+        else:
+            print(
+                f"left in Atlas: the types and entities of {', '.join(r for r, _ in made)}", file=sys.stderr
+            )
     finally:
         if server is not None:
             server.stop()
