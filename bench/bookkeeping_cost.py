@@ -7,7 +7,8 @@ relationship attribute ``process``), with the profile's own attributes (typedefs
 ``atlasSync*`` ones). Each variant registers its own throw-away types (``<prefix><8 hex>_dataset`` ...,
 unique per variant and run; its entities' names end in ``@<prefix><8 hex>``), untimed, then uploads with ``POST /v2/entity/bulk`` (plain
 ``requests``, no library in between), one dependency level after the other (datasets; columns and
-processes; column lineages), B entities per request. Timed: from the first request to the last answer.
+processes; column lineages), B entities per request. Timed: from the first request to the last answer, with the retries of a request answered 5xx (Atlas 2.1's
+BerkeleyDB times out on locks under other writers; counted in the table).
 
 The variables, one at a time against the baseline (no extra attribute, references by unique attribute,
 500 per request):
@@ -62,6 +63,7 @@ from issue_workload import issue_graph  # noqa: E402
 
 TYPEDEFS = HERE.parent / "typedefs" / "lineage" / "0010-lineage_model.json"
 KINDS = ("dataset", "column", "process", "column_lineage")
+RETRIES = 2  # of a request answered 5xx (Atlas 2.1 on BerkeleyDB: lock timeouts under other writers)
 ATLAS_SYNC_LENGTHS = (5, 13, 21, 21)  # atlasSyncJob, atlasSyncDigest, atlasSyncScope, atlasSyncJobKey
 
 
@@ -253,7 +255,7 @@ def to_guid_refs(obj: Any, guids: dict[str, str]) -> Any:
 def upload(session: Any, url: str, levels: list[list[dict[str, Any]]], v: Variant) -> dict[str, Any]:
     """Upload ``levels`` as the variant says; the guids Atlas assigned, requests, bytes and seconds."""
     guids: dict[str, str] = {}  # qualifiedName -> guid
-    requests_sent = bytes_sent = 0
+    requests_sent = bytes_sent = retries = 0
     t0 = time.perf_counter()
     for level in levels:
         for i in range(0, len(level), v.batch):
@@ -261,14 +263,18 @@ def upload(session: Any, url: str, levels: list[list[dict[str, Any]]], v: Varian
             if v.refs == "guid":
                 chunk = [to_guid_refs(b, guids) for b in chunk]
             body = json.dumps({"entities": chunk}).encode()
-            resp = session.post(
-                url + "/api/atlas/v2/entity/bulk",
-                data=body,
-                headers={"Content-Type": "application/json"},
-                timeout=(10, 900),
-            )
-            requests_sent += 1
-            bytes_sent += len(body)
+            for attempt in range(RETRIES + 1):
+                resp = session.post(
+                    url + "/api/atlas/v2/entity/bulk",
+                    data=body,
+                    headers={"Content-Type": "application/json"},
+                    timeout=(10, 900),
+                )
+                requests_sent += 1
+                bytes_sent += len(body)
+                if resp.status_code < 500 or attempt == RETRIES:
+                    break
+                retries += 1  # a lock timeout under other writers rolls the whole request back
             if resp.status_code != 200:
                 raise RuntimeError(f"{v.name}: HTTP {resp.status_code}: {resp.text[:300]}")
             assigned = resp.json().get("guidAssignments") or {}
@@ -320,18 +326,25 @@ def run_variant(
 def report(rows: list[dict[str, Any]]) -> str:
     """Median seconds per variant and the median ratio to its round's first baseline."""
     names = list(dict.fromkeys(r["variant"] for r in rows))
-    base = {r["round"]: r["wall_s"] for r in rows if r["variant"] == "base"}
-    head = f"{'variant':<18} {'what':<52} {'entities':>8} {'requests':>8} {'KiB sent':>8} {'seconds':>8} {'ratio':>6}"
+    base = {r["round"]: r["wall_s"] for r in rows if r["variant"] == "base" and "wall_s" in r}
+    head = (
+        f"{'variant':<18} {'what':<52} {'entities':>8} {'requests':>8} {'KiB sent':>8} {'seconds':>8} "
+        f"{'ratio':>6} {'retries':>7}"
+    )
     lines = [head, "-" * len(head)]
     for name in names:
-        mine = [r for r in rows if r["variant"] == name]
+        mine = [r for r in rows if r["variant"] == name and "wall_s" in r]
+        if not mine:
+            errs = {r["error"] for r in rows if r["variant"] == name}
+            lines.append(f"{name:<18} error: {'; '.join(errs)[:200]}")
+            continue
         wall = statistics.median(r["wall_s"] for r in mine)
         ratios = [r["wall_s"] / base[r["round"]] for r in mine if base.get(r["round"])]
         ratio = f"{statistics.median(ratios):>6.3f}" if ratios else f"{'-':>6}"
         r0 = mine[0]
         lines.append(
             f"{name:<18} {r0['what'][:52]:<52} {r0['entities']:>8} {r0['requests']:>8} {r0['kib_sent']:>8} "
-            f"{wall:>8.2f} {ratio}"
+            f"{wall:>8.2f} {ratio} {sum(r.get('retries', 0) for r in mine):>7}"
         )
     return "\n".join(lines)
 
@@ -381,7 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             order = chosen if rnd % 2 == 0 or len(chosen) < 3 else [chosen[0], *chosen[-2:0:-1], chosen[-1]]
             for v in order:
                 run = f"{args.prefix}{uuid.uuid4().hex[:8]}"
-                row, guids = run_variant(url, real, doc, run, v)
+                try:
+                    row, guids = run_variant(url, real, doc, run, v)
+                except Exception as exc:  # one failed variant: said in its row, the sweep goes on
+                    row, guids = {"variant": v.name, "what": v.what, "error": str(exc)[:300]}, []
                 made.append((run, guids))
                 row.update(round=rnd, at=time.strftime("%H:%M:%S", time.gmtime()), load=os.getloadavg()[0])
                 rows.append(row)
