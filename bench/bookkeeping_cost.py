@@ -320,6 +320,27 @@ def run_variant(
     return row, guids
 
 
+def remove_left(client: Any, prefix: str) -> int:
+    """Delete, purge and remove what earlier runs left: every type set named ``<prefix><8 hex>_...``;
+    how many sets."""
+    runs = sorted(
+        {
+            h["name"][: len(prefix) + 8]
+            for h in client.get_typedef_headers()
+            if h.get("name", "").startswith(prefix) and h["name"].endswith("_column_lineage")
+        }
+    )
+    for run in runs:
+        guids = [
+            h["guid"]
+            for kind in KINDS
+            for h in client.search_basic(f"{run}_{kind}", exclude_deleted=False, attributes=["qualifiedName"])
+        ]
+        cleanup(client, run, guids)
+        print(f"removed {run}: {len(guids)} entities", file=sys.stderr, flush=True)
+    return len(runs)
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -373,10 +394,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="at the end, delete and purge every variant's entities and delete its types (slow on Atlas 2.1)",
     )
+    ap.add_argument(
+        "--remove-left",
+        action="store_true",
+        help="only delete, purge and remove the types and entities earlier runs with --prefix left, then exit",
+    )
     ap.add_argument("--out", help="JSON results file [bench/results/bookkeeping_cost-<time>.json]")
     args = ap.parse_args(argv)
     chosen = [VARIANTS[n] for n in args.variants.split(",") if n]
     real = bool(args.atlas_url)
+    if args.remove_left:
+        if not real:
+            print("--remove-left needs --atlas-url or $ATLAS_URL", file=sys.stderr)
+            return 2
+        print(f"{remove_left(sync_bench._client(args.atlas_url, real), args.prefix)} type sets removed")
+        return 0
     server = None if real else sync_bench.Server(5.0, 0.0, 2.0)
     url = args.atlas_url or server.url  # type: ignore[union-attr]
     doc = json.loads(json.dumps(issue_graph(args.processes).to_document()))
