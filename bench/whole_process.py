@@ -1,17 +1,22 @@
 """Whole processes, as users run them: `atlas-sync sync --from graph FILE` against a pyapacheatlas script.
 
-Issue 23 item 5. Both approaches publish the same entities (issue 15's workload, bench/issue_workload.py:
-N processes, ~12.3 N entities with the lineage profile) into their own domain of one emulator
+Issue 23 item 5, issue 40 item 8. Both approaches read the same lineage document (issue 15's workload,
+bench/issue_workload.py: N processes, ~12.3 N entities with the lineage profile) and publish the same
+types and relationships into their own domain of one emulator
 (``atlas-sync emulator serve --memory`` with the latency model: 5 ms per request + 2 ms per KiB of
 request body), and each phase is one whole process timed from its start to its exit: interpreter
 start-up, imports, reading the input file, the typedef check, rendering, planning and every request.
 
 * ``atlas-sync``: ``atlas-sync sync --domain D --from graph FILE -q`` (FILE: the workload's lineage
   document; the credentials in the environment, as users pass them);
-* ``pyapacheatlas``: a Python process that reads the same entities as Atlas JSON (rendered by the
-  lineage profile beforehand, untimed: the pyapacheatlas user's own code would build them) and sends
-  them with ``AtlasClient.upload_entities(batch_size=B)``, one call per dependency level (tables,
-  columns, processes, column lineages); every run re-uploads everything, as its users do.
+* ``pyapacheatlas``: ``python bench/pyapacheatlas_publish.py URL FILE D B``, a pyapacheatlas user's
+  script: it reads the same FILE, builds the ``lineage`` profile's types and relationships (columns in
+  their dataset, column lineages in their process, through the compositions) with pyapacheatlas's
+  ``AtlasEntity`` / ``AtlasProcess``, without atlas-sync's bookkeeping (no ``atlasSync*`` attribute),
+  references by unique attribute, and sends them with ``AtlasClient.upload_entities(batch_size=B)``,
+  one call per dependency level (datasets; columns and processes; column lineages); every run
+  re-uploads everything, as its users do. The types are registered once, untimed, by atlas-sync
+  (``lineage_*``, whose ``atlasSync*`` attributes are optional: the baseline leaves them unset).
 
 Phases: ``initial`` (empty domain), ``unchanged`` (the same input again), ``changed`` (1% of the
 entities changed: column data types). Per phase and approach: wall, client CPU (user + system, from
@@ -48,27 +53,18 @@ import sync_bench  # noqa: E402  (the emulator launcher, the workload and pyapac
 PHASES = ("initial", "unchanged", "changed")
 APPROACHES = ("pyapacheatlas", "atlas-sync")
 
-PYAPACHEATLAS_SCRIPT = """
-import json, os, sys
-from itertools import groupby
-from pyapacheatlas.auth.basic import BasicAuthentication
-from pyapacheatlas.core.client import AtlasClient
-from pyapacheatlas.core.entity import AtlasEntity
+# The baseline: a pyapacheatlas user's script reading the same lineage document (see its docstring).
+PYAPACHEATLAS_SCRIPT = HERE / "pyapacheatlas_publish.py"
 
-url, path, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
-auth = BasicAuthentication(username=os.environ["ATLAS_USERNAME"], password=os.environ["ATLAS_PASSWORD"])
-client = AtlasClient(url + "/api/atlas/v2", auth)
-with open(path, encoding="utf-8") as fh:
-    tiers = json.load(fh)
-for _, level in groupby(tiers, key=lambda p: p[0]):
-    objs = []
-    for _, body in level:
-        attrs = body["attributes"]
-        objs.append(AtlasEntity(name=attrs.get("name", attrs["qualifiedName"]), typeName=body["typeName"],
-                                qualified_name=attrs["qualifiedName"], guid=body["guid"], attributes=attrs,
-                                relationshipAttributes=body.get("relationshipAttributes", {})))
-    client.upload_entities(objs, batch_size=batch)
-"""
+# What each side publishes, said with the report.
+PUBLISHES = """\
+atlas-sync:    `atlas-sync sync --domain D --from graph FILE -q`, the `lineage` profile: lineage_dataset,
+               lineage_column (composition lineage_dataset_columns), lineage_process, lineage_column_lineage
+               (composition lineage_process_column_lineages), with its bookkeeping attributes (atlasSync*);
+               plans against Atlas and writes only the difference.
+pyapacheatlas: bench/pyapacheatlas_publish.py, reading the same FILE: the same types and relationships built
+               with AtlasEntity / AtlasProcess, no atlasSync* attribute, references by unique attribute,
+               upload_entities(batch_size=B) per dependency level; every run uploads everything."""
 
 
 # A small Python process forks the command and reports its rusage. On Linux a child's ru_maxrss
@@ -142,19 +138,14 @@ def precompile() -> None:
     compileall.compile_dir(str(Path(atlas_sync.__file__).parent), quiet=1)
 
 
-def prepare_inputs(n: int, folder: Path, domain: str) -> dict[str, dict[str, Path]]:
-    """Each phase's input for both approaches: the lineage document, and the same entities as Atlas
-    JSON in dependency order (for pyapacheatlas), written to ``folder``."""
-    files: dict[str, dict[str, Path]] = {}
+def prepare_inputs(n: int, folder: Path) -> dict[str, Path]:
+    """Each phase's input, the same file for both approaches: the lineage document, written to
+    ``folder``."""
+    files: dict[str, Path] = {}
     for phase in ("initial", "changed"):
-        graph = sync_bench._graph(n, phase)
         doc = folder / f"graph-{n}-{phase}.json"
-        doc.write_text(json.dumps(graph.to_document()), encoding="utf-8")
-        ents = folder / f"entities-{n}-{phase}-{domain}.json"
-        ents.write_text(
-            json.dumps(sync_bench._payloads(graph, with_tier=True, domain=domain)), encoding="utf-8"
-        )
-        files[phase] = {"graph": doc, "entities": ents}
+        doc.write_text(json.dumps(sync_bench._graph(n, phase).to_document()), encoding="utf-8")
+        files[phase] = doc
     files["unchanged"] = files["initial"]
     return files
 
@@ -163,7 +154,7 @@ def run_phase(
     approach: str,
     phase: str,
     url: str,
-    files: dict[str, Path],
+    graph: Path,
     domain: str,
     batch: int,
     limit: float,
@@ -174,10 +165,10 @@ def run_phase(
     env.update(ATLAS_URL=url, ATLAS_USERNAME=user, ATLAS_PASSWORD=password)
     if approach == "atlas-sync":
         exe = str(Path(sys.executable).with_name("atlas-sync"))
-        cmd = [exe, "sync", "--domain", domain, "--from", "graph", str(files["graph"]), "-q"]
+        cmd = [exe, "sync", "--domain", domain, "--from", "graph", str(graph), "-q"]
         env["ATLAS_SYNC_BATCH_SIZE"] = str(batch)
     else:
-        cmd = [sys.executable, "-c", PYAPACHEATLAS_SCRIPT, url, str(files["entities"]), str(batch)]
+        cmd = [sys.executable, str(PYAPACHEATLAS_SCRIPT), url, str(graph), domain, str(batch)]
     return timed(cmd, env, limit)
 
 
@@ -219,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                 for rnd in range(args.repeat):
                     order = APPROACHES if rnd % 2 == 0 else APPROACHES[::-1]
                     domains = {a: f"{args.domain_prefix}{rnd}-{a.replace('-', '')}-{n}" for a in APPROACHES}
-                    inputs = {a: prepare_inputs(n, Path(tmp), domains[a]) for a in APPROACHES}
+                    inputs = prepare_inputs(n, Path(tmp))
                     steps = [(p, p, 0) for p in PHASES] + [
                         ("initial" if k % 2 == 0 else "changed", "changed", k + 1)
                         for k in range(args.more_changes)
@@ -230,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                                 a,
                                 phase,
                                 url,
-                                inputs[a][given],
+                                inputs[given],
                                 domains[a],
                                 args.batch_size,
                                 args.phase_limit,
@@ -243,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
+    print(PUBLISHES)
     print(report(rows))
     out = Path(args.out or HERE / "results" / f"whole_process-{time.strftime('%Y%m%d-%H%M%S')}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
