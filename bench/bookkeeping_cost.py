@@ -35,7 +35,7 @@ took minutes on a busy server). Targets ``--atlas-url`` or ``$ATLAS_URL`` (crede
 ``ATLAS_PASSWORD`` or ``ATLAS_PASSWORD_FILE``); without either an emulator with issue 15's latency model
 (a smoke test: its costs are not Atlas's).
 
-    eval "$(.venv/bin/python -m atlas_sync.testing.real_atlas env --home build/real-atlas/home)"
+    eval "$(.venv/bin/python -m tests.support.real_atlas env --home build/real-atlas/home)"
     .venv/bin/python bench/bookkeeping_cost.py --processes 1000          # ~12.3k entities a variant
     .venv/bin/python bench/bookkeeping_cost.py --processes 100 --variants base,attrs-4,base-again
 """
