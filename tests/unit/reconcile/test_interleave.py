@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
+from feed_probe import readers, until, waiting_for_room
 
 from atlas_sync.reconcile.interleave import interleave
 
@@ -47,8 +47,8 @@ def test_closing_early_stops_the_readers() -> None:
     it = interleave([endless, endless], workers=2, buffer=10)
     assert next(it) is not None
     it.close()  # returns only once both readers have stopped
+    assert not readers("atlas-sync-list")
     seen = next(made)
-    time.sleep(0.2)
     assert next(made) == seen + 1  # nothing read meanwhile
 
 
@@ -61,7 +61,7 @@ def test_at_most_buffer_items_wait_for_a_slow_consumer() -> None:
 
     it = interleave([many, many], workers=2, buffer=50)
     next(it)
-    time.sleep(0.3)
+    until(lambda: waiting_for_room(readers("atlas-sync-list")))
     # one taken, at most 50 queued, and one held by each reader waiting to queue it
     assert next(made) <= 1 + 50 + 2
     it.close()

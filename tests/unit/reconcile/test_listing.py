@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
+from feed_probe import until, waiting_for_room
 
 from atlas_sync.reconcile import listing
 from atlas_sync.reconcile.actual import ActualHeader
@@ -16,13 +16,6 @@ from atlas_sync.reconcile.listing import BackgroundListing, Row
 def headers(n: int) -> Iterator[ActualHeader]:
     for i in range(n):
         yield ActualHeader(f"g{i}", "lineage_column", f"c{i}@d", "job", None)
-
-
-def until(cond: object, seconds: float = 10.0) -> None:
-    end = time.monotonic() + seconds
-    while not cond():  # type: ignore[operator]
-        assert time.monotonic() < end, "condition not reached"
-        time.sleep(0.01)
 
 
 def test_take_with_wait_hands_over_every_header_in_order_on_the_callers_thread() -> None:
@@ -85,8 +78,8 @@ def test_the_listing_waits_for_a_slow_taker_and_stops_when_cancelled(monkeypatch
 
     bg = BackgroundListing(endless)
     started.wait(10)
-    until(bg._feed._items.full)
-    time.sleep(0.3)  # it would have listed far more by now were it not waiting
+    # the reader stops at a full buffer: it waits there, having made at most a page more
+    until(lambda: waiting_for_room(bg._feed._threads))
     assert produced <= 3 * listing.PAGE + 1
     bg.cancel()
     bg._feed._threads[0].join(5)
