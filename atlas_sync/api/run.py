@@ -22,6 +22,7 @@ from atlas_sync.reconcile.writer import SHOWN_ITEMS, SyncWriter, WriteSettings
 
 if TYPE_CHECKING:
     from atlas_sync.api import Publisher
+    from atlas_sync.reconcile.receipt import JobReceipt
 
 
 def run(
@@ -84,10 +85,8 @@ def sync_path(
             held = receipt.unchanged_plan(pub.profile.name)
             held.warnings.extend(unmatched)
             return SyncResult(plan=held, applied=None, typedef_writes=writes)
-        known = None
-        if receipt is not None:
-            receipt.stamp(early=True)  # (where one exists: before anything of the job is read)
-            known = receipt.listed()  # (another input: the job's entities as the receipt lists them)
+        # (another input: the job's entities as the receipt lists them)
+        known = receipt.listed() if receipt is not None else None
         target = sync_target(pub, spooled, job, roots, options)
         listed = session.list_job(spooled, target, ServerAttributes(bk), known)  # 2. before any write
         rendered = session.render(listed)  # 3. before the typedefs: a template error leaves none behind
@@ -112,8 +111,6 @@ def sync_path(
             return found, writes, roots
 
         typed = session.typedefs(rendered, register)  # 4. the first writes
-        if receipt is not None:
-            receipt.stamp()
         settings = WriteSettings(
             batch_size=pub.batch_size,
             parallel=options.parallel or pub.parallel,
@@ -121,7 +118,10 @@ def sync_path(
             progress=options.progress,
             listed=SHOWN_ITEMS if streamed else None,
         )
-        checked = session.check(typed, writer, settings)  # 5.
+        # the receipt rides with the first entity write: a stamp, or itself where that write is the only one
+        if receipt is not None:
+            receipt.spool = s.spool
+        checked = session.check(typed, writer, settings, receipt)  # 5.
         written = session.write(checked)  # 6. compared and written, copies settled
         described = session.describe(written)  # 7. metadata requests, then the digests
         deleted = session.delete(described, purge=options.purge)  # 8.
@@ -181,7 +181,7 @@ def job_receipt(
     bk: Bookkeeping,
     options: SyncOptions,
     term_guids: Mapping[str, str],
-) -> Any:
+) -> JobReceipt | None:
     """The job's receipt (reconcile.receipt), for a sync that may use one: a big, whole input
     (not partial, no errors), no ``refresh``, the profile's keys and digest on the server's types,
     writes applied when answered; ``None`` otherwise."""

@@ -16,12 +16,12 @@ import contextlib
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas_sync.atlas.errors import NotFoundError
+from atlas_sync.atlas.errors import AtlasError, NotFoundError
 from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.atlas.retry import signals_contention
 from atlas_sync.reconcile.actual import Key
@@ -148,6 +148,8 @@ class BatchOutcome:
     # entities the batch referred to by a guid Atlas no longer had (another sync deleted its copy of a
     # name both had created): sent again by unique attribute; their guids are stale
     gone: set[Key] = field(default_factory=set)
+    # the server refused the batch with what rode with it (write_batch's ``extra``), took it without
+    refused: AtlasError | None = None
 
 
 class WriteScheduler:
@@ -319,10 +321,15 @@ class WriteScheduler:
 
 
 def write_batch(
-    client: ApplyClient, batch: WriteBatch, known: Mapping[Key, str], flight: _Flight
+    client: ApplyClient,
+    batch: WriteBatch,
+    known: Mapping[Key, str],
+    flight: _Flight,
+    extra: Sequence[dict[str, Any]] = (),
 ) -> BatchOutcome:
     """Send one batch (new entities by placeholder guid, known ones by guid, the rest by unique
-    attributes), then bring back references Atlas 2.4.0 left DELETED (:func:`_relink`)."""
+    attributes) and ``extra`` entity bodies with it (by unique attributes: what rides with a sync's
+    first write), then bring back references Atlas 2.4.0 left DELETED (:func:`_relink`)."""
     batcher = _Batcher(known)
     for it in batch.items:
         if it.action == "update" and it.guid:
@@ -331,18 +338,27 @@ def write_batch(
     own = {it.key for it in batch.items}
     gone: set[Key] = set()
     failed = 0  # requests refused for a reference deleted meanwhile
+    refused: AtlasError | None = None
     while True:
         bodies = []
         for it in batch.items:
             e = batch.desired[it.key]
             guid = placeholders.get(it.key) or it.guid or batcher.placeholder()
             bodies.append(batcher.payload(e, guid, placeholders, it.action == "create"))
+        bodies.extend({**body, "guid": batcher.placeholder()} for body in extra)
         try:
             res = client.upsert_entities(
                 bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry, headers=False
             )
             break
-        except NotFoundError as exc:
+        except AtlasError as exc:
+            if extra and not isinstance(exc, NotFoundError):
+                # what rode with the batch is not the batch's business: send the batch without it
+                refused, extra = exc, ()
+                failed += 1
+                continue
+            if not isinstance(exc, NotFoundError):
+                raise
             # A reference to an entity deleted meanwhile: where two syncs created one name at once,
             # the one whose copy lost deletes it (reconcile.holdings). Atlas names the guid; refer to
             # the name instead, which Atlas resolves to the copy kept.
@@ -358,7 +374,7 @@ def write_batch(
     batcher.known.update(assigned)
     requests = res.requests
     requests += _relink(client, batch.desired, batch.items, batcher.known)
-    return BatchOutcome(assigned, requests + failed, gone)
+    return BatchOutcome(assigned, requests + failed, gone, refused)
 
 
 _GUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

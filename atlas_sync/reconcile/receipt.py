@@ -20,9 +20,14 @@ whole input first. The receipt lets it read one entity and one small search per 
   job's listing instead of searching Atlas for them (a real Atlas 2.1.0 lists 12,500 entities in
   1.4-3 s): an entity it renders alike is unchanged; those it renders otherwise, and those it no
   longer has, are read by unique attribute and compared, written or deleted as usual.
-* **Overlapping syncs.** A sync that compares in full first stamps the receipt with its run (which
-  voids it); at its end it writes the receipt only if the stamp is still its own, and clears it
-  otherwise. So two syncs of one job that overlapped leave no receipt, and the next compares in full.
+* **Overlapping syncs.** A sync's first entity write carries a stamp of the receipt naming its run
+  (which voids it), in the same request: two syncs of one job that overlapped leave no receipt,
+  since each checks at its end that the stamp is still its own. A sync whose writes are one request
+  and nothing else (a small change: no deletes, no metadata requests after) sends the receipt
+  itself in that request instead, vouching for what the request leaves; it then checks, by reading,
+  that nothing else touched the job's entities between its check of the receipt and that request,
+  nor since, and voids the receipt otherwise. So a sync's receipt costs no request of its own where
+  its changes fit in one.
 
 Only inputs of ``RECEIPT_MIN`` datasets and processes or more use receipts (a small job's own
 listing is as cheap as the check), and only where the profile's job key and digest are on the
@@ -183,9 +188,14 @@ class Held:
     listing: str | None = None  # the job's entities as the sync that wrote it left them
 
 
+# What rode with a sync's first entity write (:meth:`JobReceipt.rider`)
+STAMP, FINAL = "stamp", "final"
+TIME = "__modificationTimestamp"
+
+
 class JobReceipt:
-    """The receipt of ``job`` in ``domain``: check it (:meth:`holds`), stamp it before a full sync
-    (:meth:`stamp`), write it after one (:meth:`finish`)."""
+    """The receipt of ``job`` in ``domain``: check it (:meth:`holds`), ride with the sync's first
+    entity write (:meth:`ride`), write it, or check the one that rode, after the last (:meth:`finish`)."""
 
     def __init__(
         self,
@@ -211,11 +221,17 @@ class JobReceipt:
         self.run = uuid.uuid4().hex
         self.type_known: bool | None = None
         self.held: Held | None = None
-        self.stamped = False
+        self.start: Held | None = None  # the receipt as this sync first read it
+        # (count, newest) of the job's entities when this sync checked the receipt, before listing them
+        self.checked: tuple[int, int] | None = None
+        self.rode: str | None = None  # what rode with the sync's first entity write: STAMP or FINAL
         self.disabled = False
         self.typedef_writes = 0
-        self._may_list = False  # another input, and the receipt has a listing (reconcile: listed())
+        self._may_list = False  # another input, and the receipt's listing may serve (listed())
+        self._listed: int | None = None  # how many entities the receipt's listing gave this sync
         self._base: tuple[str, dict[tuple[str, str], str]] | None = None  # the listing read: (ref, entries)
+        self._final: tuple[int, int] | None = None  # the count and entities a FINAL receipt said
+        self.spool: Spool | None = None  # the sync's, once it compares (what :meth:`ride` vouches for)
 
     # ------------------------------------------------------------------ reading
     def read(self) -> Held | None:
@@ -243,11 +259,11 @@ class JobReceipt:
             listing=listing if isinstance(listing, str) and listing else None,
         )
 
-    def _newest_calls(self) -> list[Callable[[], tuple[int | None, int | None]]]:
+    def _newest_calls(self, criteria: list[dict[str, Any]] | None = None) -> list[Callable[[], Any]]:
         # one small search per root type (Atlas before 2.2 takes one type name per search)
+        filters = self.by_key if not criteria else {"condition": "AND", "criterion": [self.by_key, *criteria]}
         return [
-            functools.partial(self.client.search_newest, t, entity_filters=self.by_key)
-            for t in self.root_types
+            functools.partial(self.client.search_newest, t, entity_filters=filters) for t in self.root_types
         ]
 
     def _newest(self) -> tuple[int | None, int | None]:
@@ -259,22 +275,24 @@ class JobReceipt:
         """Whether Atlas holds what the last sync of this input left there, untouched since. For
         another input, whether the receipt's listing may serve (:meth:`listed`)."""
         try:
-            held = self.held = self.read()
+            held = self.held = self.start = self.read()
             if held is None or held.updated is None or held.count is None:
                 why = "none yet" if held is None else "none vouched for"
                 log.info("job receipt of %s: %s; comparing in full", self.job, why)
-                return False
-            if held.input != self.input:
-                # another input: whether Atlas is unchanged since is checked once, after the stamp
-                self._may_list = held.listing is not None
-                why = "its listing is checked after the stamp" if self._may_list else "comparing in full"
-                log.info("job receipt of %s: another input; %s", self.job, why)
                 return False
             count, newest = self._newest()
         except AtlasError as exc:
             self._give_up("read", exc)
             return False
-        if not self._unchanged(count, newest):
+        if count is not None and newest is not None:
+            self.checked = (count, newest)  # (before the job is listed: what changes after is seen)
+        unchanged = self._unchanged(count, newest)
+        if held.input != self.input:
+            self._may_list = unchanged and held.listing is not None
+            why = "its listing serves" if self._may_list else "comparing in full"
+            log.info("job receipt of %s: another input; %s", self.job, why)
+            return False
+        if not unchanged:
             log.info(
                 "job receipt of %s: the job's entities changed in Atlas since; comparing in full", self.job
             )
@@ -283,31 +301,23 @@ class JobReceipt:
         return True
 
     def _unchanged(self, count: int | None, newest: int | None) -> bool:
+        # (a receipt that rode with the sync's write has that write's time: Atlas stamps every entity
+        # of one request with the request's time)
         held = self.held
         return (
             held is not None
             and held.updated is not None
             and count == held.count
             and newest is not None
-            and newest < held.updated
+            and newest <= held.updated
         )
 
     def listed(self) -> dict[tuple[str, str], str] | None:
-        """For another input than the receipt's, once this sync has stamped it: the job's entities
-        as the receipt lists them (key -> :func:`listing_hash` of the digest that sync rendered),
-        where Atlas still holds them unchanged (checked after the stamp, so a sync of the job that
-        wrote before it is seen, and one after it voids the stamp); ``None``: list them in Atlas."""
-        if not self._may_list or not self.stamped or self.held is None or self.held.listing is None:
-            return None
-        try:
-            count, newest = self._newest()
-        except AtlasError as exc:
-            log.info("job receipt of %s: not checked (%s); listing in full", self.job, exc.message)
-            return None
-        if not self._unchanged(count, newest):
-            log.info(
-                "job receipt of %s: the job's entities changed in Atlas since; listing in full", self.job
-            )
+        """For another input than the receipt's, where Atlas held the job's entities unchanged since
+        the receipt when :meth:`holds` checked: the job's entities as the receipt lists them (key ->
+        :func:`listing_hash` of the digest that sync rendered); ``None``: list them in Atlas. (A write
+        to the job after that check is found at the end: :meth:`finish` voids the receipt.)"""
+        if not self._may_list or self.held is None or self.held.listing is None:
             return None
         found = self._held_listing()
         if found is None or len(found) != self.held.entities:
@@ -318,6 +328,7 @@ class JobReceipt:
             self.job,
             len(found),
         )
+        self._listed = len(found)
         return found
 
     def _held_listing(self) -> dict[tuple[str, str], str] | None:
@@ -353,32 +364,36 @@ class JobReceipt:
         self.disabled = True
 
     # ------------------------------------------------------------------ writing
-    def _write(
-        self,
-        *,
-        run: str,
-        input_fingerprint: str,
-        count: int | None,
-        entities: int | None,
-        listing: str | None = None,
-    ) -> None:
+    def _type_ready(self) -> bool:
+        """Whether the server has the receipt's type (registered here where it may)."""
         if self.type_known is None:
             self.held = self.read()
         if not self.type_known:
             if not self.may_register:
-                return
+                return False
             try:
                 self.client.create_typedefs(receipt_typedef())
                 self.typedef_writes += 1
             except ConflictError:
                 pass  # registered meanwhile by another sync
             self.type_known = True
+        return True
+
+    def _body(
+        self,
+        *,
+        run: str,
+        input_fingerprint: str,
+        count: int | None,
+        entities: int | None,
+        listing: str | None,
+    ) -> dict[str, Any]:
         attributes: dict[str, Any] = {RUN: run, INPUT: input_fingerprint, COUNT: count, ENTITIES: entities}
         attributes[LISTING] = listing  # (cleared where there is none)
-        self._upsert("", "", attributes)
+        return self._entity("", "", attributes)
 
-    def _upsert(self, suffix: str, what: str, attributes: dict[str, Any]) -> None:
-        """Write the receipt's entity (``suffix`` ``BASE_SUFFIX``: its listing's) with ``attributes``."""
+    def _entity(self, suffix: str, what: str, attributes: dict[str, Any]) -> dict[str, Any]:
+        """The receipt's entity (``suffix`` ``BASE_SUFFIX``: its listing's) with ``attributes``."""
         name = f"{self.job} ({self.domain})" + (f": {what}" if what else "")
         common = {
             "qualifiedName": self.key + suffix,
@@ -386,17 +401,22 @@ class JobReceipt:
             SCOPE: scope_key(self.domain),
             JOB: self.job,
         }
-        self.client.upsert_entities(
-            [{"typeName": RECEIPT_TYPE, "guid": "-1", "attributes": common | attributes}]
-        )
+        return {"typeName": RECEIPT_TYPE, "attributes": common | attributes}
 
-    def _listing(self, spool: Spool) -> str | None:
+    def _void(self) -> None:
+        """Write the receipt vouching for nothing."""
+        if self._type_ready():
+            body = self._body(run="", input_fingerprint="", count=None, entities=None, listing=None)
+            self.client.upsert_entities([body])
+
+    def _listing(self, spool: Spool) -> tuple[str | None, list[dict[str, Any]]]:
         """The receipt's LISTING for what ``spool`` desires: the changes since the listing this sync
-        read, or (new, or too many changes) a listing written now and no changes."""
+        read, or (new, or too many changes) a listing written now (the entity to write with the
+        receipt) and no changes."""
         now: dict[tuple[str, str], str] = {}
         for t, qn, digest in spool.desired_digests():
             if not digest:
-                return None
+                return None, []
             now[(t, qn)] = listing_hash(digest)
         if self._base is not None:
             ref, old = self._base
@@ -404,27 +424,51 @@ class JobReceipt:
             delta += [(k, REMOVED) for k in old if k not in now]
             if len(delta) <= max(DELTA_MIN, len(now) // 8):
                 text = encode_listing((t, qn, h) for (t, qn), h in sorted(delta))
-                return None if text is None else f"{ref}:{text}"
+                return (None if text is None else f"{ref}:{text}"), []
         full = encode_listing((t, qn, h) for (t, qn), h in sorted(now.items()))
         none = encode_listing([])
         if full is None or none is None:
-            return None
-        self._upsert(BASE_SUFFIX, "listing", {LISTING: full})
-        return f"{listing_ref(full)}:{none}"
+            return None, []
+        return f"{listing_ref(full)}:{none}", [self._entity(BASE_SUFFIX, "listing", {LISTING: full})]
 
-    def stamp(self, *, early: bool = False) -> None:
-        """Before a sync that compares in full writes anything: the receipt names this run and
-        vouches for nothing (a sync killed from here on leaves it so). ``early``: before the job's
-        entities are listed, and only where a receipt exists (nothing is created before the input
-        has rendered); else once, before the first write."""
-        if self.disabled or self.stamped or (early and self.held is None):
-            return
+    def ride(self, only: bool, creates: int) -> list[dict[str, Any]]:
+        """The receipt's entities that ride with the sync's first entity write, in the same request.
+        ``only``: that write is the sync's only one (nothing deleted or written after it), creating
+        ``creates`` entities: where this sync took the job's entities from the receipt's listing and
+        the request leaves Atlas holding exactly the job's desired entities, the receipt itself,
+        vouching for what the request leaves; else a stamp naming this run, vouching for nothing (a
+        sync stopped from here on leaves it so)."""
+        spool = self.spool
+        if self.disabled or self.rode is not None or spool is None:
+            return []
         try:
-            self._write(run=self.run, input_fingerprint="", count=None, entities=None)
+            if not self._type_ready():
+                return []
         except AtlasError as exc:
             self._give_up("written", exc)
-            return
-        self.stamped = True
+            return []
+        desired = spool.desired_count()
+        if (
+            only
+            and self.checked is not None
+            and self._listed is not None
+            and self._listed + creates == desired
+            and spool.held_by_others(self.job) == 0
+        ):
+            listing, bodies = self._listing(spool)
+            count = self.checked[0] + creates
+            self._final = (count, desired)
+            self.rode = FINAL
+            body = self._body(
+                run=self.run, input_fingerprint=self.input, count=count, entities=desired, listing=listing
+            )
+            return [*bodies, body]
+        self.rode = STAMP
+        return [self._body(run=self.run, input_fingerprint="", count=None, entities=None, listing=None)]
+
+    def refused(self, exc: AtlasError) -> None:
+        """The server took the write this receipt rode with only without it."""
+        self._give_up("written", exc)
 
     def unchanged_plan(self, profile: str) -> StreamedPlan:
         """The plan of a sync the receipt answered: every entity unchanged, none listed."""
@@ -433,16 +477,49 @@ class JobReceipt:
         return plan
 
     def finish(self, spool: Spool) -> bool:
-        """After the sync's last write: write the receipt if Atlas now holds exactly the job's desired
-        entities (each one the job's own, and as many with its key: nothing kept beside them) and no
-        other sync stamped it meanwhile; clear it otherwise. Returns whether it was written."""
-        if self.disabled or not self.stamped:
+        """After the sync's last write: where the receipt rode with it, check that nothing else
+        touched the job's entities since this sync checked the receipt (void it otherwise); else
+        write the receipt if Atlas now holds exactly the job's desired entities (each one the job's
+        own, and as many with its key: nothing kept beside them) and no other sync wrote the receipt
+        meanwhile; void it otherwise. Returns whether the receipt vouches for this sync."""
+        if self.disabled:
             return False
         try:
-            return self._finish(spool)
+            return self._confirm() if self.rode == FINAL else self._finish(spool)
         except AtlasError as exc:
             self._give_up("written", exc)
             return False
+
+    def _confirm(self) -> bool:
+        """The receipt rode with the sync's only write: it vouches if it is still this sync's and no
+        entity of the job was modified after the check (:meth:`holds`) but by that write, nor purged.
+        (The check found the job's entities as the receipt's listing says; the write left the job's
+        desired entities; a create, update or delete by anyone else since would carry another time.)"""
+        assert self._final is not None and self.checked is not None
+        count, desired = self._final
+        held = self.held = self.read()
+        written = held.updated if held is not None and held.run == self.run else None
+        if written is not None:
+            between = {
+                "condition": "AND",
+                "criterion": [
+                    self.by_key,
+                    {"attributeName": TIME, "operator": "gt", "attributeValue": str(self.checked[1])},
+                    {"attributeName": TIME, "operator": "lt", "attributeValue": str(written)},
+                ],
+            }
+            others = [
+                functools.partial(self.client.search_count, t, entity_filters=between, exclude_deleted=False)
+                for t in self.root_types
+            ]
+            answers = _at_once([*others, *self._newest_calls()])
+            total, newest = _summed(answers[len(others) :])
+            if answers[: len(others)] == [0] * len(others) and total == count and newest == written:
+                log.info("job receipt of %s: written with the sync's write (%d entities)", self.job, desired)
+                return True
+        log.info("job receipt of %s: the job changed in Atlas during the sync; voided", self.job)
+        self._void()
+        return False
 
     def _finish(self, spool: Spool) -> bool:
         # the receipt, and the job's entities counted (active ones; all): read at once
@@ -453,10 +530,13 @@ class JobReceipt:
         answers = _at_once([self.read, *active, *self._newest_calls()])
         held, counts = answers[0], answers[1 : 1 + len(active)]
         total, _ = _summed(answers[1 + len(active) :])
-        if held is None or held.run != self.run:
+        # stamped: the stamp is still this sync's; nothing written: the receipt as this sync first read it
+        ours = (held is not None and held.run == self.run) if self.rode == STAMP else _same(held, self.start)
+        self.held = held
+        if not ours:
             # another sync of this job ran meanwhile: neither may vouch for what Atlas holds
             log.info("job receipt of %s: another sync of the job ran meanwhile; voided", self.job)
-            self._write(run="", input_fingerprint="", count=None, entities=None)
+            self._void()
             return False
         desired = spool.desired_count()
         exact = (
@@ -466,12 +546,15 @@ class JobReceipt:
         )
         if not exact or total is None:
             log.info("job receipt of %s: Atlas holds more or other than the input; voided", self.job)
-            self._write(run="", input_fingerprint="", count=None, entities=None)
+            self._void()
             return False
-        listing = self._listing(spool)
-        self._write(
+        if not self._type_ready():
+            return False
+        listing, bodies = self._listing(spool)
+        body = self._body(
             run=self.run, input_fingerprint=self.input, count=total, entities=desired, listing=listing
         )
+        self.client.upsert_entities([*bodies, body])  # (one request: the listing with the receipt)
         log.info(
             "job receipt of %s: written (%d entities%s)",
             self.job,
@@ -528,6 +611,11 @@ def _summed(found: list[tuple[int | None, int | None]]) -> tuple[int | None, int
         return None, None
     stamps = [newest for _, newest in found if newest is not None]
     return sum(count or 0 for count, _ in found), max(stamps, default=0)
+
+
+def _same(a: Held | None, b: Held | None) -> bool:
+    """Whether two reads of a receipt found the same write of it (or none twice)."""
+    return (a is None) == (b is None) and (a is None or b is None or (a.run, a.updated) == (b.run, b.updated))
 
 
 def _int(v: Any) -> int | None:

@@ -41,7 +41,7 @@ from atlas_sync.reconcile.failsafes import References
 from atlas_sync.reconcile.plan import PlanItem, PlanOptions, StreamedPlan
 from atlas_sync.reconcile.spool import GuidKeys
 from atlas_sync.reconcile.stream import StreamResult, StreamSync
-from atlas_sync.reconcile.writer import SHOWN_ITEMS, RecordingWriter, SyncWriter, WriteSettings
+from atlas_sync.reconcile.writer import SHOWN_ITEMS, RecordingWriter, Rider, SyncWriter, WriteSettings
 from atlas_sync.render.profile import Profile
 from atlas_sync.render.renderer import DesiredEntity
 
@@ -181,10 +181,16 @@ class SyncSession:
         return Typed(target, attrs, writes)
 
     # ------------------------------------------------------------------ 5: the fail-safes
-    def check(self, typed: Typed, writer_kind: type[SyncWriter], settings: WriteSettings) -> Checked:
+    def check(
+        self,
+        typed: Typed,
+        writer_kind: type[SyncWriter],
+        settings: WriteSettings,
+        rider: Rider | None = None,
+    ) -> Checked:
         """Take the listing, look up what the job wants of others, check the fail-safes on the whole
         plan; then the writer (``writer_kind``: :class:`SyncWriter`, or :class:`RecordingWriter` for a
-        plan) is made."""
+        plan) is made (``rider``: what rides with its first write, the job's receipt)."""
         s, target, attrs = self.stream, typed.target, typed.attrs
         plan = self.plan = StreamedPlan(
             domain=self.domain, job=target.job, profile=self.profile.name, limit=settings.listed
@@ -220,6 +226,8 @@ class SyncSession:
             process_types=set(target.process_types),
             total=s.spool.desired_count() + len(deletes),
         )
+        self._writer.rider = rider
+        self._writer.deletes_follow = bool(deletes)
         s.writer = self._writer
         return Checked(typed, deletes, skipped, refs)
 

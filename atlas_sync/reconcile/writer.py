@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from atlas_sync.atlas.errors import AtlasError
 from atlas_sync.atlas.interface import AtlasApi
 from atlas_sync.reconcile import failsafes
 from atlas_sync.reconcile.actual import Key
@@ -40,6 +41,21 @@ from atlas_sync.reconcile.spool import Spool
 from atlas_sync.render.renderer import DesiredEntity
 
 Progress = Callable[[int, int], None]
+
+
+class Rider(Protocol):
+    """What rides with a sync's first entity write, in the same request (the job's receipt,
+    reconcile.receipt)."""
+
+    def ride(self, only: bool, creates: int) -> list[dict[str, Any]]:
+        """The entity bodies to send with the sync's first write (``only``: its only write, nothing
+        written after it; ``creates``: how many entities it creates)."""
+        ...
+
+    def refused(self, exc: AtlasError) -> None:
+        """The server refused the write with them and took it without them."""
+        ...
+
 
 # Plan items kept for display by a streamed plan.
 SHOWN_ITEMS = 2000
@@ -94,13 +110,36 @@ class SyncWriter:
         # (a hook write path queues writes: Atlas applies them later, one message at a time)
         self.settled = self.recording or client.capabilities.queued_writes
         self._looked = self._wrote_after_looking = False  # the settle's first look, and writes after it
+        self.rider: Rider | None = None
+        self.deletes_follow = False  # the sync deletes after its writes (no write of it is the last)
+        self._rode = self._only = False
+        self._handed = 0  # items handed to the packer
+
+    def _ride(self, only: bool, creates: int) -> list[dict[str, Any]]:
+        """What rides with this write, the sync's first (nothing after the first)."""
+        if self.rider is None or self._rode:
+            return []
+        self._rode = True
+        return self.rider.ride(only, creates)
+
+    def _stamp_alone(self) -> None:
+        """Before a write that is not an entity batch, where none went before: what rides, alone."""
+        bodies = self._ride(False, 0)
+        if bodies and self.rider is not None:
+            try:
+                self.client.upsert_entities(bodies)
+            except AtlasError as exc:
+                self.rider.refused(exc)
 
     # ------------------------------------------------------------------ the scheduler's callbacks
     def _prepare(self, batch: WriteBatch, flight: Any) -> Callable[[], BatchOutcome]:
         known = self.spool.guids_of(batch.refs())  # the batches it depends on have finished
-        return lambda: write_batch(self.client, batch, known, flight)
+        extra = self._ride(self._only, sum(1 for it in batch.items if it.action == "create"))
+        return lambda: write_batch(self.client, batch, known, flight, extra)
 
     def _finished(self, batch: WriteBatch, outcome: BatchOutcome) -> None:
+        if outcome.refused is not None and self.rider is not None:
+            self.rider.refused(outcome.refused)
         owner = self.holdings.owner
         self.spool.add_actual((k[0], k[1], g, owner, None) for k, g in outcome.assigned.items())
         self.spool.add_created((k[0], k[1], g) for k, g in outcome.assigned.items())
@@ -121,6 +160,7 @@ class SyncWriter:
         """Write ``entity`` (its plan item: a create or an update) in a coming batch."""
         self._wrote_after_looking = self._wrote_after_looking or self._looked
         self._drawing = True
+        self._handed += 1
         self._packer.add(item, entity)
 
     def flush(self) -> None:
@@ -146,6 +186,13 @@ class SyncWriter:
     # ------------------------------------------------------------------ after the comparison
     def settle(self) -> None:
         """Write what is left and settle copies a concurrent sync made; no entity write after this."""
+        # the sync's only write: no batch sent yet, what is left fits one, nothing written after it
+        self._only = (
+            self._handed == len(self._packer) <= self.batch_size
+            and not self.metadata
+            and not self.deletes_follow
+            and not self.plan.handover
+        )
         self.flush()
         if not self.settled:
             self._settle()
@@ -169,6 +216,7 @@ class SyncWriter:
         todo = self.metadata
         if not todo:
             return
+        self._stamp_alone()
         applied = self.applied
         guids = self.spool.guids_of(w.entity.key for w in todo)
         # (another tool's entity is not in the spool's listing: its guid is the plan item's)
@@ -210,6 +258,7 @@ class SyncWriter:
         if not deletes:
             return
         self._drawing = True
+        self._stamp_alone()
         res = apply_plan(
             self.client,
             Plan(domain=self.plan.domain, job=self.plan.job, profile=self.plan.profile, items=deletes),
@@ -225,6 +274,7 @@ class SyncWriter:
         """What a job synced to nothing leaves to the jobs that use it (after the deletes: a sync
         stopped before finds them again)."""
         if self.plan.handover:
+            self._stamp_alone()
             self.applied.requests += failsafes.hand_over(
                 self.client, self.plan.handover, self.plan.domain, bookkeeping
             )

@@ -115,6 +115,15 @@ def test_an_entity_purged_in_atlas_is_created_again(client: AtlasClient, domain:
     assert after.plan.counts["create"] >= 1
 
 
+def stamp_of_another_sync(client: AtlasClient, domain: str, roots: list[str], spool: Any) -> None:
+    """What another sync of the job sends with its first write: a stamp of the receipt naming its run."""
+    other = JobReceipt(client, domain, JOB, roots, BOOKKEEPING, "another input")
+    other.spool = spool
+    bodies = other.ride(False, 0)
+    assert other.rode == receipts.STAMP
+    client.upsert_entities(bodies)
+
+
 def test_another_sync_of_the_job_running_meanwhile_leaves_no_receipt(
     client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,9 +131,7 @@ def test_another_sync_of_the_job_running_meanwhile_leaves_no_receipt(
     finish = JobReceipt.finish
 
     def overlapped(self: JobReceipt, spool: Any) -> bool:
-        other = JobReceipt(client, domain, JOB, self.root_types, BOOKKEEPING, "another input")
-        other.held = other.read()
-        other.stamp(early=True)  # another sync of the job started before this one ended
+        stamp_of_another_sync(client, domain, self.root_types, spool)  # started before this one ended
         return finish(self, spool)
 
     monkeypatch.setattr(JobReceipt, "finish", overlapped)
@@ -137,9 +144,56 @@ def test_another_sync_of_the_job_running_meanwhile_leaves_no_receipt(
     assert resync(client, domain, changed_doc()).plan.by_receipt
 
 
-def test_a_sync_stopped_after_its_writes_leaves_the_receipt_void(
+def test_another_sync_of_the_job_stamping_before_a_sync_that_writes_nothing_ends_leaves_no_receipt(
     client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the sync writes nothing (Atlas already holds its input): no stamp of its own, so the receipt must
+    # be the one it read at its start
+    Publisher(client, domain=domain).sync(graph())
+    edit_in_atlas(client, "lineage_dataset", f"raw.regions@{domain}", kind="edited")
+    finish = JobReceipt.finish
+
+    def overlapped(self: JobReceipt, spool: Any) -> bool:
+        assert self.rode is None  # (nothing was written)
+        stamp_of_another_sync(client, domain, self.root_types, spool)
+        return finish(self, spool)
+
+    monkeypatch.setattr(JobReceipt, "finish", overlapped)
+    quiet = resync(client, domain)
+    assert quiet.applied is None and not quiet.plan.by_receipt
+    monkeypatch.setattr(JobReceipt, "finish", finish)
+    receipt = held(client, domain)
+    assert receipt is not None and not receipt["attributes"]["atlasSyncInput"]
+    assert not resync(client, domain).plan.by_receipt
+
+
+def test_a_sync_stopped_after_its_first_write_leaves_the_receipt_void(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # its first write carried a stamp: a sync whose writes are more than one request (here: deletes
+    # after its write) vouches for nothing until its end
+    Publisher(client, domain=domain).sync(graph())
+    fewer = without_process(changed_doc())
+
+    def killed(self: JobReceipt, spool: Any) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(JobReceipt, "finish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        resync(client, domain, fewer)
+    monkeypatch.undo()
+    monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
+    receipt = held(client, domain)
+    assert receipt is not None and not receipt["attributes"]["atlasSyncInput"]
+    # the first input again: Atlas no longer holds it, whatever the old receipt said
+    back = resync(client, domain)
+    assert not back.plan.by_receipt and back.plan.counts["update"] == 1 and back.plan.counts["create"] == 3
+
+
+def test_a_sync_stopped_after_its_only_write_leaves_a_receipt_of_what_that_write_left(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the receipt went with the sync's one write, in the same request: Atlas holds exactly what it says
     Publisher(client, domain=domain).sync(graph())
 
     def killed(self: JobReceipt, spool: Any) -> bool:
@@ -150,9 +204,9 @@ def test_a_sync_stopped_after_its_writes_leaves_the_receipt_void(
         resync(client, domain, changed_doc())
     monkeypatch.undo()
     monkeypatch.setattr(receipts, "RECEIPT_MIN", 1)
-    # the first input again: Atlas no longer holds it, whatever the old receipt said
-    back = resync(client, domain)
-    assert not back.plan.by_receipt and back.plan.counts["update"] == 1
+    assert resync(client, domain, changed_doc()).plan.by_receipt
+    full = resync(client, domain, changed_doc(), refresh=True)
+    assert full.plan.counts["unchanged"] == TOTAL and full.applied is None
 
 
 def test_refresh_compares_in_full_whatever_the_receipt_says(client: AtlasClient, domain: str) -> None:
@@ -288,24 +342,58 @@ def test_an_edit_in_atlas_after_the_receipt_makes_a_changed_input_list_the_job_i
     assert changed.plan.counts["update"] == 1
 
 
-def test_a_write_to_the_job_between_the_receipt_check_and_the_stamp_makes_it_list_the_job_in_atlas(
+def test_a_changed_input_writes_its_changes_and_the_receipt_in_one_request(
+    client: AtlasClient, domain: str, searched: list[str]
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    changed = resync(client, domain, changed_doc())
+    assert changed.plan.counts["update"] == 1
+    assert client.stats["entity_write"].requests == 1
+    receipt = held(client, domain)
+    assert receipt is not None and receipt["attributes"]["atlasSyncEntities"] == TOTAL
+    # and it vouches: the same input again is answered by it, nothing written
+    again = resync(client, domain, changed_doc())
+    assert again.plan.by_receipt and client.stats["entity_write"].requests == 0
+
+
+def test_a_write_to_the_job_between_the_receipt_check_and_the_sync_s_write_voids_the_receipt(
     client: AtlasClient, domain: str, searched: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # another sync of the job (or a user) wrote after this sync checked the receipt, before it stamped
-    # it: the receipt's listing may be stale, so the job is listed in Atlas as it is after the stamp
+    # another sync of the job (or a user) wrote after this sync checked the receipt: the receipt's
+    # listing it took may be stale, so the receipt that went with its write must not vouch
     Publisher(client, domain=domain).sync(graph())
-    stamp = JobReceipt.stamp
+    listed = JobReceipt.listed
 
-    def late(self: JobReceipt, *, early: bool = False) -> None:
-        if early:
-            edit_in_atlas(client, "lineage_dataset", f"mart.revenue@{domain}", kind="edited")
-        stamp(self, early=early)
+    def late(self: JobReceipt) -> Any:
+        found = listed(self)
+        edit_in_atlas(client, "lineage_dataset", f"mart.revenue@{domain}", kind="edited")
+        return found
 
-    monkeypatch.setattr(JobReceipt, "stamp", late)
+    monkeypatch.setattr(JobReceipt, "listed", late)
     searched.clear()
     changed = resync(client, domain, changed_doc())
-    assert searched == [JOB]
-    assert changed.plan.counts["update"] == 1
+    assert searched == [] and changed.plan.counts["update"] == 1
+    receipt = held(client, domain)
+    assert receipt is not None and not receipt["attributes"]["atlasSyncInput"]
+    monkeypatch.setattr(JobReceipt, "listed", listed)
+    after = resync(client, domain, changed_doc())  # compares in full: the edit is found and kept
+    assert searched == [JOB] and not after.plan.by_receipt
+
+
+def test_a_write_to_the_job_after_the_sync_s_write_voids_the_receipt_that_went_with_it(
+    client: AtlasClient, domain: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Publisher(client, domain=domain).sync(graph())
+    confirm = JobReceipt._confirm
+
+    def edited(self: JobReceipt) -> bool:
+        edit_in_atlas(client, "lineage_dataset", f"mart.revenue@{domain}", kind="edited")
+        return confirm(self)
+
+    monkeypatch.setattr(JobReceipt, "_confirm", edited)
+    assert resync(client, domain, changed_doc()).plan.counts["update"] == 1
+    receipt = held(client, domain)
+    assert receipt is not None and not receipt["attributes"]["atlasSyncInput"]
 
 
 def listing_of(client: AtlasClient, domain: str) -> str:

@@ -47,9 +47,8 @@ class WriteLog:
 
         def handle(method: str, path: str, *args: Any, **kw: Any) -> Any:
             body = kw.get("body", args[2] if len(args) > 2 else b"")  # (query, headers, body)
-            if not (method == "POST" and path.endswith("/v2/entity/bulk")) or RECEIPT_TYPE.encode() in (
-                body if isinstance(body, bytes) else b""
-            ):  # (the job's receipt, reconcile.receipt: not one of the sync's batches)
+            if not (method == "POST" and path.endswith("/v2/entity/bulk")) or _receipt_only(body):
+                # (the job's receipt alone, reconcile.receipt: not one of the sync's batches)
                 return inner(method, path, *args, **kw)
             with self.lock:
                 self.in_flight += 1
@@ -193,6 +192,15 @@ def _stored(emu: Emulator) -> tuple[set[tuple[str, str, str]], set[tuple[str, st
         for r in emu.store.conn.execute("SELECT type_name, end1, end2, status FROM relationships")
     }
     return entities, rels
+
+
+def _receipt_only(body: Any) -> bool:
+    """Whether a bulk write holds the job's receipt and nothing else (it rides with the first batch)."""
+    try:
+        entities = json.loads(body).get("entities") or []
+    except (TypeError, ValueError):
+        return False
+    return bool(entities) and all(e.get("typeName") == RECEIPT_TYPE for e in entities)
 
 
 def _sync_over_http(graph: LineageGraph, parallel: int) -> tuple[Any, WriteLog, Any, Emulator]:
