@@ -16,7 +16,8 @@ The variables, one at a time against the baseline (no extra attribute, reference
 * ``attrs-K``: K = 1..5 extra string attributes, not indexed, 32-character values;
 * ``attrs-4-indexed``: the same four, all indexed; ``atlas-sync-4``: four of atlas-sync's lengths
   (5, 13, 21, 21 characters: job, digest, scope key, job key) of which three indexed, as atlas-sync's
-  types have them; ``declared-4-unset``: those four declared in the types, none set (what the
+  types had them before issue 40; ``atlas-sync-3``: the three it writes now (owner 5, key 42 indexed,
+  digest 13 characters); ``declared-4-unset``: those four declared in the types, none set (what the
   ``lineage_*`` types cost a writer that leaves them unset);
 * ``len-L``: four not-indexed attributes of L = 8, 128, 512 characters (32: ``attrs-4``);
 * ``guid-refs``: references by guid (the guids the earlier levels' answers assigned) instead of by
@@ -65,6 +66,8 @@ TYPEDEFS = HERE.parent / "typedefs" / "lineage" / "0010-lineage_model.json"
 KINDS = ("dataset", "column", "process", "column_lineage")
 RETRIES = 2  # of a request answered 5xx (Atlas 2.1 on BerkeleyDB: lock timeouts under other writers)
 ATLAS_SYNC_LENGTHS = (5, 13, 21, 21)  # atlasSyncJob, atlasSyncDigest, atlasSyncScope, atlasSyncJobKey
+# since issue 40: atlasSyncJob, atlasSyncKey (d<20 hex>j<20 hex>, the only one indexed), atlasSyncDigest
+ATLAS_SYNC_3_LENGTHS = (5, 42, 13)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,15 @@ def _variants() -> list[Variant]:
             (True, False, True, True),
             ATLAS_SYNC_LENGTHS,
             what="+4 of atlas-sync's lengths (5/13/21/21), 3 indexed",
+        )
+    )
+    out.append(
+        Variant(
+            "atlas-sync-3",
+            3,
+            (False, True, False),
+            ATLAS_SYNC_3_LENGTHS,
+            what="+3 of atlas-sync's lengths now (5/42/13), the key indexed",
         )
     )
     out.append(
