@@ -59,22 +59,22 @@ class ServerCatalog:
         return self._bundle
 
     def types(self) -> Any:
-        """The server's defs of the profile's types and of those they refer to, read by name once
-        (a few KiB; Atlas's whole type system is about 450 KiB): what the typedef check, the root
+        """The server's defs of the profile's types, read once: its bundle's in a request per
+        serviceType (and the types they refer to only when something is to be registered), a native
+        profile's root types and metadata record by name. What the typedef check, the root
         types and the bookkeeping attributes are decided from."""
         if self._types is None:
+            from atlas_sync.typedefs.bundle import ServerTypes
             from atlas_sync.typedefs.engine import read_bundle_types, read_types_by_name
 
             bundle = self.bundle()
-            if bundle is not None and self.profile.mapping_file is None:
-                self._types = read_bundle_types(self.client, bundle)
-            else:
-                # (and a native profile's metadata record, read beside them: whether it is registered;
-                # and what it registers of its own, the atlas profile's BI types)
+            held = read_bundle_types(self.client, bundle) if bundle is not None else ServerTypes()
+            if self.profile.mapping_file is not None or bundle is None:
+                # a native profile's root types (only whether they exist) and its metadata record
                 record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
-                own = [*bundle.entries, *bundle.external_references()] if bundle is not None else []
-                names = dict.fromkeys([*self.profile.root_types(), *record, *own])
-                self._types = read_types_by_name(self.client, list(names))
+                names = [n for n in dict.fromkeys([*self.profile.root_types(), *record]) if n not in held]
+                held = held.merged(read_types_by_name(self.client, names, supertypes=False))
+            self._types = held
         return self._types
 
     def ensure_typedefs(self) -> int:
