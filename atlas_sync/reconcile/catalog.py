@@ -70,10 +70,15 @@ class ServerCatalog:
             bundle = self.bundle()
             held = read_bundle_types(self.client, bundle) if bundle is not None else ServerTypes()
             if self.profile.mapping_file is not None or bundle is None:
-                # a native profile's root types (only whether they exist) and its metadata record
-                record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
-                names = [n for n in dict.fromkeys([*self.profile.root_types(), *record]) if n not in held]
-                held = held.merged(read_types_by_name(self.client, names, supertypes=False))
+                # a native profile's root types outside its bundle: only whether they exist (Atlas's
+                # types carry none of its attributes), from the headers of every type; its metadata
+                # record: its attributes, by name
+                roots = [n for n in self.profile.root_types() if n not in held]
+                if roots:
+                    held = held.merged(_headers_of(self.client.get_typedef_headers(), roots))
+                record = self.profile.metadata_record
+                if record is not None and record[0] not in held:
+                    held = held.merged(read_types_by_name(self.client, [record[0]], supertypes=False))
             self._types = held
         return self._types
 
@@ -89,7 +94,10 @@ class ServerCatalog:
         self.ensured = True
         writes = result.writes
         if writes:
-            self._types = None  # what was read is out of date now
+            # the bundle's types are as written now; what else was read (root types, record) still holds
+            from atlas_sync.typedefs.bundle import ServerTypes
+
+            self._types = ServerTypes(bundle.typesdef()).merged(self._types)
         return writes
 
     def existing_root_types(self) -> list[str]:
@@ -191,3 +199,16 @@ class ServerCatalog:
         self._types = None  # (read again: it holds the record now)
         self.ensured = True
         return record, 1
+
+
+def _headers_of(headers: Iterable[Any], names: Iterable[str]) -> Any:
+    """Those of ``names`` that type headers (``{name, category}``) hold, as defs without attributes."""
+    from atlas_sync.typedefs.bundle import ServerTypes
+    from atlas_sync.typedefs.model import CATEGORY_LISTS
+
+    wanted = set(names)
+    doc: dict[str, list[dict[str, Any]]] = {}
+    for h in headers:
+        if isinstance(h, dict) and h.get("name") in wanted and str(h.get("category")) in CATEGORY_LISTS:
+            doc.setdefault(CATEGORY_LISTS[str(h["category"])], []).append({"name": h["name"]})
+    return ServerTypes(doc)

@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from resync_support import DOC, graph
@@ -54,6 +55,30 @@ def test_a_long_running_publisher_reads_its_types_once(client: AtlasClient, doma
     assert first <= 5  # in place: 1; on an Atlas without them: + DataSet, Process, Asset, Referenceable
     pub.sync(graph())
     assert reads(client) == first
+
+
+def test_an_atlas_profile_sync_whose_types_are_in_place_reads_them_in_three_requests(
+    client: AtlasClient, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    domain, ns = "typesa" + tag, "typesns" + tag
+    sql = tmp_path / "etl.sql"
+    sql.write_text("CREATE TABLE default.tab5 AS SELECT id, age FROM default.tab1;\n", encoding="utf-8")
+
+    def sync() -> Any:
+        pub = Publisher(client, profile="atlas", domain=domain, metadata_namespace=ns)
+        return pub.sync(pub.read("sql", [str(sql)], dialect="hive"), job="etl")
+
+    try:
+        sync()
+        client.stats.reset()
+        again = sync()
+        assert not again.plan.has_changes
+        # its BI types by their serviceType; whether Atlas's root types (hive_db, ...) exist, from the
+        # type headers; its metadata record by name
+        assert reads(client) == 3
+    finally:
+        Publisher(client, profile="atlas", domain=domain).teardown(purge=True)
 
 
 # ---------------------------------------------------------------------- bundles of their own
