@@ -75,7 +75,7 @@ class ServerCatalog:
                 # record: its attributes, by name
                 roots = [n for n in self.profile.root_types() if n not in held]
                 if roots:
-                    held = held.merged(_headers_of(self.client.get_typedef_headers(), roots))
+                    held = held.merged(_present(self.headers(), roots))
                 record = self.profile.metadata_record
                 if record is not None and record[0] not in held:
                     held = held.merged(read_types_by_name(self.client, [record[0]], supertypes=False))
@@ -141,13 +141,7 @@ class ServerCatalog:
         if bundle is not None and name in bundle:
             entry = bundle.entries[name]
             return {**entry.atlas(), "category": entry.category}
-        if self._headers is None:
-            self._headers = {
-                h["name"]: h.get("category", "")
-                for h in self.client.get_typedef_headers()
-                if isinstance(h, dict) and isinstance(h.get("name"), str)
-            }
-        category = self._headers.get(name)
+        category = self.headers().get(name)
         defs = self._defs
         if category is None:
             # not among the headers: asked by name before it counts as unknown (a real Atlas 2.1.0 left
@@ -159,6 +153,16 @@ class ServerCatalog:
         if full and name not in defs:
             defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": category}
         return defs.get(name) or {"name": name, "category": category}
+
+    def headers(self) -> Mapping[str, str]:
+        """Type name -> category of every type on the server, read once."""
+        if self._headers is None:
+            self._headers = {
+                h["name"]: h.get("category", "")
+                for h in self.client.get_typedef_headers()
+                if isinstance(h, dict) and isinstance(h.get("name"), str)
+            }
+        return self._headers
 
     def term_guids(self, names: Iterable[str], *, keep: bool = True) -> dict[str, str]:
         """Guids of glossary terms by qualifiedName (those Atlas lacks are absent); looked up once
@@ -201,14 +205,14 @@ class ServerCatalog:
         return record, 1
 
 
-def _headers_of(headers: Iterable[Any], names: Iterable[str]) -> Any:
-    """Those of ``names`` that type headers (``{name, category}``) hold, as defs without attributes."""
+def _present(headers: Mapping[str, str], names: Iterable[str]) -> Any:
+    """Those of ``names`` the server has (``headers``: name -> category), as defs without attributes."""
     from atlas_sync.typedefs.bundle import ServerTypes
     from atlas_sync.typedefs.model import CATEGORY_LISTS
 
-    wanted = set(names)
     doc: dict[str, list[dict[str, Any]]] = {}
-    for h in headers:
-        if isinstance(h, dict) and h.get("name") in wanted and str(h.get("category")) in CATEGORY_LISTS:
-            doc.setdefault(CATEGORY_LISTS[str(h["category"])], []).append({"name": h["name"]})
+    for name in names:
+        key = CATEGORY_LISTS.get(headers.get(name, ""))
+        if key is not None:
+            doc.setdefault(key, []).append({"name": name})
     return ServerTypes(doc)
