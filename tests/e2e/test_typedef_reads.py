@@ -2,8 +2,8 @@
 and, when ``ATLAS_URL`` names one, a real Atlas.
 
 A sync whose types are in place reads them in one request (``GET /v2/types/typedefs?servicetype=``:
-the bundles' types share a serviceType); Atlas's own types they refer to (DataSet, Process and their
-supertypes) are read only when something is to be registered. Bundles of unique type names (a
+each built-in bundle's types share a serviceType of their own); Atlas's own types they refer to
+(DataSet, Process and their supertypes) are read only when something is to be registered. Bundles of unique type names (a
 serviceType of their own) keep the real Atlas's shared types untouched.
 """
 
