@@ -468,10 +468,17 @@ class AtlasClient:
     # ------------------------------------------------------------------ typedefs
 
     def get_typedefs(
-        self, type_: str | None = None, name: str | None = None, supertype: str | None = None
+        self,
+        type_: str | None = None,
+        name: str | None = None,
+        supertype: str | None = None,
+        service_type: str | None = None,
     ) -> dict[str, Any]:
-        """``AtlasTypesDef`` (six lists), filtered by category ``type_``, exact ``name``, ``supertype``."""
-        params = [(k, v) for k, v in (("type", type_), ("name", name), ("supertype", supertype)) if v]
+        """``AtlasTypesDef`` (six lists), filtered by category ``type_``, exact ``name``, ``supertype``,
+        ``service_type`` (Atlas 2.1 reads the lowercase ``servicetype`` only: ``serviceType=`` is ignored
+        and answers every type)."""
+        pairs = (("type", type_), ("name", name), ("supertype", supertype), ("servicetype", service_type))
+        params = [(k, v) for k, v in pairs if v]
         return self._call("typedef_read", "GET", "/v2/types/typedefs", params=params) or {}
 
     def get_typedef_headers(self) -> list[dict[str, Any]]:

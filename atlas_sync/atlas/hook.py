@@ -353,9 +353,13 @@ class AtlasHookClient:
         return self.rest.version()
 
     def get_typedefs(
-        self, type_: str | None = None, name: str | None = None, supertype: str | None = None
+        self,
+        type_: str | None = None,
+        name: str | None = None,
+        supertype: str | None = None,
+        service_type: str | None = None,
     ) -> dict[str, Any]:
-        return self.rest.get_typedefs(type_, name, supertype)
+        return self.rest.get_typedefs(type_, name, supertype, service_type)
 
     def get_typedef_headers(self) -> list[dict[str, Any]]:
         return self.rest.get_typedef_headers()

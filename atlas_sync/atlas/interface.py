@@ -87,7 +87,11 @@ class AtlasApi(Protocol):
 
     # typedefs
     def get_typedefs(
-        self, type_: str | None = None, name: str | None = None, supertype: str | None = None
+        self,
+        type_: str | None = None,
+        name: str | None = None,
+        supertype: str | None = None,
+        service_type: str | None = None,
     ) -> dict[str, Any]: ...
 
     def get_typedef_headers(self) -> list[dict[str, Any]]: ...

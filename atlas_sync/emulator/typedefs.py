@@ -55,7 +55,8 @@ def check_param_length(name: str, value: str) -> None:
 # ---------------------------------------------------------------------- reads
 def search_typedefs(state: State, query: dict[str, list[str]]) -> dict[str, list[Any]]:
     reg = state.registry
-    q = {k: v[0] for k, v in query.items() if v}
+    # the first value of each parameter (getParameter); a blank one is no filter (StringUtils.isNotBlank)
+    q = {k: v[0] for k, v in query.items() if v and v[0].strip()}
     wanted_cat = q.get("type", "").upper()
     wanted_cat = {"CLASS": "ENTITY", "TRAIT": "CLASSIFICATION"}.get(wanted_cat, wanted_cat)
     not_names = {q["notname"]} if "notname" in q else set()

@@ -59,22 +59,27 @@ class ServerCatalog:
         return self._bundle
 
     def types(self) -> Any:
-        """The server's defs of the profile's types and of those they refer to, read by name once
-        (a few KiB; Atlas's whole type system is about 450 KiB): what the typedef check, the root
+        """The server's defs of the profile's types, read once: its bundle's in a request per
+        serviceType (and the types they refer to only when something is to be registered), a native
+        profile's root types and metadata record by name. What the typedef check, the root
         types and the bookkeeping attributes are decided from."""
         if self._types is None:
+            from atlas_sync.typedefs.bundle import ServerTypes
             from atlas_sync.typedefs.engine import read_bundle_types, read_types_by_name
 
             bundle = self.bundle()
-            if bundle is not None and self.profile.mapping_file is None:
-                self._types = read_bundle_types(self.client, bundle)
-            else:
-                # (and a native profile's metadata record, read beside them: whether it is registered;
-                # and what it registers of its own, the atlas profile's BI types)
-                record = [self.profile.metadata_record[0]] if self.profile.metadata_record else []
-                own = [*bundle.entries, *bundle.external_references()] if bundle is not None else []
-                names = dict.fromkeys([*self.profile.root_types(), *record, *own])
-                self._types = read_types_by_name(self.client, list(names))
+            held = read_bundle_types(self.client, bundle) if bundle is not None else ServerTypes()
+            if self.profile.mapping_file is not None or bundle is None:
+                # a native profile's root types outside its bundle: only whether they exist (Atlas's
+                # types carry none of its attributes), from the headers of every type; its metadata
+                # record: its attributes, by name
+                roots = [n for n in self.profile.root_types() if n not in held]
+                if roots:
+                    held = held.merged(_present(self.headers(), roots))
+                record = self.profile.metadata_record
+                if record is not None and record[0] not in held:
+                    held = held.merged(read_types_by_name(self.client, [record[0]], supertypes=False))
+            self._types = held
         return self._types
 
     def ensure_typedefs(self) -> int:
@@ -89,7 +94,10 @@ class ServerCatalog:
         self.ensured = True
         writes = result.writes
         if writes:
-            self._types = None  # what was read is out of date now
+            # the bundle's types are as written now; what else was read (root types, record) still holds
+            from atlas_sync.typedefs.bundle import ServerTypes
+
+            self._types = ServerTypes(bundle.typesdef()).merged(self._types)
         return writes
 
     def existing_root_types(self) -> list[str]:
@@ -133,13 +141,7 @@ class ServerCatalog:
         if bundle is not None and name in bundle:
             entry = bundle.entries[name]
             return {**entry.atlas(), "category": entry.category}
-        if self._headers is None:
-            self._headers = {
-                h["name"]: h.get("category", "")
-                for h in self.client.get_typedef_headers()
-                if isinstance(h, dict) and isinstance(h.get("name"), str)
-            }
-        category = self._headers.get(name)
+        category = self.headers().get(name)
         defs = self._defs
         if category is None:
             # not among the headers: asked by name before it counts as unknown (a real Atlas 2.1.0 left
@@ -151,6 +153,16 @@ class ServerCatalog:
         if full and name not in defs:
             defs[name] = {**(self.client.get_typedef_by_name(name) or {}), "category": category}
         return defs.get(name) or {"name": name, "category": category}
+
+    def headers(self) -> Mapping[str, str]:
+        """Type name -> category of every type on the server, read once."""
+        if self._headers is None:
+            self._headers = {
+                h["name"]: h.get("category", "")
+                for h in self.client.get_typedef_headers()
+                if isinstance(h, dict) and isinstance(h.get("name"), str)
+            }
+        return self._headers
 
     def term_guids(self, names: Iterable[str], *, keep: bool = True) -> dict[str, str]:
         """Guids of glossary terms by qualifiedName (those Atlas lacks are absent); looked up once
@@ -191,3 +203,16 @@ class ServerCatalog:
         self._types = None  # (read again: it holds the record now)
         self.ensured = True
         return record, 1
+
+
+def _present(headers: Mapping[str, str], names: Iterable[str]) -> Any:
+    """Those of ``names`` the server has (``headers``: name -> category), as defs without attributes."""
+    from atlas_sync.typedefs.bundle import ServerTypes
+    from atlas_sync.typedefs.model import CATEGORY_LISTS
+
+    doc: dict[str, list[dict[str, Any]]] = {}
+    for name in names:
+        key = CATEGORY_LISTS.get(headers.get(name, ""))
+        if key is not None:
+            doc.setdefault(key, []).append({"name": name})
+    return ServerTypes(doc)

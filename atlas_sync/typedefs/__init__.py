@@ -3,7 +3,7 @@
 Public API (used by the sync core and the CLI)::
 
     bundle = load_bundle("lineage")                 # or folders/files; several may be combined
-    plan = plan_typedefs(client, bundle)            # one read request; per-type create/update/...
+    plan = plan_typedefs(client, bundle)            # one read per serviceType when in place; per-type create/update/...
     print(plan.render())
     result = apply_typedefs(client, plan)           # POST missing, PUT changed, nothing otherwise
     ensure_typedefs(client, bundle)                 # plan + apply; idempotent

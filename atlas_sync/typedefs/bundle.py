@@ -125,6 +125,13 @@ class ServerTypes:
     def get(self, name: str) -> dict[str, Any] | None:
         return self.raw.get(name)
 
+    def merged(self, other: ServerTypes) -> ServerTypes:
+        """These types and ``other``'s (ours win a name both have)."""
+        out = ServerTypes()
+        out.raw = {**other.raw, **self.raw}
+        out.categories = {**other.categories, **self.categories}
+        return out
+
     def known(self, name: str) -> KnownType | None:
         d = self.raw.get(name)
         if d is None:
@@ -196,6 +203,12 @@ class Bundle:
     def dependencies(self, name: str) -> set[str]:
         """Types of this bundle that ``name`` needs to exist first."""
         return {r for r, _ in self.references(name) if r in self.entries and r != name}
+
+    def service_types(self) -> list[str] | None:
+        """The serviceTypes of the bundle's types, if every one has one: what reads them from Atlas in
+        a request per serviceType (``GET /v2/types/typedefs?servicetype=``)."""
+        kinds = {e.definition.serviceType for e in self.entries.values()}
+        return None if None in kinds or "" in kinds else sorted(str(k) for k in kinds)
 
     def external_references(self) -> set[str]:
         """Type names referred to but not defined here (Atlas built-ins or other server types)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -191,11 +191,21 @@ def plan_against(bundle: Bundle, server: ServerTypes | Mapping[str, Any], *, tar
     """Plan ``bundle`` against the server's typedefs (a :class:`ServerTypes` or the raw
     ``AtlasTypesDef`` of ``GET /v2/types/typedefs``). Pure: no request. Raises
     :class:`~atlas_sync.typedefs.bundle.BundleError` for dangling references, cycles and other
-    problems, before anything is sent."""
+    problems, before anything is sent. A server that holds every type as the bundle defines it
+    resolved their references itself: the types they refer to (DataSet, ...) need not be in ``server``."""
     st = server if isinstance(server, ServerTypes) else ServerTypes(server)
-    bundle.resolve(st, strict=True)
     items = [diff_type(bundle.entries[name], st) for name in bundle.order()]
+    bundle.resolve(st, strict=not _all_unchanged(items))
     return TypedefPlan(bundle=bundle, items=items, target=target)
+
+
+def holds(bundle: Bundle, server: ServerTypes) -> bool:
+    """Whether ``server`` has every type of ``bundle`` as the bundle defines it (nothing to write)."""
+    return _all_unchanged(diff_type(e, server) for e in bundle.entries.values())
+
+
+def _all_unchanged(items: Iterable[TypeChange]) -> bool:
+    return all(i.action == "unchanged" for i in items)
 
 
 def diff_type(entry: TypeEntry, server: ServerTypes) -> TypeChange:

@@ -1,7 +1,8 @@
 """Bootstrap and teardown of typedef bundles against Atlas (or the emulator).
 
-* :func:`plan_typedefs` reads the server's defs of the bundle's types and of the types they refer to,
-  by name (a few KiB, not Atlas's whole type system), and diffs the bundle.
+* :func:`plan_typedefs` reads the server's defs of the bundle's types (a request per serviceType,
+  else by name; not Atlas's whole type system) and, when something is to be written, of the types
+  they refer to, and diffs the bundle.
 * :func:`apply_typedefs` POSTs every missing type in one request (Atlas resolves a batch together),
   then PUTs every changed type in one request, merged with what the server has; nothing when nothing
   changed (a PUT bumps the server's ``version``). A 409 "already exists" from a racing writer makes it
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from atlas_sync.errors import AtlasSyncError
 from atlas_sync.typedefs.bundle import Bundle, ServerTypes
-from atlas_sync.typedefs.diff import TypedefPlan, plan_against
+from atlas_sync.typedefs.diff import TypedefPlan, holds, plan_against
 from atlas_sync.typedefs.model import CATEGORY_LISTS, referenced_names
 from atlas_sync.wording import counted
 
@@ -164,10 +165,10 @@ def read_server_types(client: AtlasApi) -> ServerTypes:
 TYPE_READERS = 4  # typedefs read by name at once
 
 
-def read_types_by_name(client: AtlasApi, names: Iterable[str]) -> ServerTypes:
-    """The server's defs of ``names`` and, transitively, of their supertypes, one small read per type
-    (a few at once): what checking a bundle needs, without Atlas's whole type system (the complete
-    2.4.0 model set is about 450 KiB). Names the server lacks are left out."""
+def read_types_by_name(client: AtlasApi, names: Iterable[str], *, supertypes: bool = True) -> ServerTypes:
+    """The server's defs of ``names`` and, transitively (unless not ``supertypes``), of their
+    supertypes, one small read per type (a few at once), each read once: without Atlas's whole type
+    system (the complete 2.4.0 model set is about 450 KiB). Names the server lacks are left out."""
     found: dict[str, dict[str, Any]] = {}
     todo = set(names)
     with ThreadPoolExecutor(TYPE_READERS, thread_name_prefix="atlas-sync-types") as pool:
@@ -176,9 +177,12 @@ def read_types_by_name(client: AtlasApi, names: Iterable[str]) -> ServerTypes:
             todo = set()
             for name, d in zip(batch, pool.map(client.get_typedef_by_name, batch), strict=True):
                 found[name] = d or {}
-                for s in (d or {}).get("superTypes") or []:
-                    if isinstance(s, str) and s not in found:
-                        todo.add(s)
+                if supertypes:
+                    todo.update(
+                        s
+                        for s in (d or {}).get("superTypes") or []
+                        if isinstance(s, str) and s not in found and s not in batch
+                    )
     doc: dict[str, list[dict[str, Any]]] = {}
     for d in found.values():
         key = CATEGORY_LISTS.get(str(d.get("category")))
@@ -187,9 +191,22 @@ def read_types_by_name(client: AtlasApi, names: Iterable[str]) -> ServerTypes:
     return ServerTypes(doc)
 
 
-def read_bundle_types(client: AtlasApi, bundle: Bundle) -> ServerTypes:
-    """What the server holds of ``bundle``'s types and of the types they refer to (by name)."""
-    return read_types_by_name(client, [*bundle.entries, *bundle.external_references()])
+def read_bundle_types(client: AtlasApi, bundle: Bundle, *, by_name: bool = False) -> ServerTypes:
+    """What the server holds of ``bundle``'s types: a request per serviceType when each has one
+    (``servicetype=``; a built-in bundle has its own), else (or ``by_name``: a type may hold another
+    serviceType on the server) one read per type. The types they refer to
+    (Atlas's DataSet, Process and their supertypes) are read only when the server does not hold every
+    type as the bundle defines it: what checking the bundle's references before a write needs."""
+    services = None if by_name else bundle.service_types()
+    if services is not None:
+        own = ServerTypes()
+        for service in services:
+            own = own.merged(ServerTypes(client.get_typedefs(service_type=service)))
+    else:
+        own = read_types_by_name(client, bundle.entries, supertypes=False)
+    if holds(bundle, own):
+        return own
+    return own.merged(read_types_by_name(client, [n for n in bundle.external_references() if n not in own]))
 
 
 def plan_typedefs(client: AtlasApi, bundle: Bundle) -> TypedefPlan:
@@ -235,7 +252,10 @@ def apply_typedefs(client: AtlasApi, plan: TypedefPlan, *, max_replans: int = 5)
             if exc.error_code == LOCK_TIMEOUT:
                 time.sleep(min(2.0, 0.2 * attempt))
             result.reads += 1
-            plan = plan_typedefs(client, plan.bundle)
+            # (by name: a type the filtered read missed may hold another serviceType on the server)
+            plan = plan_against(
+                plan.bundle, read_bundle_types(client, plan.bundle, by_name=True), target=client.target
+            )
             continue
         break
     result.unchanged = [i.name for i in plan.items if i.action == "unchanged"]

@@ -123,6 +123,66 @@ def test_TD_008_unknown_entitydef_guid_is_404_00_002(api: Api) -> None:
     )
 
 
+def _service_typed(api: Api) -> tuple[str, list[str]]:
+    """A fresh serviceType with an entity type and a relationship type of it; (serviceType, names)."""
+    service = fresh_type("ct_svc")
+    ds, rel = fresh_type(), fresh_type()
+    api.create_types(
+        entityDefs=[entity_def(ds, serviceType=service)],
+        relationshipDefs=[rel_def(rel, end(ds, "ct_a"), end(ds, "ct_b"), serviceType=service)],
+    )
+    return service, [ds, rel]
+
+
+def test_TD_051_servicetype_filter_lists_every_category_of_that_service_type_only(api: Api) -> None:
+    # what a sync checks its profile's types by (one request): Atlas's FilterUtil, lowercase parameter
+    service, (ds, rel) = _service_typed(api)
+    body = expect_ok(api.get("/v2/types/typedefs", params={"servicetype": service}))
+    assert _names(body["entityDefs"]) == [ds]
+    assert _names(body["relationshipDefs"]) == [rel]
+    assert all(body[k] == [] for k in TYPEDEF_LISTS if k not in ("entityDefs", "relationshipDefs"))
+    assert body["entityDefs"][0]["serviceType"] == service
+    assert {a["name"] for a in body["entityDefs"][0]["attributeDefs"]} == set()
+    none = expect_ok(api.get("/v2/types/typedefs", params={"servicetype": fresh_type("ct_none")}))
+    assert all(none[k] == [] for k in TYPEDEF_LISTS)
+
+
+def test_TD_052_servicetype_filter_combines_with_type(api: Api) -> None:
+    service, (ds, _) = _service_typed(api)
+    body = expect_ok(api.get("/v2/types/typedefs", params={"servicetype": service, "type": "entity"}))
+    assert _names(body["entityDefs"]) == [ds]
+    assert body["relationshipDefs"] == []
+
+
+@pytest.mark.parametrize("param", ["serviceType", "SERVICETYPE"])
+def test_TD_053_servicetype_parameter_is_lowercase_only_other_spellings_are_ignored(
+    api: Api, param: str
+) -> None:
+    # (Atlas's TypesREST keeps parameter names as sent; FilterUtil reads "servicetype")
+    service, (ds, _) = _service_typed(api)
+    body = expect_ok(api.get("/v2/types/typedefs", params={param: service}))
+    names = set(_names(body["entityDefs"]))
+    assert {ds, "DataSet", "Referenceable"} <= names
+
+
+@pytest.mark.parametrize("param", ["servicetype", "name", "supertype", "type"])
+def test_TD_054_a_blank_filter_is_no_filter(api: Api, param: str) -> None:
+    body = expect_ok(api.get("/v2/types/typedefs", params={param: ""}))
+    assert {"DataSet", "Referenceable", CT_DS} <= set(_names(body["entityDefs"]))
+
+
+def test_TD_055_a_repeated_filter_parameter_counts_its_first_value(api: Api) -> None:
+    service, (ds, _) = _service_typed(api)
+    first = expect_ok(
+        api.get("/v2/types/typedefs", params=[("servicetype", service), ("servicetype", "none")])
+    )
+    assert _names(first["entityDefs"]) == [ds]
+    other = expect_ok(
+        api.get("/v2/types/typedefs", params=[("servicetype", "none"), ("servicetype", service)])
+    )
+    assert other["entityDefs"] == []
+
+
 # ---------------------------------------------------------------------------------------------- create
 
 

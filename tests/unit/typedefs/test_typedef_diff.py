@@ -183,3 +183,26 @@ def test_plan_text_has_one_line_per_type_and_a_summary(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert any(line.strip().startswith("~ t_ds") for line in lines)
     assert lines[-1] == "Plan: 0 to create, 1 to update, 0 unchanged, 0 incompatible."
+
+
+def test_a_server_holding_every_type_unchanged_needs_none_of_the_types_they_refer_to(tmp_path: Path) -> None:
+    # what one request by serviceType answers: the bundle's types, without DataSet & co
+    bundle = load_bundle(_write(tmp_path, _ds(NOTE)))
+    plan = plan_against(bundle, server_typesdef(bundle, base=False))
+    assert [i.action for i in plan.items] == ["unchanged"]
+
+
+def test_a_change_still_needs_the_types_they_refer_to(tmp_path: Path) -> None:
+    old = load_bundle(_write(tmp_path / "old", _ds(NOTE)))
+    new = load_bundle(
+        _write(tmp_path / "new", _ds(NOTE, {"name": "x", "typeName": "int", "isOptional": True}))
+    )
+    with pytest.raises(BundleError, match="unknown type 'DataSet'"):
+        plan_against(new, server_typesdef(old, base=False))
+    assert [i.action for i in plan_against(new, server_typesdef(old)).items] == ["update"]
+
+
+def test_a_missing_type_needs_the_types_they_refer_to(tmp_path: Path) -> None:
+    bundle = load_bundle(_write(tmp_path, _ds(NOTE)))
+    with pytest.raises(BundleError, match="unknown type 'DataSet'"):
+        plan_against(bundle, server_typesdef(bundle, skip={"t_ds"}, base=False))

@@ -71,30 +71,34 @@ def test_fresh_bootstrap_creates_every_type_in_one_post(
     result = ensure_typedefs(client, bundle)
     assert sorted(result.created) == bundle.names
     requests = _typedef_requests(emu)
-    # the bundle's types and those they refer to, read by name; then one POST
+    # the bundle's types, one request per serviceType (none there yet); then, as something is to be
+    # registered, the Atlas types they refer to, each read once by name; then one POST
     assert requests[-1] == ("POST", "/api/atlas/v2/types/typedefs")
-    read = {p.rsplit("/", 1)[1] for m, p in requests[:-1] if m == "GET" and "/typedef/name/" in p}
-    assert len(read) == len(requests) - 1
-    assert set(bundle.names) | {"DataSet", "Process", "Referenceable"} <= read
+    assert requests[: len(sources)] == [("GET", "/api/atlas/v2/types/typedefs")] * len(sources)
+    read = [p.rsplit("/", 1)[1] for m, p in requests[len(sources) : -1]]
+    assert sorted(read) == ["Asset", "DataSet", "Process", "Referenceable"]
     for name in bundle.names:
         got = client.get_typedef_by_name(name)
         assert got is not None and got["name"] == name
 
 
-def test_second_run_reads_the_types_by_name_and_writes_nothing(client: AtlasClient, emu: Emulator) -> None:
+def test_second_run_reads_the_types_by_service_type_and_writes_nothing(
+    client: AtlasClient, emu: Emulator
+) -> None:
     bundle = load_bundle("lineage", "pico")
     ensure_typedefs(client, bundle)
     versions = {n: client.get_typedef_by_name(n)["version"] for n in bundle.names}  # type: ignore[index]
     emu.clear_log()
     result = ensure_typedefs(client, bundle)
     assert result.writes == 0 and not result.changed
-    assert {r.method for r in emu.request_log} == {"GET"}
-    assert all("/types/typedef/name/" in r.path for r in emu.request_log)
-    # by name, not Atlas's whole type system (the emulator holds the complete 2.4.0 model set, 445 KiB;
+    # one request per bundle (each its serviceType), nothing of Atlas's own types: all is in place
+    assert [(r.method, r.path) for r in emu.request_log] == [("GET", "/api/atlas/v2/types/typedefs")] * 2
+    # not Atlas's whole type system (the emulator holds the complete 2.4.0 model set, 445 KiB;
     # the two bundles' own types are ~85 KiB)
     assert sum(r.bytes_out for r in emu.request_log) <= 100 * 1024
     emu.clear_log()
     ensure_typedefs(client, load_bundle("lineage"))
+    assert len(emu.request_log) == 1
     assert sum(r.bytes_out for r in emu.request_log) <= 48 * 1024  # (the BI subtypes: ~42 KiB)
     # No PUT happened, so no version was bumped.
     assert {n: client.get_typedef_by_name(n)["version"] for n in bundle.names} == versions  # type: ignore[index]
