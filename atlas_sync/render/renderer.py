@@ -99,8 +99,26 @@ class DesiredState:
         return len(self.entities)
 
 
+# What ``getattr`` finds on a plain dict: its type's attributes (a dict has no instance attributes).
+_DICT_ATTRIBUTES = frozenset(dir({}))
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, with ``x.name`` on a plain dict (every context value the renderer
+    builds) looked up as Jinja does, without raising and catching an AttributeError first: a name
+    that is not a dict attribute is the item or undefined."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
 def _env(profile: Profile) -> jinja2.Environment:
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=jinja2.FileSystemLoader(str(profile.template_dir)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,

@@ -376,3 +376,35 @@ def test_a_profile_names_one_key_attribute_and_the_two_old_ones_are_refused(tmp_
     with pytest.raises(ConfigError, match="scope_attribute is gone") as exc:
         load_profile(folder)
     assert "key_attribute" in (exc.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ({"id": "a"}, "id"),  # an item
+        ({"items": "x"}, "items"),  # a dict method wins over an item of that name, as in Jinja
+        ({"get": 1}, "get"),
+        ({}, "missing"),  # undefined: StrictUndefined's error
+        ({"__class__": 1}, "__class__"),  # the sandbox's unsafe attribute
+        ({"__init__": 1}, "__init__"),
+        ({"_private": 2}, "_private"),  # an item whose name the sandbox refuses as an attribute
+        ({1: "int key"}, "missing"),
+    ],
+)
+def test_a_dict_attribute_in_a_template_is_what_jinjas_sandbox_gives(value, name):
+    """The renderer's sandbox looks ``x.name`` up on a plain dict without a failed ``getattr`` first:
+    the same value, or the same error, as Jinja's immutable sandbox."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from atlas_sync.render.renderer import _Sandbox
+
+    def outcome(env_type: type) -> tuple[str, str]:
+        env = env_type(undefined=jinja2.StrictUndefined)
+        try:
+            source = "{{ x.NAME }}|{{ x.NAME is defined }}".replace("NAME", name)
+            return "ok", env.from_string(source).render(x=value)
+        except Exception as exc:  # the error is part of the behaviour compared
+            return type(exc).__name__, str(exc)
+
+    assert outcome(_Sandbox) == outcome(ImmutableSandboxedEnvironment)
