@@ -128,14 +128,23 @@ def _json_value(value: Any, encode: Callable[[Any], str]) -> Any:
     return json.loads(encode(value))
 
 
+_LEAVES = (str, bool, int, type(None))
+
+
 def _is_json(value: Any) -> bool:
     t = type(value)
-    if value is None or t is str or t is bool or t is int:
+    if t in _LEAVES:
         return True
     if t is float:
         return math.isfinite(value)
     if t is list:
-        return all(_is_json(v) for v in value)
+        for v in value:
+            if type(v) not in _LEAVES and not _is_json(v):
+                return False
+        return True
     if t is dict:
-        return all(type(k) is str and _is_json(v) for k, v in value.items())
+        for k, v in value.items():
+            if type(k) is not str or (type(v) not in _LEAVES and not _is_json(v)):
+                return False
+        return True
     return False

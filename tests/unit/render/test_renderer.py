@@ -408,3 +408,26 @@ def test_a_dict_attribute_in_a_template_is_what_jinjas_sandbox_gives(value, name
             return type(exc).__name__, str(exc)
 
     assert outcome(_Sandbox) == outcome(ImmutableSandboxedEnvironment)
+
+
+@pytest.mark.parametrize(
+    ("value", "is_json"),
+    [
+        ("s", True),
+        (None, True),
+        (True, True),
+        (3, True),
+        (1.5, True),
+        (float("nan"), False),
+        ([{"typeName": "t", "uniqueAttributes": {"qualifiedName": "q"}}, None, 1], True),
+        ([{"a": [1, float("inf")]}], False),  # deep inside: still found
+        ([{"a": (1, 2)}], False),  # a tuple is not JSON (tojson makes it a list)
+        ({"a": {1: "x"}}, False),  # a key that is not a string
+        ([[["x"]]], True),
+        ({"a": object()}, False),
+    ],
+)
+def test_a_slot_value_is_taken_as_it_is_only_when_it_is_json_already(value, is_json):
+    from atlas_sync.render.slots import _is_json
+
+    assert _is_json(value) is is_json
