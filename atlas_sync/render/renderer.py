@@ -265,8 +265,8 @@ class _Renderer:
         # Names and presence are checked once per shape; values (types, references) per entity.
         shape = (
             type_name,
-            tuple((k, v is None) for k, v in attrs_in.items()),
-            tuple((k, v is None) for k, v in rels_in.items()),
+            tuple([(k, v is None) for k, v in attrs_in.items()]),
+            tuple([(k, v is None) for k, v in rels_in.items()]),
         )
         if shape not in self.shapes:
             self._check_shape(type_name, attrs_in, rels_in, where)
@@ -279,6 +279,15 @@ class _Renderer:
         for section, values in (("attributes", attrs_in), ("relationshipAttributes", rels_in)):
             for k, v in values.items():
                 if v is None:
+                    continue
+                t = type(v)
+                if t is str or t is int or t is bool or t is float:  # (most values: never a reference)
+                    spec = declared.get(k)
+                    if spec is not None and not (t is str and spec.type_name == "string"):
+                        why = check_value(spec.type_name, v)
+                        if why:
+                            raise RenderError(f"{where}: attribute {k!r}: {why}")
+                    attributes[k] = v
                     continue
                 if _is_ref(v) or (isinstance(v, list) and v and all(_is_ref(x) for x in v)):
                     refs[k] = (

@@ -431,3 +431,17 @@ def test_a_slot_value_is_taken_as_it_is_only_when_it_is_json_already(value, is_j
     from atlas_sync.render.slots import _is_json
 
     assert _is_json(value) is is_json
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("true", "expected string, got bool"), ("1.5", "expected string, got float"), ('["a"]', "")],
+)
+def test_a_scalar_value_of_another_type_than_its_attribute_is_an_error(tmp_path, value, why):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "queryText": ' + value + "}}",
+    )
+    with pytest.raises(RenderError, match=f"queryText.*{why or 'expected string, got list'}"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
