@@ -445,3 +445,21 @@ def test_a_scalar_value_of_another_type_than_its_attribute_is_an_error(tmp_path,
     )
     with pytest.raises(RenderError, match=f"queryText.*{why or 'expected string, got list'}"):
         render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_a_qualified_name_outside_the_domain_is_an_error_for_every_entity(tmp_path):
+    # the first process's name is in the domain, the second's is not: checked per entity, not per shape
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ '
+        '(domain if process.id == "a" else "elsewhere")) | tojson }}, "name": "x"}}',
+    )
+    doc = {
+        "datasets": [{"id": "db.t", "name": "t"}],
+        "processes": [
+            {"id": "a", "name": "a", "outputs": ["db.t"]},
+            {"id": "b", "name": "b", "outputs": ["db.t"]},
+        ],
+    }
+    with pytest.raises(RenderError, match=r"process 'b'.*'b@elsewhere' must end with @demo"):
+        render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
