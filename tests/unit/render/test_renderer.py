@@ -463,3 +463,36 @@ def test_a_qualified_name_outside_the_domain_is_an_error_for_every_entity(tmp_pa
     }
     with pytest.raises(RenderError, match=r"process 'b'.*'b@elsewhere' must end with @demo"):
         render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
+
+
+def test_a_compiled_slot_builder_makes_fresh_copies_of_the_skeleton_as_the_walked_one_does():
+    from atlas_sync.render.slots import _builder, _compiled_builder
+
+    marks = {"\x00s0\x00": "slot_0", "\x00s1\x00": "slot_1"}
+    skeleton = {
+        "typeName": "t",
+        "n": [1, 2.5, None, True, {"deep": ["\x00s0\x00"]}],
+        "": {},
+        "list": [],
+        "v": "\x00s1\x00",
+        'we"ird\\key': "x",
+    }
+    values = {"slot_0": ("a", 1), "slot_1": {"k": [1]}}
+    compiled = _compiled_builder(skeleton, marks, lambda v: __import__("json").dumps(v))
+    walked = _builder(skeleton, marks, lambda v: __import__("json").dumps(v))
+    assert compiled is not None
+    first = compiled(values)
+    assert first == walked(values)
+    assert first["n"][4]["deep"] == [["a", 1]]  # (a tuple is not JSON: through tojson, a list)
+    first["n"].append("changed")
+    first["n"][4]["deep"].clear()
+    assert compiled(values) == walked(values)  # nothing of one entity is shared with the next
+
+
+def test_a_skeleton_too_deep_to_compile_is_built_by_walking_it():
+    from atlas_sync.render.slots import _compiled_builder
+
+    deep: object = "\x00s0\x00"
+    for _ in range(400):
+        deep = [deep]
+    assert _compiled_builder(deep, {"\x00s0\x00": "slot_0"}, str) is None
