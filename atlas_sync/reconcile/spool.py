@@ -64,7 +64,7 @@ class Spool:
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
                 body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0, digest TEXT,
-                PRIMARY KEY (type, qn)) WITHOUT ROWID;
+                name TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE TABLE desired_ref (
                 type TEXT NOT NULL, qn TEXT NOT NULL, rtype TEXT NOT NULL, rqn TEXT NOT NULL,
                 PRIMARY KEY (type, qn, rtype, rqn)) WITHOUT ROWID;
@@ -215,6 +215,7 @@ class Spool:
                 for v in e.refs.values()
                 for k in (v if isinstance(v, list) else ([v] if v else []))
             )
+            name = e.attributes.get("name")
             rows.append(
                 (
                     e.type_name,
@@ -224,11 +225,14 @@ class Spool:
                     fastjson.dumps_text(_desired_json(e)),
                     int(e.shared),
                     digest,
+                    # (names_of: a plain name as it is, any other read back from the body as before)
+                    name if type(name) is str and name.isprintable() else None,
                 )
             )
         # Same key from another origin: two nodes render to one name (reported before any write).
         self.db.executemany(
-            "INSERT INTO desired (type, qn, tier, origin, body, shared, digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "INSERT INTO desired (type, qn, tier, origin, body, shared, digest, name) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET conflict = COALESCE(conflict, excluded.origin) "
             "WHERE desired.origin != excluded.origin",
             rows,
@@ -442,7 +446,7 @@ class Spool:
         """The ``name`` attribute the desired entities among ``keys`` are rendered with (None where
         one has none); keys this sync does not want are left out."""
         want = set(keys)
-        names = self._by_key("desired", "json_extract(body, '$.attributes.name')", want)
+        names = self._by_key("desired", "COALESCE(name, json_extract(body, '$.attributes.name'))", want)
         return [names[k] for k in want if k in names]
 
     def referred_not_owned(self, owner: str, types: Iterable[str]) -> dict[Key, str]:

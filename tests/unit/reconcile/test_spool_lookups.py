@@ -42,3 +42,26 @@ def test_names_are_those_rendered_for_the_desired_keys_given():
     got = spool.names_of([*keys, ("lineage_process", "not-desired@d"), keys[3]])
     expected = [f"n{i}" if i % 7 else i for i in range(600) for _ in range(2)]
     assert sorted(got, key=str) == sorted(expected, key=str)
+
+
+def test_a_name_is_what_the_spooled_body_holds_whatever_its_characters_or_type():
+    names: list[object] = ['q"uote', "back\\slash", "ünï😀", "tab\there", "nul\x00", "", 7, 1.5, None]
+    state = DesiredState(domain="d", job="j")
+    for i, name in enumerate([*names, {"a": 1}]):
+        attrs = {"qualifiedName": f"x{i}@d", "name": name}
+        state.entities[("t", f"x{i}@d")] = DesiredEntity("t", f"x{i}@d", attrs)
+    state.entities[("t", "unnamed@d")] = DesiredEntity("t", "unnamed@d", {"qualifiedName": "unnamed@d"})
+    spool = Spool(memory=True)
+    spool.add_desired(state)
+    # what SQLite reads out of each stored body: the names before they had a column of their own
+    by_body = [
+        row[0]
+        for row in spool.db.execute("SELECT json_extract(body, '$.attributes.name') FROM desired ORDER BY qn")
+    ]
+    got = spool.names_of(list(state.entities))
+    assert sorted(got, key=repr) == sorted(by_body, key=repr)
+    assert {'q"uote', "back\\slash", "ünï😀", "tab\there", "", 7, 1.5, None} <= set(map(_hashable, got))
+
+
+def _hashable(v: object) -> object:
+    return v if not isinstance(v, dict | list) else repr(v)
