@@ -34,8 +34,15 @@ VERSION = "1"
 DIGEST_MARK = "digest:"
 
 
+# json.dumps with these arguments builds an encoder per call; one made once writes the same text
+# (without the check for cycles: what is digested was parsed from JSON or checked as JSON by render)
+_ENCODE = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str, check_circular=False
+).encode
+
+
 def _hash(doc: Any) -> str:
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    text = _ENCODE(doc)
     raw = hashlib.blake2b(text.encode(), digest_size=8).digest()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 

@@ -249,6 +249,9 @@ def _desired_from_json(d: dict[str, Any]) -> DesiredEntity:
 # ---------------------------------------------------------------------------------- diff
 def _norm(v: Any) -> Any:
     """Compare values as Atlas stores them: ints and floats by value, lists as given."""
+    t = type(v)
+    if t is str or t is int or v is None or t is bool:  # (most values, as they are)
+        return v
     if isinstance(v, bool) or v is None or isinstance(v, str):
         return v
     if isinstance(v, float) and v.is_integer():

@@ -64,7 +64,7 @@ class Spool:
             CREATE TABLE desired (
                 type TEXT NOT NULL, qn TEXT NOT NULL, tier INTEGER NOT NULL, origin TEXT NOT NULL,
                 body TEXT NOT NULL, conflict TEXT, shared INTEGER NOT NULL DEFAULT 0, digest TEXT,
-                PRIMARY KEY (type, qn)) WITHOUT ROWID;
+                name TEXT, PRIMARY KEY (type, qn)) WITHOUT ROWID;
             CREATE TABLE desired_ref (
                 type TEXT NOT NULL, qn TEXT NOT NULL, rtype TEXT NOT NULL, rqn TEXT NOT NULL,
                 PRIMARY KEY (type, qn, rtype, rqn)) WITHOUT ROWID;
@@ -215,6 +215,7 @@ class Spool:
                 for v in e.refs.values()
                 for k in (v if isinstance(v, list) else ([v] if v else []))
             )
+            name = e.attributes.get("name")
             rows.append(
                 (
                     e.type_name,
@@ -224,11 +225,14 @@ class Spool:
                     fastjson.dumps_text(_desired_json(e)),
                     int(e.shared),
                     digest,
+                    # (names_of: a plain name as it is, any other read back from the body as before)
+                    name if type(name) is str and name.isprintable() else None,
                 )
             )
         # Same key from another origin: two nodes render to one name (reported before any write).
         self.db.executemany(
-            "INSERT INTO desired (type, qn, tier, origin, body, shared, digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "INSERT INTO desired (type, qn, tier, origin, body, shared, digest, name) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (type, qn) DO UPDATE SET conflict = COALESCE(conflict, excluded.origin) "
             "WHERE desired.origin != excluded.origin",
             rows,
@@ -351,12 +355,29 @@ class Spool:
         self.db.executemany("DELETE FROM actual WHERE guid = ?", ((g,) for g in guids))
 
     def guids_of(self, keys: Iterable[Key]) -> dict[Key, str]:
-        out: dict[Key, str] = {}
-        for k in set(keys):
-            row = self.db.execute("SELECT guid FROM actual WHERE type = ? AND qn = ?", k).fetchone()
-            row = row or self.db.execute("SELECT guid FROM foreign_ WHERE type = ? AND qn = ?", k).fetchone()
-            if row and row[0] != UNREAD:  # (one known from the receipt is referred to by name)
-                out[k] = row[0]
+        """The guid of each of ``keys`` listed (or written), else found outside the domain."""
+        want = set(keys)
+        found = self._by_key("actual", "guid", want)
+        rest = [k for k in want if k not in found]
+        if rest:
+            found.update(self._by_key("foreign_", "guid", rest))
+        # (one known from the receipt, UNREAD, is referred to by name)
+        return {k: found[k] for k in want if k in found and found[k] != UNREAD}
+
+    def _by_key(self, table: str, expr: str, keys: Iterable[Key]) -> dict[Key, Any]:
+        """``expr`` of the rows of ``table`` (keyed by type and qualifiedName) among ``keys``: one
+        query per type and 500 names (a query per key cost more than the lookups themselves)."""
+        by_type: dict[str, list[str]] = {}
+        for t, qn in keys:
+            by_type.setdefault(t, []).append(qn)
+        out: dict[Key, Any] = {}
+        for t, qns in by_type.items():
+            for lo in range(0, len(qns), 500):
+                part = qns[lo : lo + 500]
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT qn, {expr} FROM {table} WHERE type = ? AND qn IN ({marks})"
+                for qn, value in self.db.execute(sql, [t, *part]):
+                    out[(t, qn)] = value
         return out
 
     def owner_of(self, key: Key) -> str | None:
@@ -424,14 +445,9 @@ class Spool:
     def names_of(self, keys: Iterable[Key]) -> list[object]:
         """The ``name`` attribute the desired entities among ``keys`` are rendered with (None where
         one has none); keys this sync does not want are left out."""
-        out: list[object] = []
-        for k in set(keys):
-            row = self.db.execute(
-                "SELECT json_extract(body, '$.attributes.name') FROM desired WHERE type = ? AND qn = ?", k
-            ).fetchone()
-            if row is not None:
-                out.append(row[0])
-        return out
+        want = set(keys)
+        names = self._by_key("desired", "COALESCE(name, json_extract(body, '$.attributes.name'))", want)
+        return [names[k] for k in want if k in names]
 
     def referred_not_owned(self, owner: str, types: Iterable[str]) -> dict[Key, str]:
         """Key -> guid of what this sync wants and ``owner`` does not hold (another job's, or

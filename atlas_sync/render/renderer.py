@@ -99,8 +99,26 @@ class DesiredState:
         return len(self.entities)
 
 
+# What ``getattr`` finds on a plain dict: its type's attributes (a dict has no instance attributes).
+_DICT_ATTRIBUTES = frozenset(dir({}))
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, with ``x.name`` on a plain dict (every context value the renderer
+    builds) looked up as Jinja does, without raising and catching an AttributeError first: a name
+    that is not a dict attribute is the item or undefined."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
 def _env(profile: Profile) -> jinja2.Environment:
-    env = ImmutableSandboxedEnvironment(
+    env = _Sandbox(
         loader=jinja2.FileSystemLoader(str(profile.template_dir)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -166,6 +184,10 @@ class _Renderer:
         self.fillers: dict[str, Filler | None] = {}
         # (typeName, attribute names and None-ness, relationship names and None-ness) -> checked
         self.shapes: set[tuple[Any, ...]] = set()
+        # typeName -> its declared attributes and relationship attribute names (profile.schema)
+        self.types: dict[str, tuple[dict[str, Any], set[str]]] = {}
+        # what every qualifiedName ends with (None: a native profile's mapping names them)
+        self.domain_suffix = "@" + domain if profile.mapping_file is None else None
 
     def render_one(self, kind: str, origin: str, context: dict[str, Any]) -> list[DesiredEntity]:
         name = self.profile.templates[kind]
@@ -239,7 +261,6 @@ class _Renderer:
         if not isinstance(doc, dict) or not isinstance(doc.get("typeName"), str):
             raise RenderError(f"{where}: must produce an object with a typeName")
         type_name: str = doc["typeName"]
-        schema = self.profile.schema
         attrs_in = doc.get("attributes") or {}
         rels_in = doc.get("relationshipAttributes") or {}
         if not isinstance(attrs_in, dict) or not isinstance(rels_in, dict):
@@ -247,20 +268,35 @@ class _Renderer:
         # Names and presence are checked once per shape; values (types, references) per entity.
         shape = (
             type_name,
-            tuple((k, v is None) for k, v in attrs_in.items()),
-            tuple((k, v is None) for k, v in rels_in.items()),
+            tuple([(k, v is None) for k, v in attrs_in.items()]),
+            tuple([(k, v is None) for k, v in rels_in.items()]),
         )
         if shape not in self.shapes:
             self._check_shape(type_name, attrs_in, rels_in, where)
             self.shapes.add(shape)
-        declared = schema.attributes(type_name)
-        rel_names = schema.relationship_names(type_name)
+        known = self.types.get(type_name)
+        if known is None:
+            schema = self.profile.schema
+            known = self.types[type_name] = (
+                schema.attributes(type_name),
+                schema.relationship_names(type_name),
+            )
+        declared, rel_names = known
         attributes: dict[str, Any] = {}
         refs: dict[str, Key | list[Key] | None] = {}
         rel_attrs: set[str] = set()
         for section, values in (("attributes", attrs_in), ("relationshipAttributes", rels_in)):
             for k, v in values.items():
                 if v is None:
+                    continue
+                t = type(v)
+                if t is str or t is int or t is bool or t is float:  # (most values: never a reference)
+                    spec = declared.get(k)
+                    if spec is not None and not (t is str and spec.type_name == "string"):
+                        why = check_value(spec.type_name, v)
+                        if why:
+                            raise RenderError(f"{where}: attribute {k!r}: {why}")
+                    attributes[k] = v
                     continue
                 if _is_ref(v) or (isinstance(v, list) and v and all(_is_ref(x) for x in v)):
                     refs[k] = (
@@ -271,7 +307,11 @@ class _Renderer:
                     if section == "relationshipAttributes":
                         rel_attrs.add(k)
                     continue
-                if isinstance(v, list) and not v and _is_reference_attribute(k, declared, rel_names, schema):
+                if (
+                    isinstance(v, list)
+                    and not v
+                    and _is_reference_attribute(k, declared, rel_names, self.profile.schema)
+                ):
                     refs[k] = []
                     if section == "relationshipAttributes":
                         rel_attrs.add(k)
@@ -285,7 +325,7 @@ class _Renderer:
         qn = attributes.get("qualifiedName")
         if not isinstance(qn, str) or not qn:
             raise RenderError(f"{where}: qualifiedName must be a non-empty string")
-        if self.profile.mapping_file is None and not qn.endswith("@" + self.domain):
+        if self.domain_suffix is not None and not qn.endswith(self.domain_suffix):
             raise RenderError(f"{where}: qualifiedName {qn!r} must end with @{self.domain} (the domain)")
         create_only = {k: attributes.pop(k) for k in self.profile.create_only_attributes if k in attributes}
         labels = doc.get("labels") or []

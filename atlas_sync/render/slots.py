@@ -79,7 +79,7 @@ def compile_slots(env: jinja2.Environment, source: str, encode: Callable[[Any], 
     # each (a ChainMap of the template's and the environment's, walked twice per context otherwise).
     program.globals = dict(program.globals)
     marks = {_MARK.format(i): f"atlas_sync_slot_{i}" for i in range(len(exprs))}
-    build = _builder(skeleton, marks, encode)
+    build = _compiled_builder(skeleton, marks, encode) or _builder(skeleton, marks, encode)
 
     def fill(context: dict[str, Any]) -> Any:
         ctx = program.new_context(context)
@@ -121,6 +121,36 @@ def _builder(
     return lambda values: value  # a JSON scalar: immutable, shared
 
 
+def _compiled_builder(
+    value: Any, marks: dict[str, str], encode: Callable[[Any], str]
+) -> Callable[[dict[str, Any]], Any] | None:
+    """What :func:`_builder` makes, as one Python expression (a dict and list display per level, no
+    call per key): ``lambda V: {C[0]: C[1], C[2]: J(V[C[3]], E), ...}``. Every key, constant and slot
+    name is an element of ``C``, never text in the code. None when Python cannot compile it (a
+    skeleton nested too deep): :func:`_builder` then."""
+    consts: list[Any] = []
+
+    def const(v: Any) -> str:
+        consts.append(v)
+        return f"C[{len(consts) - 1}]"
+
+    def expr(v: Any) -> str:
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{const(k)}: {expr(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(expr(x) for x in v) + "]"
+        if isinstance(v, str) and v.startswith("\x00"):
+            return f"J(V[{const(marks[v])}], E)"
+        return const(v)  # a JSON scalar: immutable, shared
+
+    try:
+        code = compile(f"lambda V: {expr(value)}", "<atlas-sync value slots>", "eval")
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+    built: Callable[[dict[str, Any]], Any] = eval(code, {"C": consts, "J": _json_value, "E": encode})  # noqa: S307
+    return built
+
+
 def _json_value(value: Any, encode: Callable[[Any], str]) -> Any:
     """``json.loads(encode(value))`` without the round trip for values that are JSON already."""
     if _is_json(value):
@@ -128,14 +158,25 @@ def _json_value(value: Any, encode: Callable[[Any], str]) -> Any:
     return json.loads(encode(value))
 
 
+_LEAVES = (str, bool, int, type(None))
+
+
 def _is_json(value: Any) -> bool:
+    # (loops, not all() over a generator, and strings and numbers inside checked here: one call per
+    # container, a third of the cost for the references every process and column lineage holds)
     t = type(value)
-    if value is None or t is str or t is bool or t is int:
+    if t in _LEAVES:
         return True
     if t is float:
         return math.isfinite(value)
     if t is list:
-        return all(_is_json(v) for v in value)
+        for v in value:  # noqa: SIM110
+            if type(v) not in _LEAVES and not _is_json(v):
+                return False
+        return True
     if t is dict:
-        return all(type(k) is str and _is_json(v) for k, v in value.items())
+        for k, v in value.items():
+            if type(k) is not str or (type(v) not in _LEAVES and not _is_json(v)):
+                return False
+        return True
     return False

@@ -376,3 +376,123 @@ def test_a_profile_names_one_key_attribute_and_the_two_old_ones_are_refused(tmp_
     with pytest.raises(ConfigError, match="scope_attribute is gone") as exc:
         load_profile(folder)
     assert "key_attribute" in (exc.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ({"id": "a"}, "id"),  # an item
+        ({"items": "x"}, "items"),  # a dict method wins over an item of that name, as in Jinja
+        ({"get": 1}, "get"),
+        ({}, "missing"),  # undefined: StrictUndefined's error
+        ({"__class__": 1}, "__class__"),  # the sandbox's unsafe attribute
+        ({"__init__": 1}, "__init__"),
+        ({"_private": 2}, "_private"),  # an item whose name the sandbox refuses as an attribute
+        ({1: "int key"}, "missing"),
+    ],
+)
+def test_a_dict_attribute_in_a_template_is_what_jinjas_sandbox_gives(value, name):
+    """The renderer's sandbox looks ``x.name`` up on a plain dict without a failed ``getattr`` first:
+    the same value, or the same error, as Jinja's immutable sandbox."""
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from atlas_sync.render.renderer import _Sandbox
+
+    def outcome(env_type: type) -> tuple[str, str]:
+        env = env_type(undefined=jinja2.StrictUndefined)
+        try:
+            source = "{{ x.NAME }}|{{ x.NAME is defined }}".replace("NAME", name)
+            return "ok", env.from_string(source).render(x=value)
+        except Exception as exc:  # the error is part of the behaviour compared
+            return type(exc).__name__, str(exc)
+
+    assert outcome(_Sandbox) == outcome(ImmutableSandboxedEnvironment)
+
+
+@pytest.mark.parametrize(
+    ("value", "is_json"),
+    [
+        ("s", True),
+        (None, True),
+        (True, True),
+        (3, True),
+        (1.5, True),
+        (float("nan"), False),
+        ([{"typeName": "t", "uniqueAttributes": {"qualifiedName": "q"}}, None, 1], True),
+        ([{"a": [1, float("inf")]}], False),  # deep inside: still found
+        ([{"a": (1, 2)}], False),  # a tuple is not JSON (tojson makes it a list)
+        ({"a": {1: "x"}}, False),  # a key that is not a string
+        ([[["x"]]], True),
+        ({"a": object()}, False),
+    ],
+)
+def test_a_slot_value_is_taken_as_it_is_only_when_it_is_json_already(value, is_json):
+    from atlas_sync.render.slots import _is_json
+
+    assert _is_json(value) is is_json
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("true", "expected string, got bool"), ("1.5", "expected string, got float"), ('["a"]', "")],
+)
+def test_a_scalar_value_of_another_type_than_its_attribute_is_an_error(tmp_path, value, why):
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ domain) | tojson }},'
+        ' "name": "x", "queryText": ' + value + "}}",
+    )
+    with pytest.raises(RenderError, match=f"queryText.*{why or 'expected string, got list'}"):
+        render(LineageGraph.from_document(DOC), load_profile(prof), domain="demo", job="daily")
+
+
+def test_a_qualified_name_outside_the_domain_is_an_error_for_every_entity(tmp_path):
+    # the first process's name is in the domain, the second's is not: checked per entity, not per shape
+    prof = _user_profile(
+        tmp_path,
+        '{"typeName": "lineage_process", "attributes": {"qualifiedName": {{ (process.id ~ "@" ~ '
+        '(domain if process.id == "a" else "elsewhere")) | tojson }}, "name": "x"}}',
+    )
+    doc = {
+        "datasets": [{"id": "db.t", "name": "t"}],
+        "processes": [
+            {"id": "a", "name": "a", "outputs": ["db.t"]},
+            {"id": "b", "name": "b", "outputs": ["db.t"]},
+        ],
+    }
+    with pytest.raises(RenderError, match=r"process 'b'.*'b@elsewhere' must end with @demo"):
+        render(LineageGraph.from_document(doc), load_profile(prof), domain="demo", job="daily")
+
+
+def test_a_compiled_slot_builder_makes_fresh_copies_of_the_skeleton_as_the_walked_one_does():
+    from atlas_sync.render.slots import _builder, _compiled_builder
+
+    marks = {"\x00s0\x00": "slot_0", "\x00s1\x00": "slot_1"}
+    skeleton = {
+        "typeName": "t",
+        "n": [1, 2.5, None, True, {"deep": ["\x00s0\x00"]}],
+        "": {},
+        "list": [],
+        "v": "\x00s1\x00",
+        'we"ird\\key': "x",
+    }
+    values = {"slot_0": ("a", 1), "slot_1": {"k": [1]}}
+    compiled = _compiled_builder(skeleton, marks, lambda v: __import__("json").dumps(v))
+    walked = _builder(skeleton, marks, lambda v: __import__("json").dumps(v))
+    assert compiled is not None
+    first = compiled(values)
+    assert first == walked(values)
+    assert first["n"][4]["deep"] == [["a", 1]]  # (a tuple is not JSON: through tojson, a list)
+    first["n"].append("changed")
+    first["n"][4]["deep"].clear()
+    assert compiled(values) == walked(values)  # nothing of one entity is shared with the next
+
+
+def test_a_skeleton_too_deep_to_compile_is_built_by_walking_it():
+    from atlas_sync.render.slots import _compiled_builder
+
+    deep: object = "\x00s0\x00"
+    for _ in range(400):
+        deep = [deep]
+    assert _compiled_builder(deep, {"\x00s0\x00": "slot_0"}, str) is None
