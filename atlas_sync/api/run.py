@@ -119,8 +119,6 @@ def sync_path(
             listed=SHOWN_ITEMS if streamed else None,
         )
         # the receipt rides with the first entity write: a stamp, or itself where that write is the only one
-        if receipt is not None:
-            receipt.spool = s.spool
         checked = session.check(typed, writer, settings, receipt)  # 5.
         written = session.write(checked)  # 6. compared and written, copies settled
         described = session.describe(written)  # 7. metadata requests, then the digests
@@ -215,6 +213,7 @@ def job_receipt(
         bk,
         fingerprint(s.spool, context),
         may_register=options.ensure_typedefs,
+        spool=s.spool,
     )
 
 

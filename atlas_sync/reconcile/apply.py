@@ -351,14 +351,7 @@ def write_batch(
                 bodies, batch_size=max(len(bodies), 1), before_retry=flight.before_retry, headers=False
             )
             break
-        except AtlasError as exc:
-            if extra and not isinstance(exc, NotFoundError):
-                # what rode with the batch is not the batch's business: send the batch without it
-                refused, extra = exc, ()
-                failed += 1
-                continue
-            if not isinstance(exc, NotFoundError):
-                raise
+        except NotFoundError as exc:
             # A reference to an entity deleted meanwhile: where two syncs created one name at once,
             # the one whose copy lost deletes it (reconcile.holdings). Atlas names the guid; refer to
             # the name instead, which Atlas resolves to the copy kept.
@@ -369,6 +362,12 @@ def write_batch(
             gone |= stale
             for k in stale:
                 del batcher.known[k]
+        except AtlasError as exc:
+            if not extra:
+                raise
+            # what rode with the batch is not the batch's business: send the batch without it
+            refused, extra = exc, ()
+            failed += 1
     ga = res.guid_assignments
     assigned = {k: ga[p] for k, p in placeholders.items() if p in ga}
     batcher.known.update(assigned)

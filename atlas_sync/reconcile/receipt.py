@@ -207,6 +207,7 @@ class JobReceipt:
         input_fingerprint: str,
         *,
         may_register: bool = True,
+        spool: Spool | None = None,
     ) -> None:
         self.client = client
         self.input = input_fingerprint
@@ -231,7 +232,7 @@ class JobReceipt:
         self._listed: int | None = None  # how many entities the receipt's listing gave this sync
         self._base: tuple[str, dict[tuple[str, str], str]] | None = None  # the listing read: (ref, entries)
         self._final: tuple[int, int] | None = None  # the count and entities a FINAL receipt said
-        self.spool: Spool | None = None  # the sync's, once it compares (what :meth:`ride` vouches for)
+        self.spool = spool  # the sync's (what :meth:`ride` vouches for)
 
     # ------------------------------------------------------------------ reading
     def read(self) -> Held | None:

@@ -117,8 +117,7 @@ def test_an_entity_purged_in_atlas_is_created_again(client: AtlasClient, domain:
 
 def stamp_of_another_sync(client: AtlasClient, domain: str, roots: list[str], spool: Any) -> None:
     """What another sync of the job sends with its first write: a stamp of the receipt naming its run."""
-    other = JobReceipt(client, domain, JOB, roots, BOOKKEEPING, "another input")
-    other.spool = spool
+    other = JobReceipt(client, domain, JOB, roots, BOOKKEEPING, "another input", spool=spool)
     bodies = other.ride(False, 0)
     assert other.rode == receipts.STAMP
     client.upsert_entities(bodies)
